@@ -1,0 +1,190 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/kafkalite/kafkalite/internal/crc"
+)
+
+// Builder appends records into a reusable buffer and seals them into one
+// RecordBatch v2, as Kafka's MemoryRecordsBuilder does: offset deltas 0, 1,
+// 2, … (or the caller's, for rebuilt batches), baseTimestamp = the first
+// record's timestamp, maxTimestamp = the largest, then lengths, compression
+// and the CRC-32C on Build.
+//
+//	var b record.Builder
+//	b.Reset(record.BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1, PartitionLeaderEpoch: -1}, 0)
+//	b.Append(ts, key, value, nil)
+//	batch, err := b.Build()
+//
+// The zero Builder is ready after Reset. A Builder is not safe for concurrent
+// use. Building allocates nothing per record once its buffers have grown.
+type Builder struct {
+	hdr   BatchHeader
+	level int
+	buf   []byte // header space + records (uncompressed codec) or the sealed batch
+	raw   []byte // records awaiting compression
+	count int32
+	built bool
+}
+
+// Reset starts a new batch. From h it takes BaseOffset,
+// PartitionLeaderEpoch, Attributes (codec, timestamp type, transactional,
+// control, delete horizon), ProducerID, ProducerEpoch and BaseSequence; for a
+// LogAppendTime batch, MaxTimestamp is the append time; with the
+// delete-horizon flag, BaseTimestamp is the horizon. The other fields are
+// computed by Build. level is the codec's compression level, or
+// [DefaultLevel].
+func (b *Builder) Reset(h BatchHeader, level int) {
+	b.hdr = h
+	b.hdr.Magic = Magic
+	b.level = level
+	if !b.hdr.Attributes.HasDeleteHorizon() {
+		b.hdr.BaseTimestamp = NoTimestamp
+	}
+	if b.hdr.Attributes.TimestampType() != LogAppendTime {
+		b.hdr.MaxTimestamp = NoTimestamp
+	}
+	b.hdr.LastOffsetDelta = -1
+	b.count = 0
+	b.built = false
+	b.buf = append(b.buf[:0], make([]byte, BatchHeaderLen)...)
+	b.raw = b.raw[:0]
+}
+
+// Len returns the number of records appended since Reset.
+func (b *Builder) Len() int { return int(b.count) }
+
+// Size returns the batch size so far, before compression: header plus
+// encoded records. Producers use it to decide when a batch is full.
+func (b *Builder) Size() int {
+	if b.hdr.Attributes.Compression() == None {
+		return len(b.buf)
+	}
+	return BatchHeaderLen + len(b.raw)
+}
+
+// EstimateRecordSize returns the encoded size of a record with the given
+// fields (length varint included), assuming the worst-case deltas.
+func EstimateRecordSize(key, value []byte, headers []Header) int {
+	n := encodedBodyLen(math.MaxInt32, math.MinInt64, key, value, headers)
+	return varintLen(int32(n)) + n
+}
+
+// Append adds a record with the next offset delta (the number of records
+// appended so far).
+func (b *Builder) Append(timestamp int64, key, value []byte, headers []Header) error {
+	return b.AppendWithOffsetDelta(b.hdr.LastOffsetDelta+1, timestamp, key, value, headers)
+}
+
+// AppendWithOffsetDelta adds a record at an explicit offset delta, which must
+// be greater than the previous record's: the cleaner and the log's
+// recompression keep the original offsets, so deltas may have gaps.
+// timestamp must be >= 0 or -1 (no timestamp); header keys must not be nil.
+func (b *Builder) AppendWithOffsetDelta(offsetDelta int32, timestamp int64, key, value []byte, headers []Header) error {
+	if b.built || b.buf == nil {
+		return fmt.Errorf("record: Append without Reset")
+	}
+	if offsetDelta <= b.hdr.LastOffsetDelta || offsetDelta < 0 {
+		return fmt.Errorf("%w: %d after %d", ErrOffsetDelta, offsetDelta, b.hdr.LastOffsetDelta)
+	}
+	if timestamp < NoTimestamp {
+		return fmt.Errorf("%w: %d", ErrInvalidTimestamp, timestamp)
+	}
+	for i := range headers {
+		if headers[i].Key == nil {
+			return ErrNilHeaderKey
+		}
+	}
+	if b.count == 0 && !b.hdr.Attributes.HasDeleteHorizon() {
+		b.hdr.BaseTimestamp = timestamp
+	}
+	if b.hdr.Attributes.TimestampType() != LogAppendTime && timestamp > b.hdr.MaxTimestamp {
+		b.hdr.MaxTimestamp = timestamp
+	}
+	tsDelta := timestamp - b.hdr.BaseTimestamp
+	body := encodedBodyLen(offsetDelta, tsDelta, key, value, headers)
+	if body > math.MaxInt32-maxVarintLen-BatchHeaderLen-b.Size() {
+		return fmt.Errorf("record: batch would exceed 2 GiB")
+	}
+	if b.hdr.Attributes.Compression() == None {
+		b.buf = appendRecord(b.buf, body, offsetDelta, tsDelta, key, value, headers)
+	} else {
+		b.raw = appendRecord(b.raw, body, offsetDelta, tsDelta, key, value, headers)
+	}
+	b.hdr.LastOffsetDelta = offsetDelta
+	b.count++
+	return nil
+}
+
+// SetLastOffsetDelta overrides the batch's lastOffsetDelta, which must not be
+// below the last record's offset delta: the cleaner keeps a rebuilt batch's
+// original last offset even when its last records were removed.
+func (b *Builder) SetLastOffsetDelta(delta int32) error {
+	if delta < b.hdr.LastOffsetDelta {
+		return fmt.Errorf("%w: last offset delta %d below the last record's %d", ErrOffsetDelta, delta, b.hdr.LastOffsetDelta)
+	}
+	b.hdr.LastOffsetDelta = delta
+	return nil
+}
+
+// Build seals the batch: it compresses the records if the codec asks for it,
+// writes the header with lengths, counts and timestamps, and computes the
+// CRC. The returned bytes belong to the Builder and are valid until its next
+// Reset; copy them to keep them. Build fails with [ErrNoRecords] on an empty
+// builder (see [AppendEmptyBatch] for empty batches).
+func (b *Builder) Build() ([]byte, error) {
+	if b.built {
+		return b.buf, nil
+	}
+	if b.count == 0 {
+		return nil, ErrNoRecords
+	}
+	if c := b.hdr.Attributes.Compression(); c != None {
+		out, err := appendCompressed(b.buf[:BatchHeaderLen], b.raw, c, b.level)
+		if err != nil {
+			return nil, err
+		}
+		b.buf = out
+	}
+	if len(b.buf)-LogOverhead > math.MaxInt32 {
+		return nil, fmt.Errorf("record: batch exceeds 2 GiB")
+	}
+	b.hdr.BatchLength = int32(len(b.buf) - LogOverhead)
+	b.hdr.RecordsCount = b.count
+	putHeader(b.buf, &b.hdr)
+	b.hdr.CRC = crc.Checksum(b.buf[offAttributes:])
+	binary.BigEndian.PutUint32(b.buf[offCRC:], b.hdr.CRC)
+	b.built = true
+	return b.buf, nil
+}
+
+// Header returns the header as Build wrote it (meaningful after Build).
+func (b *Builder) Header() BatchHeader { return b.hdr }
+
+// AppendBatch encodes records into one batch appended to dst, for tests and
+// tools: a convenience over [Builder] that allocates. Records take offset
+// deltas from their OffsetDelta fields when strictly increasing from 0 as
+// written, and their Timestamp fields as timestamps.
+func AppendBatch(dst []byte, h BatchHeader, level int, records []Record) ([]byte, error) {
+	var b Builder
+	b.Reset(h, level)
+	for i := range records {
+		r := &records[i]
+		if err := b.AppendWithOffsetDelta(r.OffsetDelta, r.Timestamp, r.Key, r.Value, r.Headers); err != nil {
+			return dst, err
+		}
+	}
+	if h.LastOffsetDelta > b.hdr.LastOffsetDelta {
+		if err := b.SetLastOffsetDelta(h.LastOffsetDelta); err != nil {
+			return dst, err
+		}
+	}
+	out, err := b.Build()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, out...), nil
+}

@@ -1,0 +1,239 @@
+package record
+
+// ReaderOptions configure a [Reader]. The zero value is ready to use.
+type ReaderOptions struct {
+	// MaxDecompressedBytes bounds the decompressed size of one batch's
+	// records section; a batch that would expand further fails with
+	// [ErrTooLarge]. 0 means [DefaultMaxDecompressedBytes].
+	MaxDecompressedBytes int
+	// SkipCRC skips the CRC check in Reset, for callers that validated the
+	// batch already (the log validates on append). Kafka's consumer checks
+	// CRCs by default (check.crcs=true).
+	SkipCRC bool
+}
+
+// Reader decodes the records of one batch at a time without allocating per
+// record: records reference the batch bytes (or the Reader's decompression
+// buffer, which it reuses from batch to batch).
+//
+//	r := record.NewReader(record.ReaderOptions{})
+//	if err := r.Reset(batch); err != nil { ... }
+//	for r.Next() {
+//		rec := r.Record()
+//		...
+//	}
+//	if err := r.Err(); err != nil { ... }
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	opts    ReaderOptions
+	hdr     BatchHeader
+	data    []byte // the records section, decompressed
+	pos     int    // next record's position in data
+	n       int32  // records decoded so far
+	rec     Record
+	headers []Header
+	err     error
+	buf     []byte // decompression buffer, reused
+}
+
+// NewReader returns a Reader with the given options.
+func NewReader(opts ReaderOptions) *Reader {
+	if opts.MaxDecompressedBytes <= 0 {
+		opts.MaxDecompressedBytes = DefaultMaxDecompressedBytes
+	}
+	return &Reader{opts: opts}
+}
+
+// Reset starts reading the batch b, which must be exactly one batch. It
+// validates the header (and the CRC unless SkipCRC) and decompresses the
+// records section; records are decoded one at a time by Next. On error the
+// Reader holds no records. b must stay unchanged while its records are used.
+func (r *Reader) Reset(b []byte) error {
+	r.data, r.pos, r.n, r.err = nil, 0, 0, nil
+	var err error
+	if r.opts.SkipCRC {
+		r.hdr, err = parseWhole(b)
+	} else {
+		r.hdr, err = Validate(b)
+	}
+	if err != nil {
+		r.err = err
+		return err
+	}
+	section := b[BatchHeaderLen:]
+	if c := r.hdr.Attributes.Compression(); c != None {
+		out, err := decompress(c, section, r.buf, r.opts.MaxDecompressedBytes)
+		if cap(out) > cap(r.buf) {
+			r.buf = out[:0]
+		}
+		if err != nil {
+			r.err = &CorruptError{BaseOffset: r.hdr.BaseOffset, Position: BatchHeaderLen, Section: "batch", Kind: errKind(err), Detail: err.Error()}
+			return r.err
+		}
+		section = out
+	}
+	r.data = section
+	return nil
+}
+
+// parseWhole is Validate without the CRC.
+func parseWhole(b []byte) (BatchHeader, error) {
+	h, err := ParseHeader(b)
+	if err != nil {
+		return h, err
+	}
+	switch size := h.Size(); {
+	case len(b) < size:
+		return h, batchErr(h.BaseOffset, len(b), ErrTruncated, "%d bytes, batch needs %d", len(b), size)
+	case len(b) > size:
+		return h, batchErr(h.BaseOffset, size, ErrTrailingBytes, "%d bytes after a %d-byte batch", len(b)-size, size)
+	}
+	if !h.Attributes.Compression().Valid() {
+		return h, batchErr(h.BaseOffset, offAttributes, ErrUnknownCodec, "codec %d", h.Attributes&codecMask)
+	}
+	if h.RecordsCount < 0 {
+		return h, batchErr(h.BaseOffset, offRecordsCount, ErrRecordCount, "recordsCount %d", h.RecordsCount)
+	}
+	return h, nil
+}
+
+func errKind(err error) error {
+	for _, k := range []error{ErrTooLarge, ErrUnknownCodec} {
+		if err == k {
+			return k
+		}
+	}
+	return ErrCompression
+}
+
+// Header returns the current batch's header.
+func (r *Reader) Header() BatchHeader { return r.hdr }
+
+// Records returns the current batch's records section, decompressed. It
+// references the batch or the Reader's buffer.
+func (r *Reader) Records() []byte { return r.data }
+
+// Err returns the first error met by Reset or Next, or nil.
+func (r *Reader) Err() error { return r.err }
+
+// Record returns the record decoded by the last successful Next.
+func (r *Reader) Record() *Record { return &r.rec }
+
+// Next decodes the next record. It returns false when the batch's records
+// are exhausted or an error occurred (see Err). After the last record it
+// checks that the records section holds exactly recordsCount records.
+func (r *Reader) Next() bool {
+	if r.err != nil || r.data == nil {
+		return false
+	}
+	if r.n == r.hdr.RecordsCount {
+		if r.pos != len(r.data) {
+			r.err = recordsErr(r.hdr.BaseOffset, r.pos, ErrTrailingBytes, "%d bytes after %d records", len(r.data)-r.pos, r.n)
+		}
+		r.data = nil
+		return false
+	}
+	if r.pos == len(r.data) {
+		r.err = recordsErr(r.hdr.BaseOffset, r.pos, ErrRecordCount, "recordsCount %d, section ends after %d", r.hdr.RecordsCount, r.n)
+		return false
+	}
+	if err := r.decode(); err != nil {
+		r.err = err
+		return false
+	}
+	r.n++
+	return true
+}
+
+// decode decodes the record at r.pos into r.rec.
+func (r *Reader) decode() error {
+	b, start := r.data, r.pos
+	bodyLen, pos, ok := readVarint(b, start)
+	if !ok {
+		return recordsErr(r.hdr.BaseOffset, start, ErrVarint, "record length")
+	}
+	if bodyLen < 0 || int(bodyLen) > len(b)-pos {
+		return recordsErr(r.hdr.BaseOffset, start, ErrBadRecord, "record length %d with %d bytes left", bodyLen, len(b)-pos)
+	}
+	bodyStart := pos
+	end := pos + int(bodyLen)
+	body := b[:end] // decode within the record's declared length
+	if pos >= end {
+		return recordsErr(r.hdr.BaseOffset, start, ErrBadRecord, "empty record body")
+	}
+	rec := &r.rec
+	rec.Attributes = int8(body[pos])
+	pos++
+	if rec.TimestampDelta, pos, ok = readVarlong(body, pos); !ok {
+		return recordsErr(r.hdr.BaseOffset, pos, ErrVarint, "timestamp delta")
+	}
+	if rec.OffsetDelta, pos, ok = readVarint(body, pos); !ok {
+		return recordsErr(r.hdr.BaseOffset, pos, ErrVarint, "offset delta")
+	}
+	var err error
+	if rec.Key, pos, err = r.readBytes(body, pos, "key"); err != nil {
+		return err
+	}
+	if rec.Value, pos, err = r.readBytes(body, pos, "value"); err != nil {
+		return err
+	}
+	count, next, ok := readVarint(body, pos)
+	if !ok {
+		return recordsErr(r.hdr.BaseOffset, pos, ErrVarint, "header count")
+	}
+	// Each header takes at least two bytes, which bounds the count by the
+	// bytes present before anything is allocated for it.
+	if count < 0 || int(count) > (end-next)/2 {
+		return recordsErr(r.hdr.BaseOffset, pos, ErrBadRecord, "header count %d with %d bytes left", count, end-next)
+	}
+	pos = next
+	r.headers = r.headers[:0]
+	for i := int32(0); i < count; i++ {
+		var h Header
+		if h.Key, pos, err = r.readBytes(body, pos, "header key"); err != nil {
+			return err
+		}
+		if h.Key == nil {
+			return recordsErr(r.hdr.BaseOffset, pos, ErrBadRecord, "null header key")
+		}
+		if h.Value, pos, err = r.readBytes(body, pos, "header value"); err != nil {
+			return err
+		}
+		r.headers = append(r.headers, h)
+	}
+	if pos != end {
+		return recordsErr(r.hdr.BaseOffset, start, ErrBadRecord, "record length %d, fields end at %d", bodyLen, pos-bodyStart)
+	}
+	if count > 0 {
+		rec.Headers = r.headers
+	} else {
+		rec.Headers = nil
+	}
+	rec.Offset = r.hdr.BaseOffset + int64(rec.OffsetDelta)
+	if r.hdr.Attributes.TimestampType() == LogAppendTime {
+		rec.Timestamp = r.hdr.MaxTimestamp
+	} else {
+		rec.Timestamp = r.hdr.BaseTimestamp + rec.TimestampDelta
+	}
+	r.pos = end
+	return nil
+}
+
+// readBytes reads a varint length and that many bytes; -1 is null (nil),
+// below -1 is an error. The result has its capacity clipped so that an
+// append by the caller cannot overwrite the next field.
+func (r *Reader) readBytes(b []byte, pos int, what string) ([]byte, int, error) {
+	n, next, ok := readVarint(b, pos)
+	if !ok {
+		return nil, pos, recordsErr(r.hdr.BaseOffset, pos, ErrVarint, "%s length", what)
+	}
+	switch {
+	case n == -1:
+		return nil, next, nil
+	case n < -1 || int(n) > len(b)-next:
+		return nil, pos, recordsErr(r.hdr.BaseOffset, pos, ErrBadRecord, "%s length %d with %d bytes left", what, n, len(b)-next)
+	}
+	end := next + int(n)
+	return b[next:end:end], end, nil
+}

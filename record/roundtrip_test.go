@@ -1,0 +1,386 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sampleRecords covers the record shapes a batch can hold: null and empty
+// keys and values, headers with null values, and timestamps that go
+// backwards (negative deltas).
+func sampleRecords() []Record {
+	return []Record{
+		{Timestamp: 1700000000000, Key: []byte("k0"), Value: []byte("v0")},
+		{Timestamp: 1700000000005, Key: nil, Value: []byte("null key")},
+		{Timestamp: 1699999999990, Key: []byte("tombstone"), Value: nil},
+		{Timestamp: 1700000000001, Key: []byte{}, Value: []byte{}},
+		{Timestamp: 1700000000002, Key: []byte("h"), Value: []byte(strings.Repeat("x", 300)), Headers: []Header{
+			{Key: []byte("trace-id"), Value: []byte("abc")},
+			{Key: []byte("null-value"), Value: nil},
+			{Key: []byte(""), Value: []byte{}},
+		}},
+	}
+}
+
+func withOffsets(recs []Record, base int64) []Record {
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		r.OffsetDelta = int32(i)
+		r.Offset = base + int64(i)
+		out[i] = r
+	}
+	return out
+}
+
+func decodeAll(t *testing.T, batch []byte) (BatchHeader, []Record) {
+	t.Helper()
+	r := NewReader(ReaderOptions{})
+	require.NoError(t, r.Reset(batch))
+	var out []Record
+	for r.Next() {
+		out = append(out, r.Record().Clone())
+	}
+	require.NoError(t, r.Err())
+	return r.Header(), out
+}
+
+func requireSameRecords(t *testing.T, want, got []Record) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		require.Truef(t, want[i].Equal(&got[i]), "record %d:\nwant %+v\n got %+v", i, want[i], got[i])
+	}
+}
+
+func TestRoundTripCodecs(t *testing.T) {
+	for _, c := range []Compression{None, Gzip, Snappy, LZ4, Zstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			recs := withOffsets(sampleRecords(), 0)
+			h := producerHeader()
+			h.Attributes = h.Attributes.WithCompression(c)
+			batch, err := AppendBatch(nil, h, DefaultLevel, recs)
+			require.NoError(t, err)
+
+			got, decoded := decodeAll(t, batch)
+			require.Equal(t, c, got.Attributes.Compression())
+			require.Equal(t, int32(len(recs)), got.RecordsCount)
+			require.Equal(t, int32(len(recs)-1), got.LastOffsetDelta)
+			require.Equal(t, int64(1700000000000), got.BaseTimestamp, "base timestamp is the first record's")
+			require.Equal(t, int64(1700000000005), got.MaxTimestamp)
+			require.Equal(t, len(batch), got.Size())
+			requireSameRecords(t, recs, decoded)
+		})
+	}
+}
+
+func TestRoundTripHeaderFields(t *testing.T) {
+	tests := []struct {
+		name string
+		hdr  BatchHeader
+	}{
+		{"idempotent", BatchHeader{BaseOffset: 0, PartitionLeaderEpoch: -1, ProducerID: 4711, ProducerEpoch: 3, BaseSequence: 42}},
+		{"transactional", BatchHeader{PartitionLeaderEpoch: 7, Attributes: Attributes(0).WithTransactional(true), ProducerID: 9, ProducerEpoch: 0, BaseSequence: 0}},
+		{"assigned offsets", BatchHeader{BaseOffset: 1 << 40, PartitionLeaderEpoch: 12, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}},
+		{"sequence wraps", BatchHeader{PartitionLeaderEpoch: -1, ProducerID: 1, ProducerEpoch: 1, BaseSequence: 1<<31 - 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs := withOffsets(sampleRecords(), tc.hdr.BaseOffset)
+			batch, err := AppendBatch(nil, tc.hdr, DefaultLevel, recs)
+			require.NoError(t, err)
+			got, decoded := decodeAll(t, batch)
+			require.Equal(t, tc.hdr.BaseOffset, got.BaseOffset)
+			require.Equal(t, tc.hdr.PartitionLeaderEpoch, got.PartitionLeaderEpoch)
+			require.Equal(t, tc.hdr.ProducerID, got.ProducerID)
+			require.Equal(t, tc.hdr.ProducerEpoch, got.ProducerEpoch)
+			require.Equal(t, tc.hdr.BaseSequence, got.BaseSequence)
+			require.Equal(t, tc.hdr.Attributes.IsTransactional(), got.Attributes.IsTransactional())
+			requireSameRecords(t, recs, decoded)
+		})
+	}
+}
+
+func TestSequenceAt(t *testing.T) {
+	tests := []struct {
+		base, delta, want int32
+	}{
+		{-1, 3, -1},
+		{0, 0, 0},
+		{10, 5, 15},
+		{1<<31 - 1, 0, 1<<31 - 1},
+		{1<<31 - 1, 1, 0},
+		{1<<31 - 2, 4, 2},
+	}
+	for _, tc := range tests {
+		h := BatchHeader{BaseSequence: tc.base}
+		require.Equalf(t, tc.want, h.SequenceAt(tc.delta), "base %d delta %d", tc.base, tc.delta)
+	}
+}
+
+func TestLogAppendTime(t *testing.T) {
+	recs := withOffsets(sampleRecords(), 0)
+	batch, err := AppendBatch(nil, producerHeader(), DefaultLevel, recs)
+	require.NoError(t, err)
+	require.NoError(t, SetLogAppendTime(batch, 1800000000000))
+
+	h, decoded := decodeAll(t, batch) // the CRC was recomputed, so this validates
+	require.Equal(t, LogAppendTime, h.Attributes.TimestampType())
+	require.Equal(t, int64(1800000000000), h.MaxTimestamp)
+	require.Equal(t, int64(1700000000000), h.BaseTimestamp, "base timestamp stays")
+	for _, r := range decoded {
+		require.Equal(t, int64(1800000000000), r.Timestamp)
+	}
+}
+
+func TestInPlaceRewrites(t *testing.T) {
+	batch, err := AppendBatch(nil, producerHeader(), DefaultLevel, withOffsets(sampleRecords(), 0))
+	require.NoError(t, err)
+	before, err := Validate(batch)
+	require.NoError(t, err)
+
+	require.NoError(t, SetBaseOffset(batch, 1000))
+	require.NoError(t, SetPartitionLeaderEpoch(batch, 5))
+	after, err := Validate(batch)
+	require.NoError(t, err, "base offset and leader epoch are outside the CRC")
+	require.Equal(t, before.CRC, after.CRC)
+	require.Equal(t, int64(1000), after.BaseOffset)
+	require.Equal(t, int64(1004), after.LastOffset())
+	require.Equal(t, int32(5), after.PartitionLeaderEpoch)
+
+	require.NoError(t, SetMaxTimestamp(batch, 1900000000000))
+	after, err = Validate(batch)
+	require.NoError(t, err)
+	require.Equal(t, int64(1900000000000), after.MaxTimestamp)
+
+	short := make([]byte, 60)
+	for _, f := range []func([]byte) error{
+		func(b []byte) error { return SetBaseOffset(b, 1) },
+		func(b []byte) error { return SetPartitionLeaderEpoch(b, 1) },
+		func(b []byte) error { return SetLogAppendTime(b, 1) },
+		func(b []byte) error { return SetMaxTimestamp(b, 1) },
+	} {
+		require.ErrorIs(t, f(short), ErrTruncated)
+	}
+}
+
+// TestCompactedBatch reads a batch as the cleaner leaves it: fewer records
+// than lastOffsetDelta+1, offset gaps, and an empty batch.
+func TestCompactedBatch(t *testing.T) {
+	recs := []Record{
+		{OffsetDelta: 1, Timestamp: 10, Key: []byte("a"), Value: []byte("1")},
+		{OffsetDelta: 4, Timestamp: 9, Key: []byte("b"), Value: nil},
+	}
+	h := producerHeader()
+	h.BaseOffset = 100
+	h.LastOffsetDelta = 7
+	batch, err := AppendBatch(nil, h, DefaultLevel, recs)
+	require.NoError(t, err)
+	got, decoded := decodeAll(t, batch)
+	require.Equal(t, int32(2), got.RecordsCount)
+	require.Equal(t, int64(107), got.LastOffset())
+	require.Equal(t, int64(108), got.NextOffset())
+	require.Len(t, decoded, 2)
+	require.Equal(t, int64(101), decoded[0].Offset)
+	require.Equal(t, int64(104), decoded[1].Offset)
+
+	empty := AppendEmptyBatch(nil, BatchHeader{BaseOffset: 200, LastOffsetDelta: 9, MaxTimestamp: 55, PartitionLeaderEpoch: 3,
+		ProducerID: 7, ProducerEpoch: 2, BaseSequence: 30, Attributes: Attributes(0).WithTransactional(true).WithDeleteHorizon(true).WithCompression(Zstd)})
+	require.Len(t, empty, BatchHeaderLen)
+	eh, erecs := decodeAll(t, empty)
+	require.Empty(t, erecs)
+	require.Equal(t, int32(0), eh.RecordsCount)
+	require.Equal(t, int32(MinBatchLength), eh.BatchLength)
+	require.Equal(t, int64(209), eh.LastOffset())
+	require.Equal(t, NoTimestamp, eh.BaseTimestamp)
+	require.Equal(t, int64(55), eh.MaxTimestamp)
+	require.True(t, eh.Attributes.IsTransactional())
+	require.False(t, eh.Attributes.HasDeleteHorizon(), "empty batches clear the delete horizon")
+	require.Equal(t, None, eh.Attributes.Compression())
+}
+
+func TestDeleteHorizonBaseTimestamp(t *testing.T) {
+	h := producerHeader()
+	h.Attributes = h.Attributes.WithDeleteHorizon(true)
+	h.BaseTimestamp = 5000
+	batch, err := AppendBatch(nil, h, DefaultLevel, []Record{{Timestamp: 5100, Key: []byte("k")}})
+	require.NoError(t, err)
+	got, decoded := decodeAll(t, batch)
+	require.True(t, got.Attributes.HasDeleteHorizon())
+	require.Equal(t, int64(5000), got.BaseTimestamp)
+	require.Equal(t, int64(5100), decoded[0].Timestamp)
+}
+
+func TestControlBatches(t *testing.T) {
+	for _, typ := range []ControlType{ControlCommit, ControlAbort} {
+		t.Run(typ.String(), func(t *testing.T) {
+			b, err := AppendEndTxnMarkerBatch(nil, 0, -1, 77, 4, 1700000000000, EndTxnMarker{Type: typ, CoordinatorEpoch: 12})
+			require.NoError(t, err)
+			require.Len(t, b, 78)
+			h, recs := decodeAll(t, b)
+			require.Equal(t, int32(66), h.BatchLength)
+			require.True(t, h.Attributes.IsControl())
+			require.True(t, h.Attributes.IsTransactional())
+			require.Equal(t, int64(77), h.ProducerID)
+			require.Equal(t, int16(4), h.ProducerEpoch)
+			require.Equal(t, NoSequence, h.BaseSequence)
+			require.Equal(t, h.BaseTimestamp, h.MaxTimestamp)
+			require.Len(t, recs, 1)
+			m, err := ParseEndTxnMarker(recs[0].Key, recs[0].Value)
+			require.NoError(t, err)
+			require.Equal(t, EndTxnMarker{Type: typ, CoordinatorEpoch: 12}, m)
+		})
+	}
+	_, err := AppendEndTxnMarkerBatch(nil, 0, -1, 1, 1, 0, EndTxnMarker{Type: ControlLeaderChange})
+	require.ErrorIs(t, err, ErrBadControlRecord)
+}
+
+func TestParseControlKey(t *testing.T) {
+	tests := []struct {
+		key     []byte
+		want    ControlType
+		wantErr bool
+	}{
+		{[]byte{0, 0, 0, 0}, ControlAbort, false},
+		{[]byte{0, 0, 0, 1}, ControlCommit, false},
+		{[]byte{0, 0, 0, 6}, ControlKRaftVoters, false},
+		{[]byte{0, 1, 0, 1}, ControlCommit, false}, // a newer version is read as version 0
+		{[]byte{0, 0, 0, 9}, ControlUnknown, false},
+		{[]byte{0, 0, 0xff, 0xff}, ControlUnknown, false},
+		{[]byte{0xff, 0xff, 0, 1}, ControlUnknown, true},
+		{[]byte{0, 0, 0}, ControlUnknown, true},
+		{nil, ControlUnknown, true},
+	}
+	for _, tc := range tests {
+		got, err := ParseControlKey(tc.key)
+		if tc.wantErr {
+			require.ErrorIs(t, err, ErrBadControlRecord, "key %x", tc.key)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "key %x", tc.key)
+	}
+	_, err := ParseEndTxnMarker([]byte{0, 0, 0, 1}, []byte{0, 0, 0})
+	require.ErrorIs(t, err, ErrBadControlRecord)
+	_, err = ParseEndTxnMarker([]byte{0, 0, 0, 2}, []byte{0, 0, 0, 0, 0, 0})
+	require.ErrorIs(t, err, ErrBadControlRecord)
+}
+
+// TestKRaftControlBatch: a control batch without the transactional bit,
+// holding several control records, decodes.
+func TestKRaftControlBatch(t *testing.T) {
+	var b Builder
+	b.Reset(BatchHeader{PartitionLeaderEpoch: 1, Attributes: Attributes(0).WithControl(true), ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, DefaultLevel)
+	require.NoError(t, b.Append(1, AppendControlKey(nil, ControlSnapshotHeader), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, nil))
+	require.NoError(t, b.Append(1, AppendControlKey(nil, ControlSnapshotFooter), []byte{0, 0, 0}, nil))
+	batch, err := b.Build()
+	require.NoError(t, err)
+	h, recs := decodeAll(t, batch)
+	require.True(t, h.Attributes.IsControl())
+	require.False(t, h.Attributes.IsTransactional())
+	require.Len(t, recs, 2)
+	typ, err := ParseControlKey(recs[1].Key)
+	require.NoError(t, err)
+	require.Equal(t, ControlSnapshotFooter, typ)
+}
+
+func TestBuilderArguments(t *testing.T) {
+	var b Builder
+	require.Error(t, b.Append(0, nil, nil, nil), "Append before Reset")
+	b.Reset(producerHeader(), DefaultLevel)
+	_, err := b.Build()
+	require.ErrorIs(t, err, ErrNoRecords)
+	require.ErrorIs(t, b.Append(-2, nil, nil, nil), ErrInvalidTimestamp)
+	require.ErrorIs(t, b.Append(0, nil, nil, []Header{{Key: nil}}), ErrNilHeaderKey)
+	require.NoError(t, b.AppendWithOffsetDelta(3, NoTimestamp, nil, nil, nil))
+	require.ErrorIs(t, b.AppendWithOffsetDelta(3, 0, nil, nil, nil), ErrOffsetDelta)
+	require.ErrorIs(t, b.SetLastOffsetDelta(2), ErrOffsetDelta)
+	out, err := b.Build()
+	require.NoError(t, err)
+	h, err := Validate(out)
+	require.NoError(t, err)
+	require.Equal(t, NoTimestamp, h.BaseTimestamp)
+	require.Equal(t, NoTimestamp, h.MaxTimestamp)
+	again, err := b.Build()
+	require.NoError(t, err)
+	require.Equal(t, out, again, "Build is idempotent")
+	require.Error(t, b.Append(0, nil, nil, nil), "Append after Build needs a Reset")
+
+	h2 := producerHeader()
+	h2.Attributes = h2.Attributes.WithCompression(Gzip)
+	b.Reset(h2, 42)
+	require.NoError(t, b.Append(0, nil, []byte("x"), nil))
+	_, err = b.Build()
+	require.Error(t, err, "gzip level 42")
+}
+
+// TestBuilderReuse checks that a reset builder carries nothing over.
+func TestBuilderReuse(t *testing.T) {
+	var b Builder
+	for i, c := range []Compression{Zstd, None, LZ4, None, Gzip, Snappy} {
+		h := producerHeader()
+		h.Attributes = h.Attributes.WithCompression(c)
+		b.Reset(h, DefaultLevel)
+		recs := withOffsets(sampleRecords()[:i%5+1], 0)
+		for _, r := range recs {
+			require.NoError(t, b.Append(r.Timestamp, r.Key, r.Value, r.Headers))
+		}
+		out, err := b.Build()
+		require.NoError(t, err)
+		_, decoded := decodeAll(t, bytes.Clone(out))
+		requireSameRecords(t, recs, decoded)
+	}
+}
+
+func TestCompressionLevels(t *testing.T) {
+	payload := []byte(strings.Repeat(`{"event":"order_created","id":12345,"amount":"10.50"}`, 50))
+	tests := []struct {
+		c      Compression
+		levels []int
+	}{
+		{Gzip, []int{-1, 1, 9}},
+		{LZ4, []int{1, 9, 10, 17}},
+		{Zstd, []int{-5, 1, 3, 19}},
+		{Snappy, []int{DefaultLevel}},
+	}
+	for _, tc := range tests {
+		for _, lvl := range tc.levels {
+			t.Run(fmt.Sprintf("%s-%d", tc.c, lvl), func(t *testing.T) {
+				h := producerHeader()
+				h.Attributes = h.Attributes.WithCompression(tc.c)
+				batch, err := AppendBatch(nil, h, lvl, []Record{{Timestamp: 1, Value: payload}})
+				require.NoError(t, err)
+				require.Less(t, len(batch), len(payload)/2, "compressed")
+				_, recs := decodeAll(t, batch)
+				require.Equal(t, payload, recs[0].Value)
+			})
+		}
+	}
+	h := producerHeader()
+	h.Attributes = h.Attributes.WithCompression(LZ4)
+	_, err := AppendBatch(nil, h, 18, []Record{{Value: payload}})
+	require.Error(t, err)
+}
+
+func TestParseCompression(t *testing.T) {
+	for _, c := range []Compression{None, Gzip, Snappy, LZ4, Zstd} {
+		got, err := ParseCompression(c.String())
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+	}
+	_, err := ParseCompression("brotli")
+	require.ErrorIs(t, err, ErrUnknownCodec)
+	require.Equal(t, "codec(6)", Compression(6).String())
+}
+
+func TestEstimateRecordSize(t *testing.T) {
+	for _, r := range sampleRecords() {
+		var b Builder
+		b.Reset(producerHeader(), DefaultLevel)
+		require.NoError(t, b.Append(r.Timestamp, r.Key, r.Value, r.Headers))
+		require.LessOrEqual(t, b.Size()-BatchHeaderLen, EstimateRecordSize(r.Key, r.Value, r.Headers))
+	}
+}
