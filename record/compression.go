@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -47,7 +48,6 @@ var (
 	gzipWriters sync.Map // level -> *sync.Pool of *gzip.Writer
 	lz4Writers  sync.Map // level -> *sync.Pool of *lz4.Writer
 	zstdWriters sync.Map // level -> *sync.Pool of *zstd.Encoder
-	zstdReaders sync.Map // limit -> *sync.Pool of *zstd.Decoder
 	gzipReaders sync.Pool
 	lz4Readers  sync.Pool
 )
@@ -250,37 +250,66 @@ func decompressLZ4(src, dst []byte, limit int) ([]byte, error) {
 }
 
 // zstdMaxWindow is the largest zstd window accepted: Java writers use
-// zstd's defaults for their level, which stay far below it
+// zstd's defaults for their level, up to 128 MiB at level 22
 // (KAFKA_FORMAT §13). Decoding a whole batch at once keeps no separate
-// window; the output limit bounds memory.
+// window; the output buffer's capacity bounds memory.
 const zstdMaxWindow = 128 << 20
 
+var zstdReaders = sync.Pool{New: func() any {
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxMemory(zstdMaxWindow), zstd.WithDecoderMaxWindow(zstdMaxWindow))
+	if err != nil {
+		return err
+	}
+	return d
+}}
+
+// decompressZstd decodes into a buffer whose capacity caps the output
+// (the decoder stops a block past it): it starts from the frame's content
+// size when the frame states one, or from a guess, and retries with a larger
+// buffer up to limit when the output does not fit. The window a frame
+// declares does not count against limit: a 10-byte batch from a streaming
+// writer may declare zstd's 2 MiB default window.
 func decompressZstd(src, dst []byte, limit int) ([]byte, error) {
-	pool := poolFor(&zstdReaders, limit, func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecoderMaxWindow(zstdMaxWindow))
-		if err != nil {
-			return err
-		}
-		return d
-	})
-	got := pool.Get()
+	got := zstdReaders.Get()
 	d, ok := got.(*zstd.Decoder)
 	if !ok {
 		return dst, fmt.Errorf("zstd decoder: %v", got)
 	}
-	defer pool.Put(d)
-	out, err := d.DecodeAll(src, dst[:0])
-	// The decoder also refuses a frame whose window is larger than the
-	// limit (zstd's window bounds the memory a frame may reference); that is
-	// reported as the limit too.
-	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || len(out) > limit {
-		return dst, ErrTooLarge
+	defer zstdReaders.Put(d)
+	size := max(8*len(src), 64<<10)
+	var fh zstd.Header
+	if fh.Decode(src) == nil && fh.HasFCS {
+		if fh.FrameContentSize > uint64(limit) {
+			return dst, ErrTooLarge
+		}
+		size = max(int(fh.FrameContentSize), size)
 	}
-	if err != nil {
+	for {
+		size = min(size, limit)
+		if cap(dst) < size {
+			dst = make([]byte, 0, size)
+		}
+		out, err := d.DecodeAll(src, dst[:0:size])
+		if err == nil && len(out) <= size {
+			return out, nil
+		}
+		if errors.Is(err, zstd.ErrWindowSizeExceeded) {
+			return dst, fmt.Errorf("window larger than %d bytes: %w", zstdMaxWindow, err)
+		}
+		if size < limit {
+			// The output may simply not fit: the decoder reports a full
+			// buffer as ErrDecoderSizeExceeded or, inside a block, as
+			// "output bigger than max block size". Corrupt input fails
+			// again at every size and is reported below.
+			size *= 4
+			continue
+		}
+		if err == nil || errors.Is(err, zstd.ErrDecoderSizeExceeded) || strings.Contains(err.Error(), "output bigger than max block size") {
+			return dst, ErrTooLarge
+		}
 		return dst, err
 	}
-	return out, nil
 }
 
 // decompressSnappy reads xerial-framed snappy when src starts with the xerial

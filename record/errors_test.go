@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kafkalite/kafkalite/internal/crc"
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 )
 
@@ -240,4 +241,27 @@ func TestCorruptErrorText(t *testing.T) {
 	err := NewReader(ReaderOptions{}).Reset([]byte(strings.Repeat("x", 20)))
 	require.ErrorIs(t, err, ErrUnsupportedMagic)
 	require.Contains(t, err.Error(), "position 16")
+}
+
+// TestZstdWithoutContentSize: a zstd stream that does not state its content
+// size (as Java's streaming writer leaves it) is bounded by the limit too,
+// and one that fits decodes whatever its window.
+func TestZstdWithoutContentSize(t *testing.T) {
+	raw := appendRecord(nil, encodedBodyLen(0, 0, nil, bytes.Repeat([]byte("z"), 4<<20), nil), 0, 0, nil, bytes.Repeat([]byte("z"), 4<<20), nil)
+	var section bytes.Buffer
+	w, err := zstd.NewWriter(&section, zstd.WithEncoderLevel(zstd.SpeedBestCompression))
+	require.NoError(t, err)
+	_, err = w.Write(raw)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	var fh zstd.Header
+	require.NoError(t, fh.Decode(section.Bytes()))
+	require.False(t, fh.HasFCS, "streaming writes no content size")
+
+	b := withRecords(t, 1, section.Bytes())
+	b[offAttributes+1] |= byte(Zstd)
+	b = fixCRC(b)
+	err = NewReader(ReaderOptions{MaxDecompressedBytes: 1 << 20}).Reset(b)
+	require.ErrorIs(t, err, ErrTooLarge)
+	require.NoError(t, NewReader(ReaderOptions{MaxDecompressedBytes: 5 << 20}).Reset(b))
 }

@@ -68,7 +68,11 @@ func (r *Reader) Reset(b []byte) error {
 			r.buf = out[:0]
 		}
 		if err != nil {
-			r.err = &CorruptError{BaseOffset: r.hdr.BaseOffset, Position: BatchHeaderLen, Section: "batch", Kind: errKind(err), Detail: err.Error()}
+			ce := &CorruptError{BaseOffset: r.hdr.BaseOffset, Position: BatchHeaderLen, Section: "batch", Kind: errKind(err)}
+			if err != ce.Kind {
+				ce.Detail = err.Error()
+			}
+			r.err = ce
 			return r.err
 		}
 		section = out
