@@ -131,11 +131,8 @@ func ParseHeader(b []byte) (BatchHeader, error) {
 	h.BatchLength = int32(binary.BigEndian.Uint32(b[offBatchLength:]))
 	h.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(b[offPartitionLeaderEpoch:]))
 	h.Magic = int8(b[offMagic])
-	if h.Magic != Magic {
-		return h, batchErr(h.BaseOffset, offMagic, ErrUnsupportedMagic, "magic %d", h.Magic)
-	}
-	if h.BatchLength < MinBatchLength {
-		return h, batchErr(h.BaseOffset, offBatchLength, ErrBadLength, "batchLength %d is below %d", h.BatchLength, MinBatchLength)
+	if err := checkLengthAndMagic(h.BaseOffset, h.BatchLength, h.Magic); err != nil {
+		return h, err
 	}
 	if len(b) < BatchHeaderLen {
 		return h, batchErr(h.BaseOffset, len(b), ErrTruncated, "%d bytes, need %d for the header", len(b), BatchHeaderLen)
@@ -164,13 +161,31 @@ func BatchSize(b []byte) (int, error) {
 	}
 	base := int64(binary.BigEndian.Uint64(b))
 	n := int32(binary.BigEndian.Uint32(b[offBatchLength:]))
-	if m := int8(b[offMagic]); m != Magic {
-		return 0, batchErr(base, offMagic, ErrUnsupportedMagic, "magic %d", m)
-	}
-	if n < MinBatchLength {
-		return 0, batchErr(base, offBatchLength, ErrBadLength, "batchLength %d is below %d", n, MinBatchLength)
+	if err := checkLengthAndMagic(base, n, int8(b[offMagic])); err != nil {
+		return 0, err
 	}
 	return LogOverhead + int(n), nil
+}
+
+// legacyMinLength is the smallest batchLength of any magic (Kafka's
+// LegacyRecord.RECORD_OVERHEAD_V0); a shorter one is corrupt whatever the
+// magic byte says, which is how a zero-filled tail reads.
+const legacyMinLength = 14
+
+// checkLengthAndMagic applies Kafka's scanner checks in Kafka's order
+// (FileLogInputStream.nextBatch): a length below the legacy minimum is
+// corrupt, then the magic must be 2, then the length at least v2's minimum.
+func checkLengthAndMagic(base int64, length int32, magic int8) error {
+	if length < legacyMinLength {
+		return batchErr(base, offBatchLength, ErrBadLength, "batchLength %d is below %d", length, legacyMinLength)
+	}
+	if magic != Magic {
+		return batchErr(base, offMagic, ErrUnsupportedMagic, "magic %d", magic)
+	}
+	if length < MinBatchLength {
+		return batchErr(base, offBatchLength, ErrBadLength, "batchLength %d is below %d", length, MinBatchLength)
+	}
+	return nil
 }
 
 // Validate checks that b is exactly one well-formed batch: the header

@@ -54,6 +54,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"header cut", func(t *testing.T) []byte { return oneRecordBatch(t)[:40] }, ErrTruncated, false},
 		{"records cut", func(t *testing.T) []byte { b := oneRecordBatch(t); return b[:len(b)-1] }, ErrTruncated, false},
 		{"trailing bytes after batch", func(t *testing.T) []byte { return append(oneRecordBatch(t), 0) }, ErrTrailingBytes, true},
+		{"zero filled", func(t *testing.T) []byte { return make([]byte, 70) }, ErrBadLength, true},
+		{"legacy length with magic 1", func(t *testing.T) []byte {
+			b := oneRecordBatch(t)
+			b[offMagic] = 1
+			binary.BigEndian.PutUint32(b[offBatchLength:], 20)
+			return b
+		}, ErrUnsupportedMagic, true},
 		{"magic 1", func(t *testing.T) []byte { b := oneRecordBatch(t); b[offMagic] = 1; return b }, ErrUnsupportedMagic, true},
 		{"magic 0", func(t *testing.T) []byte { b := oneRecordBatch(t); b[offMagic] = 0; return b }, ErrUnsupportedMagic, true},
 		{"magic 3", func(t *testing.T) []byte { b := oneRecordBatch(t); b[offMagic] = 3; return b }, ErrUnsupportedMagic, true},

@@ -1,0 +1,225 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// Append writes one batch at the end of the .log. The batch must be valid
+// (the log validates it, assigns its offsets and stamps it before) and
+// described by h. Index entries are added as Kafka adds them: an offset
+// entry (the batch's last offset at its start position) and a time entry
+// (the segment's max timestamp so far and its batch's last offset) once more
+// than index.interval.bytes were appended since the last entries.
+//
+// When Append returns nil the batch is in the operating system's page cache
+// (or the memory FS) and visible to readers; it is durable after Flush. A
+// failed write is cut off the file again, and the segment refuses further
+// appends ([ErrFailed]) because the state of its file is no longer known;
+// the log reopens and recovers it.
+func (s *Segment) Append(batch []byte, h *record.BatchHeader) error {
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+	}
+	pos := s.size.Load()
+	if len(batch) != h.Size() {
+		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("batch of %d bytes, header says %d", len(batch), h.Size())}
+	}
+	if pos+int64(len(batch)) > maxLogBytes {
+		return &Error{File: s.LogFile(), Position: pos, Err: ErrSegmentFull}
+	}
+	if h.BaseOffset < s.base || !index.CanIndex(s.base, h.LastOffset()) {
+		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: offsets %d-%d, base %d", ErrOffsetOverflow, h.BaseOffset, h.LastOffset(), s.base)}
+	}
+	next, err := s.NextOffset()
+	if err != nil {
+		return err
+	}
+	if h.BaseOffset < next {
+		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: base offset %d, next offset %d", ErrOffsetOrder, h.BaseOffset, next)}
+	}
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return err
+	}
+	if s.firstBatchTimestamp == notLoaded {
+		if err := s.loadFirstBatchTimestamp(); err != nil {
+			return err
+		}
+	}
+
+	if _, err := s.log.WriteAt(batch, pos); err != nil {
+		s.failed = err
+		if terr := s.log.Truncate(pos); terr != nil {
+			err = errors.Join(err, terr)
+		}
+		return &Error{File: s.LogFile(), Position: pos, Err: err}
+	}
+
+	if pos == 0 {
+		s.firstBatchTimestamp = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTimestampSoFar.Load() {
+		s.offsetOfMaxTimestamp.Store(h.LastOffset())
+		s.maxTimestampSoFar.Store(h.MaxTimestamp)
+	}
+	var ierr error
+	if s.bytesSinceLastIndexEntry > s.cfg.IndexIntervalBytes {
+		ierr = errors.Join(oi.Append(h.LastOffset(), index.Position(pos)),
+			ti.MaybeAppend(s.maxTimestampSoFar.Load(), s.offsetOfMaxTimestamp.Load(), false))
+		s.bytesSinceLastIndexEntry = 0
+	}
+	s.bytesSinceLastIndexEntry += len(batch)
+	s.nextOffset.Store(h.NextOffset())
+	s.size.Store(pos + int64(len(batch)))
+	if ierr != nil && !errors.Is(ierr, index.ErrIndexFull) {
+		// The batch is in the .log and readable; an index that cannot take
+		// an entry is the segment's problem, not the batch's. Refuse more
+		// appends so the log rolls or recovers.
+		s.failed = ierr
+		return &Error{File: s.LogFile(), Position: pos, Err: ierr}
+	}
+	return nil
+}
+
+// RollParams describe the next append, for [Segment.ShouldRoll].
+type RollParams struct {
+	// BatchBytes is the size of the incoming batch.
+	BatchBytes int
+	// MaxTimestamp is the incoming batch's max timestamp.
+	MaxTimestamp int64
+	// LastOffset is the incoming batch's last offset.
+	LastOffset int64
+	// SegmentBytes mirrors segment.bytes.
+	SegmentBytes int64
+	// SegmentTime mirrors segment.ms.
+	SegmentTime time.Duration
+	// Now is the log's clock.
+	Now time.Time
+}
+
+// ShouldRoll reports whether the log must roll a new segment before
+// appending the batch p describes (KAFKA_FORMAT §3.4): the batch would take
+// the segment past segment.bytes; the segment is not empty and older than
+// segment.ms less its jitter (measured between the first batch's timestamp
+// and the incoming batch's when the first batch has one, else by the clock
+// since the segment was created or loaded); an index is full; or the
+// incoming offsets do not fit relative offsets. A clock that goes backwards
+// never makes a segment roll early.
+func (s *Segment) ShouldRoll(p RollParams) (bool, error) {
+	size := s.size.Load()
+	if size > p.SegmentBytes-int64(p.BatchBytes) {
+		return true, nil
+	}
+	if size > 0 {
+		if s.firstBatchTimestamp == notLoaded {
+			if err := s.loadFirstBatchTimestamp(); err != nil {
+				return false, err
+			}
+		}
+		var waited time.Duration
+		if s.firstBatchTimestamp >= 0 {
+			waited = time.Duration(p.MaxTimestamp-s.firstBatchTimestamp) * time.Millisecond
+		} else {
+			waited = p.Now.Sub(s.created)
+		}
+		if waited > p.SegmentTime-s.rollJitter {
+			return true, nil
+		}
+	}
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return false, err
+	}
+	return oi.IsFull() || ti.IsFull() || !index.CanIndex(s.base, p.LastOffset), nil
+}
+
+// loadFirstBatchTimestamp reads the first batch's max timestamp, Kafka's
+// rollingBasedTimestamp.
+func (s *Segment) loadFirstBatchTimestamp() error {
+	s.firstBatchTimestamp = record.NoTimestamp
+	if s.size.Load() == 0 {
+		return nil
+	}
+	sc := newScanner(s.log, s.size.Load(), record.BatchHeaderLen)
+	h, err := sc.header(0)
+	if err != nil {
+		s.firstBatchTimestamp = notLoaded
+		return &Error{File: s.LogFile(), Position: 0, Err: err}
+	}
+	s.firstBatchTimestamp = h.MaxTimestamp
+	return nil
+}
+
+// Seal makes the segment inactive, as a roll does to the old active
+// segment: the final time index entry goes into its reserved slot, both
+// indexes are trimmed to their entries and a preallocated .log to its
+// batches. The segment stays readable. It does not flush: the log flushes
+// sealed segments as its policy says.
+func (s *Segment) Seal() error {
+	if err := s.finalTimeIndexEntry(); err != nil {
+		return err
+	}
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return err
+	}
+	err = errors.Join(oi.TrimToValidSize(), ti.TrimToValidSize())
+	if s.cfg.Preallocate {
+		err = errors.Join(err, s.log.Truncate(s.size.Load()))
+	}
+	s.mu.Lock()
+	s.active = false
+	s.mu.Unlock()
+	return err
+}
+
+// loadTail finds the next offset and the largest timestamp by scanning the
+// batches after the last index entries (Kafka's readNextOffset and
+// loadLargestTimestamp).
+func (s *Segment) loadTail() error {
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return err
+	}
+	lastTime := ti.LastEntry()
+	maxTS, offMax := lastTime.Timestamp, lastTime.Offset
+	from := int64(0)
+	if e, err := oi.Lookup(lastTime.Offset); err == nil {
+		from = int64(e.Position)
+	} else {
+		return err
+	}
+	if n := oi.Entries(); n > 0 {
+		last, err := oi.Entry(n - 1)
+		if err != nil {
+			return err
+		}
+		from = min(from, int64(last.Position))
+	}
+	next := s.base
+	size := s.size.Load()
+	sc := newScanner(s.log, size, 64<<10)
+	for pos := from; pos < size; {
+		h, err := sc.header(pos)
+		if err != nil {
+			return &Error{File: s.LogFile(), Position: pos, Err: err}
+		}
+		if h.MaxTimestamp > maxTS {
+			maxTS, offMax = h.MaxTimestamp, h.LastOffset()
+		}
+		next = h.NextOffset()
+		pos += int64(h.Size())
+	}
+	if maxTS < 0 {
+		maxTS, offMax = record.NoTimestamp, s.base
+	}
+	s.maxTimestampSoFar.Store(maxTS)
+	s.offsetOfMaxTimestamp.Store(offMax)
+	s.nextOffset.Store(next)
+	return nil
+}

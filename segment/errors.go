@@ -1,0 +1,44 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Compare with errors.Is; most are returned inside an
+// [*Error] that names the file and position.
+var (
+	// ErrClosed is returned by operations on a closed or deleted segment.
+	ErrClosed = errors.New("segment: closed")
+	// ErrOffsetOverflow means a batch's offsets cannot be stored relative to
+	// the segment's base offset (the log must roll first).
+	ErrOffsetOverflow = errors.New("segment: offset does not fit the segment's relative offsets")
+	// ErrSegmentFull means the .log would grow past 2 GiB, the limit of
+	// Kafka's int32 file positions.
+	ErrSegmentFull = errors.New("segment: file position would exceed 2 GiB")
+	// ErrOffsetOrder means an appended batch does not start after the
+	// segment's last offset.
+	ErrOffsetOrder = errors.New("segment: batch offsets are not increasing")
+	// ErrLegacyFormat means a batch in Kafka's legacy message format (magic
+	// 0 or 1), which kafkalite does not read. It also matches
+	// record.ErrUnsupportedMagic, but not record.ErrCorrupt: the bytes are
+	// valid, and recovery never truncates them.
+	ErrLegacyFormat = errors.New("segment: legacy message format (magic 0 or 1) is not supported")
+	// ErrFailed means an earlier write failed and the segment refuses
+	// further appends until it is reopened (sticky error).
+	ErrFailed = errors.New("segment: failed after an earlier write error")
+)
+
+// Error describes a problem in a segment file: which file, where, and the
+// underlying error (a record or index sentinel, or one of this package's).
+type Error struct {
+	File     string
+	Position int64
+	Err      error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("segment %s at position %d: %v", e.File, e.Position, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }

@@ -1,0 +1,375 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// Slice is a run of whole batches of a segment's .log: a file position and
+// a length, not a copy. A broker can hand it to a socket with WriteTo; a
+// consumer reads it into memory with ReadAt or Bytes. A Slice holds a
+// reference on its segment: the segment's files are not removed while it is
+// live, so Release it when done. A Slice is safe for concurrent reads.
+type Slice struct {
+	seg *Segment
+	// Position is the byte position of the first batch in the .log.
+	Position int64
+	// Size is the length of the slice in bytes.
+	Size int64
+	// FirstOffset is the base offset of the first batch; LastOffset the last
+	// offset of the last batch.
+	FirstOffset, LastOffset int64
+	released                bool
+}
+
+// ReadAt reads from the slice; off counts from the slice's start.
+func (sl *Slice) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off >= sl.Size {
+		return 0, io.EOF
+	}
+	n := int(min(int64(len(p)), sl.Size-off))
+	got, err := sl.seg.log.ReadAt(p[:n], sl.Position+off)
+	if err == nil && n < len(p) {
+		err = io.EOF
+	}
+	return got, err
+}
+
+// Bytes appends the slice's bytes to dst.
+func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, make([]byte, sl.Size)...)
+	if _, err := sl.ReadAt(dst[start:], 0); err != nil && !errors.Is(err, io.EOF) {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+// WriteTo writes the slice's bytes to w without copying them through a
+// user-space buffer where the platform allows (see vfs.CopyTo).
+func (sl *Slice) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(w, io.NewSectionReader(sl.seg.log, sl.Position, sl.Size))
+}
+
+// Release gives the slice's reference on its segment back. A second call
+// does nothing.
+func (sl *Slice) Release() {
+	if sl.released {
+		return
+	}
+	sl.released = true
+	sl.seg.release()
+}
+
+func (s *Segment) acquire() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.refs++
+	return nil
+}
+
+// Read returns the whole batches that start at or after the batch holding
+// startOffset, at most maxBytes of them and none starting at or beyond
+// maxPosition (the log passes the high watermark's position, or the
+// segment's size). If the first batch alone exceeds maxBytes it is returned
+// anyway when minOneBatch is set (Kafka's minOneMessage), else nothing is.
+// Read returns nil and no error when the segment holds no batch with an
+// offset at or after startOffset.
+func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, error) {
+	size := min(s.size.Load(), maxPosition)
+	pos, h, err := s.translateOffset(startOffset, size)
+	if err != nil || pos < 0 {
+		return nil, err
+	}
+	sc := newScanner(s.log, size, 64<<10)
+	end, last := pos, h.LastOffset()
+	for p := pos; p < size; {
+		hp, err := sc.header(p)
+		if err != nil {
+			return nil, &Error{File: s.LogFile(), Position: p, Err: err}
+		}
+		if next := p + int64(hp.Size()); next-pos > int64(maxBytes) {
+			if p == pos && minOneBatch {
+				end, last = next, hp.LastOffset()
+			}
+			break
+		} else {
+			end, last = next, hp.LastOffset()
+			p = next
+		}
+	}
+	if end == pos {
+		return nil, nil
+	}
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	return &Slice{seg: s, Position: pos, Size: end - pos, FirstOffset: h.BaseOffset, LastOffset: last}, nil
+}
+
+// translateOffset finds the first batch whose last offset is at least
+// offset, searching from the offset index's entry for it; it returns
+// position -1 if there is none before limit.
+func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeader, error) {
+	oi, _, err := s.indexes()
+	if err != nil {
+		return -1, record.BatchHeader{}, err
+	}
+	e, err := oi.Lookup(offset)
+	if err != nil {
+		return -1, record.BatchHeader{}, err
+	}
+	sc := newScanner(s.log, limit, 16<<10)
+	for pos := int64(e.Position); pos < limit; {
+		h, err := sc.header(pos)
+		if err != nil {
+			return -1, h, &Error{File: s.LogFile(), Position: pos, Err: err}
+		}
+		// An entry names the last offset of the batch at its position: a
+		// mismatch means the index is damaged, and trusting it could skip
+		// batches.
+		if pos == int64(e.Position) && e.Position > 0 && h.LastOffset() != e.Offset {
+			return -1, h, &Error{File: oi.Name(), Position: pos, Err: &index.CorruptIndexError{File: oi.Name(),
+				Reason: fmt.Sprintf("entry %v, but the batch there ends at offset %d", e, h.LastOffset())}}
+		}
+		if h.LastOffset() >= offset {
+			return pos, h, nil
+		}
+		pos += int64(h.Size())
+	}
+	return -1, record.BatchHeader{}, nil
+}
+
+// TimestampOffset is a record's timestamp and offset.
+type TimestampOffset struct {
+	Timestamp int64
+	Offset    int64
+}
+
+// FindOffsetByTimestamp returns the first record at or after startingOffset
+// whose timestamp is at least ts (Kafka's findOffsetByTimestamp, KAFKA_FORMAT
+// §4.3): the time index narrows the search to a batch, whose records are then
+// decoded. ok is false if the segment holds no such record.
+func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffset, bool, error) {
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return TimestampOffset{}, false, err
+	}
+	te, err := ti.Lookup(ts)
+	if err != nil {
+		return TimestampOffset{}, false, err
+	}
+	e, err := oi.Lookup(max(te.Offset, startingOffset))
+	if err != nil {
+		return TimestampOffset{}, false, err
+	}
+	size := s.size.Load()
+	sc := newScanner(s.log, size, 64<<10)
+	r := record.NewReader(record.ReaderOptions{})
+	for pos := int64(e.Position); pos < size; {
+		h, err := sc.header(pos)
+		if err != nil {
+			return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
+		}
+		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset && !h.Attributes.IsControl() {
+			batch := make([]byte, h.Size())
+			if _, err := s.log.ReadAt(batch, pos); err != nil {
+				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+			if err := r.Reset(batch); err != nil {
+				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+			for r.Next() {
+				rec := r.Record()
+				if rec.Timestamp >= ts && rec.Offset >= startingOffset {
+					return TimestampOffset{Timestamp: rec.Timestamp, Offset: rec.Offset}, true, nil
+				}
+			}
+			if err := r.Err(); err != nil {
+				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+		}
+		pos += int64(h.Size())
+	}
+	return TimestampOffset{}, false, nil
+}
+
+// TruncateTo removes every batch from the one holding offset on (Kafka
+// truncates at batch boundaries), the index entries at or above offset and
+// the aborted transactions ending at or above it, and makes the segment the
+// active one again. It returns the number of bytes removed from the .log.
+//
+// REQUIRES: no concurrent readers of this segment (the log truncates only
+// while it holds readers off the segment).
+func (s *Segment) TruncateTo(offset int64) (int64, error) {
+	s.failed = nil
+	if err := s.activate(); err != nil {
+		return 0, err
+	}
+	size := s.size.Load()
+	pos, _, err := s.translateOffset(offset, size)
+	if err != nil {
+		return 0, err
+	}
+	if pos < 0 {
+		return 0, nil
+	}
+	oi, ti, err := s.indexes()
+	if err != nil {
+		return 0, err
+	}
+	if err := errors.Join(oi.TruncateTo(offset), ti.TruncateTo(offset)); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	txn := s.txnIndex
+	s.mu.Unlock()
+	if txn != nil {
+		if err := txn.TruncateTo(offset); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.log.Truncate(pos); err != nil {
+		s.failed = err
+		return 0, &Error{File: s.LogFile(), Position: pos, Err: err}
+	}
+	s.size.Store(pos)
+	s.bytesSinceLastIndexEntry = 0
+	if pos == 0 {
+		s.created = s.cfg.now()
+	}
+	s.firstBatchTimestamp = notLoaded
+	if err := s.loadTail(); err != nil {
+		return size - pos, err
+	}
+	return size - pos, nil
+}
+
+// activate makes an inactive segment the active one: its indexes are
+// reopened for writing and expanded on next use.
+func (s *Segment) activate() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.active {
+		return nil
+	}
+	s.active = true
+	if s.offsetIndex == nil {
+		return nil
+	}
+	err := errors.Join(s.offsetIndex.Close(), s.timeIndex.Close())
+	s.offsetIndex, s.timeIndex = nil, nil
+	return err
+}
+
+// AppendAbortedTxn records an aborted transaction whose ABORT marker is in
+// this segment in the .txnindex, creating the file at the first entry.
+func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.txnIndex == nil {
+		ti, err := index.CreateTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base)
+		if err != nil {
+			return err
+		}
+		s.txnIndex = ti
+	}
+	return s.txnIndex.Append(t)
+}
+
+// CollectAbortedTxns returns the aborted transactions of this segment's
+// .txnindex that overlap [fetchOffset, upperBoundOffset) and whether the
+// search can stop here (KAFKA_FORMAT §4.4).
+func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
+	s.mu.Lock()
+	txn := s.txnIndex
+	s.mu.Unlock()
+	if txn == nil {
+		return nil, false, nil
+	}
+	return txn.CollectAbortedTxns(fetchOffset, upperBoundOffset)
+}
+
+func (s *Segment) release() {
+	s.mu.Lock()
+	s.refs--
+	last := s.refs == 0
+	closeLog := last && s.closed
+	remove := last && s.removeReady
+	s.mu.Unlock()
+	if closeLog {
+		_ = s.log.Close() // the segment's Close already returned; nothing is written here
+	}
+	if remove {
+		_ = s.removeFiles() // leftovers are .deleted files, removed when the log opens next
+	}
+}
+
+// RenameForDeletion renames the segment's files with the .deleted suffix, as
+// retention and the cleaner do before removing a segment. Readers keep
+// reading through their open files. The caller syncs the directory.
+func (s *Segment) RenameForDeletion() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.deleted {
+		return nil
+	}
+	var errs []error
+	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		from := s.path(suffix)
+		if _, err := s.fsys.Stat(from); err != nil {
+			continue // a .txnindex is optional; a missing .index was being rebuilt
+		}
+		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("segment: rename %s for deletion: %w", s.path(LogSuffix), err)
+	}
+	s.deleted = true
+	return nil
+}
+
+// Remove closes the segment and removes its files (renamed or not): now if
+// no Slice references it, else when the last one is released.
+func (s *Segment) Remove() error {
+	err := s.Close()
+	s.mu.Lock()
+	s.removeReady = true
+	now := s.refs == 0
+	s.mu.Unlock()
+	if now {
+		err = errors.Join(err, s.removeFiles())
+	}
+	return err
+}
+
+func (s *Segment) removeFiles() error {
+	s.mu.Lock()
+	suffix := ""
+	if s.deleted {
+		suffix = DeletedSuffix
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, f := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
+		if err := s.fsys.Remove(s.path(f) + suffix); err != nil && !isNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

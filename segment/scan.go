@@ -1,0 +1,91 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// scanner reads a .log sequentially through a window buffer, so that walking
+// batch headers costs one read per window rather than one per batch.
+type scanner struct {
+	f      vfs.File
+	end    int64  // scan limit: the .log size when the scan started
+	buf    []byte // window
+	bufPos int64  // file position of buf[0]
+	n      int    // valid bytes in buf
+}
+
+func newScanner(f vfs.File, end int64, window int) *scanner {
+	return &scanner{f: f, end: end, buf: make([]byte, window)}
+}
+
+// bytes returns the file's bytes [pos, pos+n), n ≤ len(sc.buf), reading a
+// new window if they are not all in the current one. The result is valid
+// until the next call.
+func (sc *scanner) bytes(pos int64, n int) ([]byte, error) {
+	if pos >= sc.bufPos && pos+int64(n) <= sc.bufPos+int64(sc.n) {
+		off := int(pos - sc.bufPos)
+		return sc.buf[off : off+n], nil
+	}
+	want := int(min(int64(len(sc.buf)), sc.end-pos))
+	if want < n {
+		return nil, io.ErrUnexpectedEOF
+	}
+	got, err := sc.f.ReadAt(sc.buf[:want], pos)
+	if got < want {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		sc.n = 0
+		return nil, err
+	}
+	sc.bufPos, sc.n = pos, want
+	return sc.buf[:n], nil
+}
+
+// header reads the batch header at pos and checks what a log scanner checks
+// (Kafka's FileLogInputStream): enough bytes for the header, a sane length
+// and magic 2, and that the whole batch lies before the end. It does not
+// check the CRC.
+func (sc *scanner) header(pos int64) (record.BatchHeader, error) {
+	left := sc.end - pos
+	if left < record.HeaderSizeUpToMagic {
+		return record.BatchHeader{}, &record.CorruptError{BaseOffset: -1, Position: int(left), Section: "batch", Kind: record.ErrTruncated, Detail: "partial batch header at the end"}
+	}
+	b, err := sc.bytes(pos, int(min(left, record.BatchHeaderLen)))
+	if err != nil {
+		return record.BatchHeader{}, err
+	}
+	size, err := record.BatchSize(b)
+	if err != nil {
+		if m := int8(b[16]); errors.Is(err, record.ErrUnsupportedMagic) && (m == 0 || m == 1) {
+			return record.BatchHeader{}, fmt.Errorf("%w (magic %d): %w", ErrLegacyFormat, m, record.ErrUnsupportedMagic)
+		}
+		return record.BatchHeader{}, err
+	}
+	if int64(size) > left {
+		return record.BatchHeader{}, &record.CorruptError{BaseOffset: -1, Position: int(left), Section: "batch", Kind: record.ErrTruncated, Detail: "batch runs past the end of the file"}
+	}
+	return record.ParseHeader(b)
+}
+
+// crc computes the CRC-32C of the bytes [pos+21, pos+size) of the batch at
+// pos, window by window.
+func (sc *scanner) crc(pos int64, size int, update func(uint32, []byte) uint32) (uint32, error) {
+	var sum uint32
+	const crcStart = 21
+	for p, end := pos+crcStart, pos+int64(size); p < end; {
+		n := int(min(int64(len(sc.buf)), end-p))
+		b, err := sc.bytes(p, n)
+		if err != nil {
+			return 0, err
+		}
+		sum = update(sum, b)
+		p += int64(n)
+	}
+	return sum, nil
+}

@@ -1,0 +1,331 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// Segment is one segment of a partition: the .log file of batches starting at
+// BaseOffset and its .index, .timeindex and (once a transaction aborts)
+// .txnindex. The Segment owns these files: nothing else opens them.
+//
+// Concurrency: one writer (the partition's appender, holding the
+// partition's write lock) calls Append, Seal, TruncateTo, Recover, Flush and
+// Close; any number of readers call Read, FindOffsetByTimestamp and the
+// accessors at the same time. Readers see a batch once Append has returned.
+type Segment struct {
+	fsys vfs.FS
+	dir  string
+	base int64
+	cfg  Config
+
+	log  vfs.File
+	size atomic.Int64 // bytes of whole batches in the .log
+
+	// Writer state (the appender's, see the type comment).
+	bytesSinceLastIndexEntry int
+	maxTimestampSoFar        atomic.Int64 // -1 until a batch has a timestamp
+	offsetOfMaxTimestamp     atomic.Int64
+	nextOffset               atomic.Int64 // -1 until known (lazily scanned)
+	firstBatchTimestamp      int64        // Kafka's rollingBasedTimestamp; -2 = not loaded
+	created                  time.Time
+	rollJitter               time.Duration
+	failed                   error
+
+	mu sync.Mutex // protects the fields below
+	//   indexes open lazily; both nil until first use
+	offsetIndex *index.OffsetIndex
+	timeIndex   *index.TimeIndex
+	txnIndex    *index.TxnIndex // nil until the file exists
+	active      bool
+	closed      bool
+	deleted     bool // files renamed to .deleted
+	removeReady bool // Remove was called: remove files when refs drop to 0
+	refs        int  // live Slices
+}
+
+const notLoaded = -2
+
+// Create creates a new, empty segment's files in dir: the .log (preallocated
+// if configured) and the .index and .timeindex preallocated to
+// MaxIndexBytes. It fails if any of them exists. rollJitter is the
+// segment's random share of segment.jitter.ms, chosen by the log.
+func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter time.Duration) (*Segment, error) {
+	s := newSegment(fsys, dir, baseOffset, cfg, rollJitter, true)
+	f, err := fsys.Create(s.path(LogSuffix))
+	if err != nil {
+		return nil, err
+	}
+	s.log = f
+	if cfg.Preallocate && cfg.SegmentBytes > 0 {
+		if err := f.Truncate(cfg.SegmentBytes); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+	}
+	s.nextOffset.Store(baseOffset)
+	s.firstBatchTimestamp = record.NoTimestamp
+	oi, err := index.CreateOffsetIndex(fsys, s.path(IndexSuffix), baseOffset, cfg.MaxIndexBytes)
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	ti, err := index.CreateTimeIndex(fsys, s.path(TimeIndexSuffix), baseOffset, cfg.MaxIndexBytes)
+	if err != nil {
+		return nil, errors.Join(err, oi.Close(), f.Close())
+	}
+	s.offsetIndex, s.timeIndex = oi, ti
+	return s, nil
+}
+
+// OpenOptions say how to open an existing segment.
+type OpenOptions struct {
+	// Active opens the indexes for appending (read-write, expanded to
+	// MaxIndexBytes) and scans the tail of the .log to find the next offset
+	// and the largest timestamp. Inactive segments open their indexes
+	// read-only, on first use.
+	Active bool
+	// RollJitter is the segment's share of segment.jitter.ms.
+	RollJitter time.Duration
+}
+
+// Open opens an existing segment without recovering it: the .log's size is
+// taken as it is and the indexes are trusted after Kafka's sanity checks
+// (run when they are first used). Call [Segment.Recover] after an unclean
+// shutdown, or when Open or a later index use reports
+// [index.ErrCorruptIndex]: Recover rebuilds the indexes from the .log.
+//
+// A missing .index needs recovery: Open returns a Segment and an error
+// matching fs.ErrNotExist, on which the caller calls Recover. A missing
+// .timeindex is created empty, as Kafka does.
+func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOptions) (*Segment, error) {
+	s := newSegment(fsys, dir, baseOffset, cfg, opts.RollJitter, opts.Active)
+	// The .log is always opened for writing: recovery and truncation may
+	// cut it, whether or not the segment is active.
+	f, err := fsys.OpenReadWrite(s.path(LogSuffix))
+	if err != nil {
+		return nil, err
+	}
+	s.log = f
+	size, err := f.Size()
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	if size > maxLogBytes {
+		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
+	}
+	s.size.Store(size)
+	if _, err := fsys.Stat(s.path(TimeIndexSuffix)); errors.Is(err, fs.ErrNotExist) {
+		ti, err := index.CreateTimeIndex(fsys, s.path(TimeIndexSuffix), baseOffset, cfg.MaxIndexBytes)
+		if err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		if err := ti.Close(); err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+	}
+	if _, err := fsys.Stat(s.path(TxnIndexSuffix)); err == nil {
+		mode := index.ReadOnly
+		if opts.Active {
+			mode = index.ReadWrite
+		}
+		if s.txnIndex, err = index.OpenTxnIndex(fsys, s.path(TxnIndexSuffix), baseOffset, mode); err != nil {
+			return s, err
+		}
+	}
+	if _, err := fsys.Stat(s.path(IndexSuffix)); err != nil {
+		return s, &Error{File: s.path(IndexSuffix), Err: err}
+	}
+	if opts.Active {
+		if _, _, err := s.indexes(); err != nil {
+			return s, err
+		}
+		if err := s.loadTail(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
+
+// maxLogBytes is the largest .log Kafka can address with int32 positions.
+const maxLogBytes = 1<<31 - 1
+
+func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Duration, active bool) *Segment {
+	if cfg.IndexIntervalBytes <= 0 {
+		cfg.IndexIntervalBytes = DefaultConfig().IndexIntervalBytes
+	}
+	if cfg.MaxIndexBytes <= 0 {
+		cfg.MaxIndexBytes = DefaultConfig().MaxIndexBytes
+	}
+	s := &Segment{fsys: fsys, dir: dir, base: base, cfg: cfg, rollJitter: jitter, active: active,
+		created: cfg.now(), firstBatchTimestamp: notLoaded}
+	s.maxTimestampSoFar.Store(record.NoTimestamp)
+	s.offsetOfMaxTimestamp.Store(base)
+	s.nextOffset.Store(-1)
+	return s
+}
+
+func (s *Segment) path(suffix string) string { return filepath.Join(s.dir, FileName(s.base, suffix)) }
+
+// BaseOffset returns the offset of the segment's first possible record.
+func (s *Segment) BaseOffset() int64 { return s.base }
+
+// Size returns the size of the .log's batches in bytes.
+func (s *Segment) Size() int64 { return s.size.Load() }
+
+// LogFile returns the path of the .log file.
+func (s *Segment) LogFile() string { return s.path(LogSuffix) }
+
+// MaxTimestamp returns the largest batch max timestamp in the segment, or -1.
+// For a segment opened inactive it is loaded on first use.
+func (s *Segment) MaxTimestamp() (int64, error) {
+	if err := s.ensureTailLoaded(); err != nil {
+		return record.NoTimestamp, err
+	}
+	return s.maxTimestampSoFar.Load(), nil
+}
+
+// NextOffset returns the offset after the segment's last batch (the base
+// offset if it is empty). For a segment opened inactive it is found by a
+// scan of the batches after the last index entry, on first use.
+func (s *Segment) NextOffset() (int64, error) {
+	if err := s.ensureTailLoaded(); err != nil {
+		return -1, err
+	}
+	return s.nextOffset.Load(), nil
+}
+
+func (s *Segment) ensureTailLoaded() error {
+	if s.nextOffset.Load() >= 0 {
+		return nil
+	}
+	return s.loadTail()
+}
+
+// indexes returns the offset and time indexes, opening them on first use
+// (read-write for the active segment, read-only otherwise) and running
+// Kafka's sanity checks, plus one of ours: the last offset entry must point
+// inside the .log.
+func (s *Segment) indexes() (*index.OffsetIndex, *index.TimeIndex, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, nil, ErrClosed
+	}
+	if s.offsetIndex != nil {
+		return s.offsetIndex, s.timeIndex, nil
+	}
+	mode := index.ReadOnly
+	if s.active {
+		mode = index.ReadWrite
+	}
+	oi, err := index.OpenOffsetIndex(s.fsys, s.path(IndexSuffix), s.base, s.cfg.MaxIndexBytes, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	ti, err := index.OpenTimeIndex(s.fsys, s.path(TimeIndexSuffix), s.base, s.cfg.MaxIndexBytes, mode)
+	if err != nil {
+		return nil, nil, errors.Join(err, oi.Close())
+	}
+	err = errors.Join(oi.SanityCheck(), ti.SanityCheck())
+	if err == nil && oi.Entries() > 0 {
+		last, lerr := oi.Entry(oi.Entries() - 1)
+		if lerr != nil {
+			err = lerr
+		} else if int64(last.Position) >= s.size.Load() {
+			err = &index.CorruptIndexError{File: oi.Name(), Reason: fmt.Sprintf("last entry %v points past the end of the .log (%d bytes)", last, s.size.Load())}
+		}
+	}
+	if err == nil && s.active {
+		_, err = oi.Resize(int64(s.cfg.MaxIndexBytes))
+		if err == nil {
+			_, err = ti.Resize(int64(s.cfg.MaxIndexBytes))
+		}
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, oi.Close(), ti.Close())
+	}
+	s.offsetIndex, s.timeIndex = oi, ti
+	return oi, ti, nil
+}
+
+// Flush makes everything appended so far durable: the .log, then the
+// indexes.
+func (s *Segment) Flush() error {
+	if err := s.log.Sync(); err != nil {
+		return &Error{File: s.path(LogSuffix), Position: s.size.Load(), Err: err}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	if s.offsetIndex != nil {
+		errs = append(errs, s.offsetIndex.Flush(), s.timeIndex.Flush())
+	}
+	if s.txnIndex != nil {
+		errs = append(errs, s.txnIndex.Flush())
+	}
+	return errors.Join(errs...)
+}
+
+// Close seals the indexes (the final time index entry, trimmed files) and
+// closes every file, joining their errors. A preallocated .log is trimmed to
+// its batches. Slices still referencing the segment keep reading until
+// released. A second Close returns nil.
+func (s *Segment) Close() error {
+	var errs []error
+	if s.active {
+		errs = append(errs, s.finalTimeIndexEntry())
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	if s.offsetIndex != nil {
+		errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close())
+	}
+	if s.txnIndex != nil {
+		errs = append(errs, s.txnIndex.Close())
+	}
+	closeLog := s.refs == 0
+	s.mu.Unlock()
+	if s.active && s.cfg.Preallocate {
+		errs = append(errs, s.log.Truncate(s.size.Load()))
+	}
+	if closeLog {
+		errs = append(errs, s.log.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// finalTimeIndexEntry appends (max timestamp so far, its offset) to the time
+// index, in its reserved last slot, if it is newer than the last entry.
+func (s *Segment) finalTimeIndexEntry() error {
+	ts := s.maxTimestampSoFar.Load()
+	if ts < 0 {
+		return nil
+	}
+	_, ti, err := s.indexes()
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	return ti.MaybeAppend(ts, s.offsetOfMaxTimestamp.Load(), true)
+}
+
+// String names the segment for logs.
+func (s *Segment) String() string {
+	return fmt.Sprintf("segment %s (base offset %d, %d bytes)", s.path(LogSuffix), s.base, s.size.Load())
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
