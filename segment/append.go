@@ -203,7 +203,8 @@ func (s *Segment) loadTail() error {
 	}
 	next := s.base
 	size := s.size.Load()
-	sc := newScanner(s.log, size, 64<<10)
+	sc := newScanner(s.log, size, scanWindow)
+	defer sc.release()
 	for pos := from; pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -50,9 +51,10 @@ func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
 }
 
 // WriteTo writes the slice's bytes to w without copying them through a
-// user-space buffer where the platform allows (see vfs.CopyTo).
+// user-space buffer where the platform allows: sendfile(2) to a socket on
+// Linux, a copy elsewhere.
 func (sl *Slice) WriteTo(w io.Writer) (int64, error) {
-	return io.Copy(w, io.NewSectionReader(sl.seg.log, sl.Position, sl.Size))
+	return vfs.CopyRange(w, sl.seg.log, sl.Position, sl.Size)
 }
 
 // Release gives the slice's reference on its segment back. A second call
@@ -88,7 +90,8 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	if err != nil || pos < 0 {
 		return nil, err
 	}
-	sc := newScanner(s.log, size, 64<<10)
+	sc := newScanner(s.log, size, scanWindow)
+	defer sc.release()
 	end, last := pos, h.LastOffset()
 	for p := pos; p < size; {
 		hp, err := sc.header(p)
@@ -126,7 +129,8 @@ func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeade
 	if err != nil {
 		return -1, record.BatchHeader{}, err
 	}
-	sc := newScanner(s.log, limit, 16<<10)
+	sc := newScanner(s.log, limit, scanWindow)
+	defer sc.release()
 	for pos := int64(e.Position); pos < limit; {
 		h, err := sc.header(pos)
 		if err != nil {
@@ -171,7 +175,8 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 		return TimestampOffset{}, false, err
 	}
 	size := s.size.Load()
-	sc := newScanner(s.log, size, 64<<10)
+	sc := newScanner(s.log, size, scanWindow)
+	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
 	for pos := int64(e.Position); pos < size; {
 		h, err := sc.header(pos)

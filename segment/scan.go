@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
@@ -19,8 +20,26 @@ type scanner struct {
 	n      int    // valid bytes in buf
 }
 
+// scanWindow is the window of the pooled scanners that reads use.
+const scanWindow = 64 << 10
+
+var scanBufs = sync.Pool{New: func() any { return new([scanWindow]byte) }}
+
+// newScanner returns a scanner with a window of the given size; windows of
+// scanWindow bytes come from a pool and go back with release.
 func newScanner(f vfs.File, end int64, window int) *scanner {
+	if window == scanWindow {
+		return &scanner{f: f, end: end, buf: scanBufs.Get().(*[scanWindow]byte)[:]}
+	}
 	return &scanner{f: f, end: end, buf: make([]byte, window)}
+}
+
+// release returns a pooled window; the scanner is unusable afterwards.
+func (sc *scanner) release() {
+	if len(sc.buf) == scanWindow {
+		scanBufs.Put((*[scanWindow]byte)(sc.buf))
+	}
+	sc.buf = nil
 }
 
 // bytes returns the file's bytes [pos, pos+n), n ≤ len(sc.buf), reading a

@@ -3,6 +3,7 @@ package segment
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"testing"
 	"time"
@@ -425,4 +426,26 @@ func TestClosedSegment(t *testing.T) {
 	require.True(t, errors.Is(err, ErrClosed))
 	require.ErrorIs(t, s.AppendAbortedTxn(index.AbortedTxn{}), ErrClosed)
 	_ = record.NoTimestamp
+}
+
+func TestSliceWriteToAndReadAt(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s := create(t, e, 0, testConfig())
+		defer s.Close()
+		batches := fill(t, s, 0, 6, 3, 50, 1000)
+		sl, err := s.Read(3, 1<<20, s.Size(), true)
+		require.NoError(t, err)
+		defer sl.Release()
+		var buf bytes.Buffer
+		n, err := sl.WriteTo(&buf)
+		require.NoError(t, err)
+		require.Equal(t, sl.Size, n)
+		require.Equal(t, bytes.Join(batches[1:], nil), buf.Bytes())
+		p := make([]byte, 10)
+		got, err := sl.ReadAt(p, sl.Size-5)
+		require.Equal(t, 5, got)
+		require.ErrorIs(t, err, io.EOF)
+		_, err = sl.ReadAt(p, sl.Size)
+		require.ErrorIs(t, err, io.EOF)
+	})
 }
