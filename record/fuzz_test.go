@@ -46,6 +46,17 @@ func FuzzDecode(f *testing.F) {
 		}
 		r := NewReader(ReaderOptions{MaxDecompressedBytes: 1 << 20, SkipCRC: true})
 		h, recs, err := decodeFuzz(r, data)
+		// Skim accepts exactly what Next accepts, record for record.
+		if r.Reset(data) == nil {
+			n := 0
+			for _, _, _, ok := r.Skim(); ok; _, _, _, ok = r.Skim() {
+				n++
+			}
+			require.Equal(t, err == nil, r.Err() == nil, "Skim and Next disagree: %v / %v", r.Err(), err)
+			if err == nil {
+				require.Len(t, recs, n)
+			}
+		}
 		if err != nil {
 			require.Truef(t, isTyped(err), "untyped error %v", err)
 			return

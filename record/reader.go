@@ -241,3 +241,115 @@ func (r *Reader) readBytes(b []byte, pos int, what string) ([]byte, int, error) 
 	end := next + int(n)
 	return b[next:end:end], end, nil
 }
+
+// SkipTo moves to the first record whose offset is at least offset, reading
+// only the length and offset delta of the records before it (their other
+// fields are not decoded or checked), so that a point read does not decode
+// a whole batch. The next call to Next decodes that record. It returns
+// false if the batch ends first or on an error (see Err).
+func (r *Reader) SkipTo(offset int64) bool {
+	if r.err != nil || r.data == nil {
+		return false
+	}
+	for r.n < r.hdr.RecordsCount && r.pos < len(r.data) {
+		bodyLen, p, ok := readVarint(r.data, r.pos)
+		if !ok || bodyLen < 1 || int(bodyLen) > len(r.data)-p {
+			r.err = recordsErr(r.hdr.BaseOffset, r.pos, ErrBadRecord, "record length while skipping")
+			return false
+		}
+		end := p + int(bodyLen)
+		_, q, ok := readVarlong(r.data[:end], p+1)
+		var delta int32
+		if ok {
+			delta, _, ok = readVarint(r.data[:end], q)
+		}
+		if !ok {
+			r.err = recordsErr(r.hdr.BaseOffset, p, ErrVarint, "record header while skipping")
+			return false
+		}
+		if r.hdr.BaseOffset+int64(delta) >= offset {
+			return true
+		}
+		r.pos = end
+		r.n++
+	}
+	return r.n < r.hdr.RecordsCount
+}
+
+// Skim moves past the next record, checking its layout exactly as Next does
+// (varint limits, lengths, header count, the declared length consumed
+// exactly, the record count) but without producing its key, value and
+// headers. It returns the record's offset delta, its timestamp (as Next
+// would report it) and whether its key is null; ok is false at the end of
+// the batch or on an error (see Err). A log validating an appended batch
+// uses it: every record is checked at a fraction of a full decode.
+func (r *Reader) Skim() (offsetDelta int32, timestamp int64, nullKey bool, ok bool) {
+	if r.err != nil || r.data == nil {
+		return 0, 0, false, false
+	}
+	if r.n == r.hdr.RecordsCount || r.pos == len(r.data) {
+		r.Next() // reports the end, or the count mismatch, as Next does
+		return 0, 0, false, false
+	}
+	b, start := r.data, r.pos
+	bodyLen, pos, vok := readVarint(b, start)
+	if !vok || bodyLen < 1 || int(bodyLen) > len(b)-pos {
+		r.err = r.decode() // the full decoder names the problem
+		return 0, 0, false, false
+	}
+	end := pos + int(bodyLen)
+	body := b[:end]
+	pos++ // attributes
+	tsDelta, pos, vok := readVarlong(body, pos)
+	if vok {
+		offsetDelta, pos, vok = readVarint(body, pos)
+	}
+	var keyLen int32
+	if vok {
+		keyLen, pos, vok = skipBytes(body, pos)
+	}
+	if vok {
+		_, pos, vok = skipBytes(body, pos)
+	}
+	var count int32
+	if vok {
+		count, pos, vok = readVarint(body, pos)
+		vok = vok && count >= 0 && int(count) <= (end-pos)/2
+	}
+	for i := int32(0); vok && i < count; i++ {
+		var kl int32
+		kl, pos, vok = skipBytes(body, pos)
+		vok = vok && kl >= 0
+		if vok {
+			_, pos, vok = skipBytes(body, pos)
+		}
+	}
+	if !vok || pos != end {
+		r.err = r.decode()
+		if r.err == nil { // cannot happen: decode checks the same rules
+			r.err = recordsErr(r.hdr.BaseOffset, start, ErrBadRecord, "malformed record")
+		}
+		return 0, 0, false, false
+	}
+	r.pos = end
+	r.n++
+	if r.hdr.Attributes.TimestampType() == LogAppendTime {
+		timestamp = r.hdr.MaxTimestamp
+	} else {
+		timestamp = r.hdr.BaseTimestamp + tsDelta
+	}
+	return offsetDelta, timestamp, keyLen < 0, true
+}
+
+// skipBytes reads a varint length and skips that many bytes (none for -1).
+// ok is false for a bad varint, a length below -1, or one past the end.
+func skipBytes(b []byte, pos int) (n int32, next int, ok bool) {
+	n, next, ok = readVarint(b, pos)
+	switch {
+	case !ok || n < -1 || int(n) > len(b)-next:
+		return n, pos, false
+	case n > 0:
+		next += int(n)
+	}
+	return n, next, true
+}

@@ -384,3 +384,64 @@ func TestEstimateRecordSize(t *testing.T) {
 		require.LessOrEqual(t, b.Size()-BatchHeaderLen, EstimateRecordSize(r.Key, r.Value, r.Headers))
 	}
 }
+
+func TestSkipTo(t *testing.T) {
+	recs := []Record{
+		{OffsetDelta: 0, Timestamp: 1, Key: []byte("a")},
+		{OffsetDelta: 2, Timestamp: 2, Key: []byte("b")},
+		{OffsetDelta: 3, Timestamp: 3, Key: []byte("c"), Headers: []Header{{Key: []byte("h")}}},
+		{OffsetDelta: 7, Timestamp: 4, Key: []byte("d")},
+	}
+	h := producerHeader()
+	h.BaseOffset = 100
+	for _, c := range []Compression{None, Zstd} {
+		h.Attributes = h.Attributes.WithCompression(c)
+		batch, err := AppendBatch(nil, h, DefaultLevel, recs)
+		require.NoError(t, err)
+		tests := []struct {
+			target int64
+			want   []byte // key of the record found, nil for none
+		}{
+			{0, []byte("a")}, {100, []byte("a")}, {101, []byte("b")}, {102, []byte("b")},
+			{103, []byte("c")}, {104, []byte("d")}, {107, []byte("d")}, {108, nil},
+		}
+		for _, tc := range tests {
+			r := NewReader(ReaderOptions{})
+			require.NoError(t, r.Reset(batch))
+			ok := r.SkipTo(tc.target)
+			require.Equal(t, tc.want != nil, ok, "target %d", tc.target)
+			if ok {
+				require.True(t, r.Next())
+				require.Equal(t, tc.want, r.Record().Key)
+				for r.Next() {
+				}
+			}
+			require.NoError(t, r.Err())
+		}
+	}
+}
+
+// TestSkimMatchesNext: Skim reports what Next decodes, and accepts and
+// rejects exactly what Next accepts and rejects (see also FuzzDecode).
+func TestSkimMatchesNext(t *testing.T) {
+	for _, c := range []Compression{None, Snappy} {
+		h := producerHeader()
+		h.Attributes = h.Attributes.WithCompression(c)
+		batch, err := AppendBatch(nil, h, DefaultLevel, withOffsets(sampleRecords(), 0))
+		require.NoError(t, err)
+		full, skim := NewReader(ReaderOptions{}), NewReader(ReaderOptions{})
+		require.NoError(t, full.Reset(batch))
+		require.NoError(t, skim.Reset(batch))
+		for full.Next() {
+			d, ts, nullKey, ok := skim.Skim()
+			require.True(t, ok)
+			rec := full.Record()
+			require.Equal(t, rec.OffsetDelta, d)
+			require.Equal(t, rec.Timestamp, ts)
+			require.Equal(t, rec.Key == nil, nullKey)
+		}
+		_, _, _, ok := skim.Skim()
+		require.False(t, ok)
+		require.NoError(t, skim.Err())
+	}
+}

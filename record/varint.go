@@ -50,7 +50,15 @@ func uvarintLen(u uint64) int {
 // position after it, or ok=false if the input ends, the encoding is longer
 // than 5 bytes, or the value does not fit in 32 bits.
 func readVarint(b []byte, pos int) (v int32, next int, ok bool) {
-	if pos < len(b) && b[pos] < 0x80 { // one-byte fast path
+	if pos+1 < len(b) { // one- and two-byte fast paths
+		if c := b[pos]; c < 0x80 {
+			u := uint32(c)
+			return int32(u>>1) ^ -int32(u&1), pos + 1, true
+		} else if d := b[pos+1]; d < 0x80 {
+			u := uint32(c&0x7f) | uint32(d)<<7
+			return int32(u>>1) ^ -int32(u&1), pos + 2, true
+		}
+	} else if pos < len(b) && b[pos] < 0x80 {
 		u := uint32(b[pos])
 		return int32(u>>1) ^ -int32(u&1), pos + 1, true
 	}

@@ -18,6 +18,7 @@ type scanner struct {
 	buf    []byte // window
 	bufPos int64  // file position of buf[0]
 	n      int    // valid bytes in buf
+	ahead  int    // bytes to read at the next refill: grows from 4 KiB to len(buf)
 }
 
 // scanWindow is the window of the pooled scanners that reads use.
@@ -50,7 +51,13 @@ func (sc *scanner) bytes(pos int64, n int) ([]byte, error) {
 		off := int(pos - sc.bufPos)
 		return sc.buf[off : off+n], nil
 	}
-	want := int(min(int64(len(sc.buf)), sc.end-pos))
+	// Read ahead little at first (a point lookup needs one header) and
+	// more as the scan goes on (a fetch or recovery walks many batches).
+	if sc.ahead == 0 {
+		sc.ahead = min(4096, len(sc.buf))
+	}
+	want := int(min(int64(max(sc.ahead, n)), sc.end-pos))
+	sc.ahead = min(2*sc.ahead, len(sc.buf))
 	if want < n {
 		return nil, io.ErrUnexpectedEOF
 	}
