@@ -1,28 +1,37 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/stretchr/testify/require"
 )
 
 func TestQuickstart(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, run(dir, 10))
-	data, err := os.ReadFile(filepath.Join(dir, "00000000000000000000.log"))
+	devnull, err := os.Open(os.DevNull)
 	require.NoError(t, err)
-	var next int64
-	for pos := 0; pos < len(data); {
-		size, err := record.BatchSize(data[pos:])
+	defer devnull.Close()
+	require.NoError(t, run(context.Background(), dir, 3000, 100, devnull))
+	// A second run appends to the same directory.
+	require.NoError(t, run(context.Background(), dir, 3000, 100, devnull))
+
+	d, err := log.Open(context.Background(), dir, log.DefaultConfig())
+	require.NoError(t, err)
+	defer d.Close()
+	require.True(t, d.Recovery().Clean)
+	var total int64
+	for p := int32(0); p < 3; p++ {
+		l, err := d.Partition("quickstart", p)
 		require.NoError(t, err)
-		h, err := record.Validate(data[pos : pos+size])
-		require.NoError(t, err)
-		require.Equal(t, next, h.BaseOffset, "offsets continue from batch to batch")
-		next = h.NextOffset()
-		pos += size
+		total += l.LogEndOffset()
 	}
-	require.Equal(t, int64(50), next, "five batches of ten records")
+	require.Equal(t, int64(6000), total)
+	for _, f := range []string{"meta.properties", "quickstart-0/00000000000000000000.log", "quickstart-2/partition.metadata"} {
+		_, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err, f)
+	}
 }

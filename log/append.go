@@ -1,0 +1,351 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+)
+
+// AppendResult describes an appended batch.
+type AppendResult struct {
+	// BaseOffset and LastOffset are the offsets the batch's records got.
+	BaseOffset, LastOffset int64
+	// LogAppendTime is the time stamped on the batch for LogAppendTime
+	// topics, else -1.
+	LogAppendTime int64
+	// LogStartOffset is the log start offset after the append.
+	LogStartOffset int64
+	// Records is the number of records in the batch.
+	Records int
+}
+
+// Append appends one producer batch as the partition leader, as Kafka's
+// broker does with a ProduceRequest (KAFKA_FORMAT §11): it validates the
+// batch (CRC, sizes, offsets, timestamps, keys on compacted topics),
+// recompresses it if the topic's compression.type asks for another codec,
+// assigns offsets by rewriting the base offset, stamps the leader epoch and,
+// on LogAppendTime topics, the append time, then writes it to the active
+// segment, rolling first if the segment is due.
+//
+// Append rewrites batch in place; the caller may reuse it once Append
+// returns. When Append returns nil the batch is in the page cache: readable,
+// surviving a crash of this process but not of the machine, unless the
+// topic's flush.messages made this append flush. Use [Log.AppendDurable] or
+// [Log.Sync] for durability.
+func (l *Log) Append(batch []byte) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	h, batch, err := l.validateLocked(batch)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	res := AppendResult{LogAppendTime: record.NoTimestamp, Records: int(h.RecordsCount)}
+	base := l.LogEndOffset()
+	if err := errors.Join(record.SetBaseOffset(batch, base), record.SetPartitionLeaderEpoch(batch, l.leaderEpoch)); err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	h.BaseOffset, h.PartitionLeaderEpoch = base, l.leaderEpoch
+	if l.Config().MessageTimestampType == record.LogAppendTime {
+		res.LogAppendTime = l.now().UnixMilli()
+		if err := record.SetLogAppendTime(batch, res.LogAppendTime); err != nil {
+			return AppendResult{}, l.perr(err)
+		}
+		h.Attributes = h.Attributes.WithTimestampType(record.LogAppendTime)
+		h.MaxTimestamp = res.LogAppendTime
+	}
+	if err := l.appendLocked(batch, &h); err != nil {
+		return AppendResult{}, err
+	}
+	res.BaseOffset, res.LastOffset, res.LogStartOffset = h.BaseOffset, h.LastOffset(), l.LogStartOffset()
+	return res, nil
+}
+
+// AppendDurable appends like [Log.Append] and returns once the batch is
+// fsynced. Concurrent durable appends share fsyncs (group commit): one
+// caller syncs everything appended so far while the others wait for it.
+//
+// If ctx ends while waiting for the fsync, AppendDurable returns ctx's error
+// with the result: the batch was appended (it is readable, and it will be
+// durable after the next flush), but the caller was not told it is durable.
+func (l *Log) AppendDurable(ctx context.Context, batch []byte) (AppendResult, error) {
+	res, err := l.Append(batch)
+	if err != nil {
+		return res, err
+	}
+	return res, l.Sync(ctx, res.LastOffset+1)
+}
+
+// AppendAsReplica appends a batch that already has its offsets, as a
+// follower replica does with what it fetched from the leader: the batch must
+// be valid and start at or after the log end offset; its offsets, leader
+// epoch and timestamps are kept. Control batches are accepted.
+func (l *Log) AppendAsReplica(batch []byte) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	h, err := record.Validate(batch)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	if h.BaseOffset < l.LogEndOffset() {
+		return AppendResult{}, l.perr(fmt.Errorf("%w: replica batch starts at %d, below the log end offset %d", ErrInvalidRecord, h.BaseOffset, l.LogEndOffset()))
+	}
+	if err := l.checkSizeLocked(len(batch)); err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	if err := l.appendLocked(batch, &h); err != nil {
+		return AppendResult{}, err
+	}
+	res := AppendResult{BaseOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: record.NoTimestamp,
+		LogStartOffset: l.LogStartOffset(), Records: int(h.RecordsCount)}
+	if h.Attributes.TimestampType() == record.LogAppendTime {
+		res.LogAppendTime = h.MaxTimestamp
+	}
+	return res, nil
+}
+
+func (l *Log) perr(err error) error {
+	return &PartitionError{Topic: l.topic, Partition: l.partition, Err: err}
+}
+
+func (l *Log) writableLocked() error {
+	if err := l.checkOpen(); err != nil {
+		return err
+	}
+	if l.failed != nil {
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, l.failed))
+	}
+	return nil
+}
+
+func (l *Log) checkSizeLocked(n int) error {
+	c := l.Config()
+	if n > c.MaxMessageBytes {
+		return fmt.Errorf("%w: %d bytes, max.message.bytes is %d", ErrRecordTooLarge, n, c.MaxMessageBytes)
+	}
+	if int64(n) > c.SegmentBytes {
+		return fmt.Errorf("%w: %d bytes, segment.bytes is %d", ErrRecordTooLarge, n, c.SegmentBytes)
+	}
+	return nil
+}
+
+// validateLocked applies KAFKA_FORMAT §11.1 to a client batch. It returns
+// the header and the batch to write: the same bytes, or a rebuilt batch
+// (owned by l.rebuild) when the topic's codec differs or a compressed
+// batch's offset deltas are not 0..n-1.
+func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
+	c := l.Config()
+	h, err := record.Validate(batch)
+	if err != nil {
+		return h, nil, err
+	}
+	switch {
+	case h.BaseOffset != 0:
+		return h, nil, fmt.Errorf("%w: a client batch has base offset 0, not %d", ErrInvalidRecord, h.BaseOffset)
+	case h.RecordsCount <= 0 || int64(h.LastOffsetDelta)+1 != int64(h.RecordsCount):
+		return h, nil, fmt.Errorf("%w: %d records with lastOffsetDelta %d", ErrInvalidRecord, h.RecordsCount, h.LastOffsetDelta)
+	case h.Attributes.IsControl():
+		return h, nil, fmt.Errorf("%w: clients may not produce control batches", ErrInvalidRecord)
+	case h.ProducerID >= 0 && h.BaseSequence < 0:
+		return h, nil, fmt.Errorf("%w: producer id %d without a base sequence", ErrInvalidRecord, h.ProducerID)
+	case h.Attributes.TimestampType() == record.LogAppendTime:
+		return h, nil, fmt.Errorf("%w: producers must not set LogAppendTime", ErrInvalidTimestamp)
+	}
+	if err := l.checkSizeLocked(len(batch)); err != nil {
+		return h, nil, err
+	}
+	codec, keep := c.CompressionType.Codec()
+	if keep {
+		codec = h.Attributes.Compression()
+	}
+	rebuild := codec != h.Attributes.Compression()
+
+	r := l.appendReader
+	if err := r.Reset(batch); err != nil {
+		return h, nil, err
+	}
+	now := l.now().UnixMilli()
+	maxTS := record.NoTimestamp
+	compacted := c.CleanupPolicy.Compact
+	// The accepted timestamp window, computed once: [now-before, now+after].
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
+	if c.MessageTimestampType == record.CreateTime {
+		if c.MessageTimestampBeforeMax >= 0 {
+			lo = now - c.MessageTimestampBeforeMax.Milliseconds()
+		}
+		if c.MessageTimestampAfterMax >= 0 {
+			hi = now + c.MessageTimestampAfterMax.Milliseconds()
+		}
+	}
+	// Every record is checked (layout, offset delta, key, timestamp) with
+	// Skim, which validates as a full decode does without producing the
+	// records' fields.
+	for i := int32(0); ; i++ {
+		delta, ts, nullKey, ok := r.Skim()
+		if !ok {
+			break
+		}
+		if delta != i {
+			if h.Attributes.Compression() == record.None {
+				return h, nil, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, delta)
+			}
+			rebuild = true // Kafka rebuilds compressed batches with bad inner offsets
+		}
+		if compacted && nullKey {
+			return h, nil, fmt.Errorf("%w: compacted topic %s requires a key on every record", ErrInvalidRecord, l.topic)
+		}
+		if (ts < lo || ts > hi) && ts != record.NoTimestamp {
+			return h, nil, timestampError(ts, now, c)
+		}
+		maxTS = max(maxTS, ts)
+	}
+	if err := r.Err(); err != nil {
+		return h, nil, err
+	}
+	if rebuild {
+		return l.rebuildLocked(batch, h, codec, c)
+	}
+	if c.MessageTimestampType == record.CreateTime && h.MaxTimestamp != maxTS {
+		if err := record.SetMaxTimestamp(batch, maxTS); err != nil {
+			return h, nil, err
+		}
+		h.MaxTimestamp = maxTS
+	}
+	return h, batch, nil
+}
+
+// timestampError says which bound a timestamp broke.
+func timestampError(ts, now int64, c TopicConfig) error {
+	if now-ts > 0 {
+		return fmt.Errorf("%w: timestamp %d is more than message.timestamp.before.max.ms=%d before the broker time %d",
+			ErrInvalidTimestamp, ts, c.MessageTimestampBeforeMax.Milliseconds(), now)
+	}
+	return fmt.Errorf("%w: timestamp %d is more than message.timestamp.after.max.ms=%d after the broker time %d",
+		ErrInvalidTimestamp, ts, c.MessageTimestampAfterMax.Milliseconds(), now)
+}
+
+// rebuildLocked re-encodes batch with codec, keeping its producer fields
+// and transactional flag, with fresh offset deltas 0..n-1 and the records'
+// own timestamps (Kafka's LogValidator rebuild).
+func (l *Log) rebuildLocked(batch []byte, h record.BatchHeader, codec record.Compression, c TopicConfig) (record.BatchHeader, []byte, error) {
+	r := l.appendReader
+	if err := r.Reset(batch); err != nil {
+		return h, nil, err
+	}
+	attrs := record.Attributes(0).WithCompression(codec).WithTransactional(h.Attributes.IsTransactional())
+	l.rebuild.Reset(record.BatchHeader{PartitionLeaderEpoch: h.PartitionLeaderEpoch, Attributes: attrs,
+		ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, BaseSequence: h.BaseSequence}, c.compressionLevel(codec))
+	for r.Next() {
+		rec := r.Record()
+		if err := l.rebuild.Append(rec.Timestamp, rec.Key, rec.Value, rec.Headers); err != nil {
+			return h, nil, fmt.Errorf("%w: %w", ErrInvalidRecord, err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return h, nil, err
+	}
+	out, err := l.rebuild.Build()
+	if err != nil {
+		return h, nil, err
+	}
+	if len(out) > c.MaxMessageBytes {
+		return h, nil, fmt.Errorf("%w: %d bytes after recompression with %s, max.message.bytes is %d", ErrRecordTooLarge, len(out), codec, c.MaxMessageBytes)
+	}
+	return l.rebuild.Header(), out, nil
+}
+
+// appendLocked writes a batch with assigned offsets: rolls if due, appends to
+// the active segment, records the leader epoch, applies flush.messages and
+// wakes readers.
+func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
+	if err := l.maybeRollLocked(h, len(batch)); err != nil {
+		return err
+	}
+	if err := l.activeSegment().Append(batch, h); err != nil {
+		l.failed = err
+		l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	l.logEndOffset.Store(h.NextOffset())
+	if h.PartitionLeaderEpoch >= 0 {
+		// A new epoch is written at once (KAFKA_FORMAT §6.2); a failure to
+		// write it loses nothing the log cannot rebuild, so it is logged.
+		changed, err := l.epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		if err == nil && changed {
+			err = l.epochs.Write(l.fsys, filepath.Join(l.dir, checkpoint.LeaderEpochFile))
+		}
+		if err != nil {
+			l.logger.Warn("updating leader-epoch-checkpoint failed", "partition", l.tp(), "err", err)
+		}
+	}
+	l.unflushedMessages += int64(h.LastOffsetDelta) + 1
+	c := l.Config()
+	if c.FlushMessages > 0 && l.unflushedMessages >= c.FlushMessages {
+		if err := l.flushLocked(l.LogEndOffset()); err != nil {
+			l.wake()
+			return err
+		}
+	}
+	l.wake()
+	return nil
+}
+
+// maybeRollLocked rolls a new segment, named by the incoming batch's base
+// offset, when the active one is due (KAFKA_FORMAT §3.4).
+func (l *Log) maybeRollLocked(h *record.BatchHeader, size int) error {
+	c := l.Config()
+	active := l.activeSegment()
+	roll, err := active.ShouldRoll(segment.RollParams{BatchBytes: size, MaxTimestamp: h.MaxTimestamp, LastOffset: h.LastOffset(),
+		SegmentBytes: c.SegmentBytes, SegmentTime: c.SegmentRollTime, Now: l.now()})
+	if err != nil {
+		return l.perr(err)
+	}
+	if !roll || active.Size() == 0 {
+		return nil
+	}
+	return l.rollLocked(h.BaseOffset)
+}
+
+// rollLocked seals the active segment and creates the next one at base.
+func (l *Log) rollLocked(base int64) error {
+	segs := l.segs()
+	if err := segs[len(segs)-1].Seal(); err != nil {
+		return l.perr(err)
+	}
+	s, err := segment.Create(l.fsys, l.dir, base, l.segmentConfig(), l.rollJitter())
+	if err != nil {
+		l.failed = err
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	l.dirDirty = true
+	next := make([]*segment.Segment, len(segs), len(segs)+1)
+	copy(next, segs)
+	l.setSegments(append(next, s))
+	l.logger.Debug("rolled a new segment", "partition", l.tp(), "baseOffset", base)
+	return nil
+}
+
+// Roll seals the active segment and starts a new one at the log end offset,
+// unless the active segment is empty.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if l.activeSegment().Size() == 0 {
+		return nil
+	}
+	return l.rollLocked(l.LogEndOffset())
+}

@@ -1,0 +1,354 @@
+package log
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/vfs"
+)
+
+// Config configures a log directory (Kafka's LogManager) and the defaults of
+// its topics: Kafka's broker properties. Start from [DefaultConfig].
+// Logger, FS and Now are hooks, not properties. A Config is a value; the Dir
+// keeps its own copy.
+type Config struct {
+	// NodeID mirrors node.id: the node identity written to meta.properties
+	// (KAFKA_FORMAT §6.5). Kafka requires it in KRaft mode (its default, -1,
+	// means unset); kafkalite, a single node, defaults to 0. At least 0.
+	NodeID int32
+	// RecoveryThreads mirrors num.recovery.threads.per.data.dir (default 2
+	// since Kafka 4.0, 1 before): partitions loaded or flushed in parallel
+	// at open and close. At least 1.
+	RecoveryThreads int
+	// RetentionCheckInterval mirrors log.retention.check.interval.ms
+	// (default 300000, 5 minutes): how often retention runs. At least 1 ms.
+	RetentionCheckInterval time.Duration
+	// FlushOffsetCheckpointInterval mirrors
+	// log.flush.offset.checkpoint.interval.ms (default 60000): how often
+	// recovery-point-offset-checkpoint is written.
+	FlushOffsetCheckpointInterval time.Duration
+	// FlushStartOffsetCheckpointInterval mirrors
+	// log.flush.start.offset.checkpoint.interval.ms (default 60000): how
+	// often log-start-offset-checkpoint is written.
+	FlushStartOffsetCheckpointInterval time.Duration
+	// FlushSchedulerInterval mirrors log.flush.scheduler.interval.ms
+	// (default Long.MAX_VALUE = Unlimited: never): how often the flusher
+	// checks flush.ms. It is also the fallback for DefaultTopic's flush.ms
+	// when log.flush.interval.ms is absent, as in Kafka. Unlimited or at
+	// least 1 ms.
+	FlushSchedulerInterval time.Duration
+	// DefaultTopic holds the broker-level defaults of topic settings
+	// (log.segment.bytes, log.retention.ms, ...), applied to every topic
+	// without its own override.
+	DefaultTopic TopicConfig
+	// AutoCreateTopics mirrors auto.create.topics.enable. Kafka's default is
+	// true; kafkalite's is false, following the usual production advice: a
+	// typo in a topic name should fail, not silently create a topic.
+	AutoCreateTopics bool
+	// NumPartitions mirrors num.partitions (default 1): the partition count
+	// of auto-created topics. At least 1.
+	NumPartitions int
+	// Logger receives the directory's log lines; nil discards them.
+	Logger *slog.Logger
+	// FS is the filesystem; nil means the operating system's. Its type is
+	// internal, so only this module's packages and tests (memory and
+	// fault-injecting filesystems) set it. Not a property.
+	FS vfs.FS
+	// Now is the clock for retention, rolls and timestamps; nil means
+	// time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// DefaultConfig returns Kafka 4.x's broker defaults, with kafkalite's
+// differences (NodeID 0, AutoCreateTopics false) as documented on the
+// fields.
+func DefaultConfig() Config {
+	return Config{
+		RecoveryThreads:                    2,
+		RetentionCheckInterval:             5 * time.Minute,
+		FlushOffsetCheckpointInterval:      time.Minute,
+		FlushStartOffsetCheckpointInterval: time.Minute,
+		FlushSchedulerInterval:             Unlimited,
+		DefaultTopic:                       DefaultTopicConfig(),
+		NumPartitions:                      1,
+	}
+}
+
+// Validate checks the directory's settings and DefaultTopic; errors about
+// DefaultTopic name the broker property (log.roll.ms, not segment.ms).
+func (c Config) Validate() error {
+	var v validator
+	v.check(c.NodeID >= 0, "node.id", c.NodeID, "must be at least 0")
+	v.intRange("num.recovery.threads.per.data.dir", c.RecoveryThreads, 1)
+	v.duration("log.retention.check.interval.ms", c.RetentionCheckInterval, time.Millisecond, false)
+	for prop, d := range map[string]time.Duration{
+		"log.flush.offset.checkpoint.interval.ms":       c.FlushOffsetCheckpointInterval,
+		"log.flush.start.offset.checkpoint.interval.ms": c.FlushStartOffsetCheckpointInterval,
+	} {
+		v.duration(prop, d, 0, false)
+		v.check(d.Milliseconds() <= math.MaxInt32, prop, d.Milliseconds(), "must be at most 2147483647 (an int in Kafka)")
+	}
+	v.duration("log.flush.scheduler.interval.ms", c.FlushSchedulerInterval, time.Millisecond, true)
+	v.intRange("num.partitions", c.NumPartitions, 1)
+	if err := c.DefaultTopic.Validate(); err != nil {
+		v.errs = append(v.errs, renameProperties(err, brokerNameOf)...)
+	}
+	slices.SortStableFunc(v.errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return v.err()
+}
+
+// ParseConfig returns [DefaultConfig] with props, Kafka broker property
+// names and values, applied and validated. The log.-prefixed synonyms of
+// topic properties (log.segment.bytes, log.roll.ms, ...) set DefaultTopic,
+// with Kafka's precedence: log.roll.ms over log.roll.hours,
+// log.roll.jitter.ms over log.roll.jitter.hours, log.retention.ms over
+// log.retention.minutes over log.retention.hours (a negative value of any
+// of them means Unlimited, as in Kafka), log.flush.interval.ms over
+// log.flush.scheduler.interval.ms. Broker properties Kafka defines that
+// kafkalite ignores (see [UnusedBrokerProperties]) are returned, sorted;
+// their values are not interpreted. Unknown names are errors matching
+// [ErrUnknownProperty].
+func ParseConfig(props map[string]string) (Config, []string, error) {
+	c := DefaultConfig()
+	var unused []string
+	var errs []error
+	fail := func(k string, err error) {
+		errs = append(errs, &ConfigError{Property: k, Value: props[k], Reason: err.Error()})
+	}
+	for _, k := range sortedKeys(props) {
+		if _, ok := brokerProps[k]; ok {
+			continue
+		}
+		if check, ok := ignoredBrokerProps[k]; ok {
+			unused = append(unused, k)
+			if check != nil {
+				if err := check(props[k]); err != nil {
+					fail(k, err)
+				}
+			}
+			continue
+		}
+		errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
+	}
+	for _, name := range brokerOrder {
+		if v, ok := props[name]; ok {
+			if err := brokerProps[name].set(&c, v); err != nil {
+				fail(name, err)
+			}
+		}
+	}
+	if len(errs) == 0 {
+		if err := c.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return Config{}, nil, errors.Join(errs...)
+	}
+	return c, unused, nil
+}
+
+// Properties prints the settings as Kafka broker properties (the highest
+// precedence synonym of each: log.roll.ms, log.retention.ms, ...), so that
+// ParseConfig(c.Properties()) returns c for a valid c with nil Logger, FS
+// and Now.
+func (c Config) Properties() map[string]string {
+	m := make(map[string]string, len(brokerProps))
+	for name, p := range brokerProps {
+		if p.get != nil {
+			m[name] = p.get(&c)
+		}
+	}
+	return m
+}
+
+// String returns the properties as sorted "name=value" lines.
+func (c Config) String() string { return propertiesString(c.Properties()) }
+
+// UnusedBrokerProperties returns, sorted, the broker properties ParseConfig
+// accepts and ignores: networking, KRaft, replication, coordinators, the
+// cleaner's tuning, and topic defaults kafkalite does not use. (log.dir and
+// log.dirs are among them: a Dir's path is an argument of its Open.)
+// remote.log.storage.system.enable must be false.
+func UnusedBrokerProperties() []string { return sortedKeys(ignoredBrokerProps) }
+
+type brokerProp struct {
+	set func(c *Config, v string) error
+	get func(c *Config) string // nil: a lower-precedence synonym, never printed
+}
+
+// topicToBroker maps each topic property kafkalite uses to its
+// highest-precedence broker synonym (ServerTopicConfigSynonyms.java).
+var topicToBroker = map[string]string{
+	"cleanup.policy":                  "log.cleanup.policy",
+	"retention.ms":                    "log.retention.ms",
+	"retention.bytes":                 "log.retention.bytes",
+	"segment.bytes":                   "log.segment.bytes",
+	"segment.ms":                      "log.roll.ms",
+	"segment.jitter.ms":               "log.roll.jitter.ms",
+	"segment.index.bytes":             "log.index.size.max.bytes",
+	"index.interval.bytes":            "log.index.interval.bytes",
+	"max.message.bytes":               "message.max.bytes",
+	"message.timestamp.type":          "log.message.timestamp.type",
+	"message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+	"message.timestamp.after.max.ms":  "log.message.timestamp.after.max.ms",
+	"compression.type":                "compression.type",
+	"compression.gzip.level":          "compression.gzip.level",
+	"compression.lz4.level":           "compression.lz4.level",
+	"compression.zstd.level":          "compression.zstd.level",
+	"flush.messages":                  "log.flush.interval.messages",
+	"flush.ms":                        "log.flush.interval.ms",
+	"file.delete.delay.ms":            "log.segment.delete.delay.ms",
+	"preallocate":                     "log.preallocate",
+	"min.compaction.lag.ms":           "log.cleaner.min.compaction.lag.ms",
+	"max.compaction.lag.ms":           "log.cleaner.max.compaction.lag.ms",
+	"delete.retention.ms":             "log.cleaner.delete.retention.ms",
+	"min.cleanable.dirty.ratio":       "log.cleaner.min.cleanable.ratio",
+}
+
+func brokerNameOf(topicProp string) string {
+	if b, ok := topicToBroker[topicProp]; ok {
+		return b
+	}
+	return topicProp
+}
+
+var brokerProps = func() map[string]brokerProp {
+	m := map[string]brokerProp{
+		"node.id": {
+			func(c *Config, v string) error {
+				n, err := parseInt(v)
+				c.NodeID = int32(n)
+				return err
+			},
+			func(c *Config) string { return strconv.FormatInt(int64(c.NodeID), 10) }},
+		"num.recovery.threads.per.data.dir": {
+			func(c *Config, v string) (err error) { c.RecoveryThreads, err = parseInt(v); return },
+			func(c *Config) string { return strconv.Itoa(c.RecoveryThreads) }},
+		"num.partitions": {
+			func(c *Config, v string) (err error) { c.NumPartitions, err = parseInt(v); return },
+			func(c *Config) string { return strconv.Itoa(c.NumPartitions) }},
+		"auto.create.topics.enable": {
+			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = parseBool(v); return },
+			func(c *Config) string { return strconv.FormatBool(c.AutoCreateTopics) }},
+		"log.retention.check.interval.ms":               configMillis(func(c *Config) *time.Duration { return &c.RetentionCheckInterval }, false),
+		"log.flush.offset.checkpoint.interval.ms":       configMillis(func(c *Config) *time.Duration { return &c.FlushOffsetCheckpointInterval }, false),
+		"log.flush.start.offset.checkpoint.interval.ms": configMillis(func(c *Config) *time.Duration { return &c.FlushStartOffsetCheckpointInterval }, false),
+		"log.flush.scheduler.interval.ms": {
+			func(c *Config, v string) error {
+				d, err := parseMillis(v, true)
+				c.FlushSchedulerInterval, c.DefaultTopic.FlushInterval = d, d // flush.ms's last synonym
+				return err
+			},
+			func(c *Config) string { return formatMillis(c.FlushSchedulerInterval, true) }},
+		// Lower-precedence synonyms, applied before the ones above them.
+		"log.roll.hours":        hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.SegmentRollTime }, time.Hour, false),
+		"log.roll.jitter.hours": hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.SegmentJitter }, time.Hour, false),
+		"log.retention.hours":   hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.Retention }, time.Hour, true),
+		"log.retention.minutes": hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.Retention }, time.Minute, true),
+	}
+	for topicName, brokerName := range topicToBroker {
+		tp := topicProps[topicName]
+		m[brokerName] = brokerProp{
+			func(c *Config, v string) error { return tp.set(&c.DefaultTopic, v) },
+			func(c *Config) string { return tp.get(&c.DefaultTopic) }}
+	}
+	m["log.retention.ms"] = brokerProp{ // any negative value is Unlimited at the broker level
+		func(c *Config, v string) error {
+			if n, err := parseLong(v); err == nil && n < 0 {
+				c.DefaultTopic.Retention = Unlimited
+				return nil
+			}
+			return topicProps["retention.ms"].set(&c.DefaultTopic, v)
+		},
+		m["log.retention.ms"].get}
+	return m
+}()
+
+// brokerOrder is the order ParseConfig applies broker properties in: lower
+// precedence synonyms first, so that the higher ones override them.
+var brokerOrder = func() []string {
+	low := []string{"log.roll.hours", "log.roll.jitter.hours", "log.retention.hours", "log.retention.minutes",
+		"log.flush.scheduler.interval.ms"}
+	var rest []string
+	for name := range brokerProps {
+		if !slices.Contains(low, name) {
+			rest = append(rest, name)
+		}
+	}
+	slices.Sort(rest)
+	return append(low, rest...)
+}()
+
+func configMillis(field func(*Config) *time.Duration, unlimited bool) brokerProp {
+	return brokerProp{
+		func(c *Config, v string) (err error) { *field(c), err = parseMillis(v, unlimited); return },
+		func(c *Config) string { return formatMillis(*field(c), unlimited) }}
+}
+
+// hoursProp parses an int count of unit (log.roll.hours, ...). With
+// negativeUnlimited, any negative count means Unlimited (Kafka's retention
+// rule); otherwise a negative count is an error.
+func hoursProp(field func(*Config) *time.Duration, unit time.Duration, negativeUnlimited bool) brokerProp {
+	return brokerProp{set: func(c *Config, v string) error {
+		n, err := parseInt(v)
+		switch {
+		case err != nil:
+			return err
+		case n < 0 && negativeUnlimited:
+			*field(c) = Unlimited
+		case n < 0:
+			return errors.New("must be at least 0")
+		case int64(n) > maxMillis/unit.Milliseconds():
+			*field(c) = time.Duration(maxMillis) * time.Millisecond
+			if negativeUnlimited {
+				*field(c) = Unlimited
+			}
+		default:
+			*field(c) = time.Duration(n) * unit
+		}
+		return nil
+	}}
+}
+
+// ignoredBrokerProps: broker properties of Kafka 4.x that kafkalite accepts
+// and ignores; a non-nil func checks the value. Verified against Kafka's
+// ServerConfigs, ServerLogConfigs, KRaftConfigs, ReplicationConfigs,
+// SocketServerConfigs, CleanerConfig, GroupCoordinatorConfig and
+// TransactionLogConfig.
+var ignoredBrokerProps = map[string]func(string) error{
+	// Identity, roles and KRaft.
+	"broker.id": nil, "broker.rack": nil, "process.roles": nil, "controller.quorum.voters": nil,
+	"controller.quorum.bootstrap.servers": nil, "controller.listener.names": nil, "metadata.log.dir": nil,
+	"log.dir": nil, "log.dirs": nil, "log.dir.failure.timeout.ms": nil, "log.initial.task.delay.ms": nil,
+	// Networking and request handling.
+	"listeners": nil, "advertised.listeners": nil, "listener.security.protocol.map": nil,
+	"inter.broker.listener.name": nil, "security.inter.broker.protocol": nil, "early.start.listeners": nil,
+	"num.network.threads": nil, "num.io.threads": nil, "background.threads": nil,
+	"socket.send.buffer.bytes": nil, "socket.receive.buffer.bytes": nil, "socket.request.max.bytes": nil,
+	"request.timeout.ms": nil, "fetch.max.bytes": nil, "max.incremental.fetch.session.cache.slots": nil,
+	"authorizer.class.name": nil, "config.providers": nil, "controlled.shutdown.enable": nil,
+	"delete.topic.enable": nil, "create.topic.policy.class.name": nil, "alter.config.policy.class.name": nil,
+	// Replication.
+	"default.replication.factor": nil, "num.replica.fetchers": nil, "num.replica.alter.log.dirs.threads": nil,
+	"replica.lag.time.max.ms": nil, "replica.fetch.max.bytes": nil, "replica.fetch.wait.max.ms": nil,
+	"replica.high.watermark.checkpoint.interval.ms": nil, "auto.leader.rebalance.enable": nil,
+	"unclean.leader.election.enable": checkBool, "min.insync.replicas": checkLongAtLeast(1, true),
+	// Coordinators' internal topics.
+	"offsets.topic.replication.factor": nil, "offsets.topic.num.partitions": nil, "offsets.retention.minutes": nil,
+	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
+	"transaction.state.log.num.partitions": nil, "group.initial.rebalance.delay.ms": nil,
+	// The cleaner's tuning (the compaction package may use them later).
+	"log.cleaner.enable": nil, "log.cleaner.threads": nil, "log.cleaner.dedupe.buffer.size": nil,
+	"log.cleaner.io.buffer.size": nil, "log.cleaner.io.buffer.load.factor": nil, "log.cleaner.backoff.ms": nil,
+	"log.cleaner.io.max.bytes.per.second": nil,
+	// Tiered storage and removed features.
+	"log.local.retention.ms": checkLongAtLeast(-2, false), "log.local.retention.bytes": checkLongAtLeast(-2, false),
+	"log.message.downconversion.enable": checkBool,
+	"remote.log.storage.system.enable":  checkNoTieredStorage,
+}

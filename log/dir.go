@@ -1,0 +1,495 @@
+package log
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/internal/vfs"
+)
+
+// lockFile is the log directory's lock file, as Kafka names it.
+const lockFile = ".lock"
+
+// Dir is an open log directory: Kafka's LogManager, and the broker for
+// everything built on kafkalite. It holds the directory's lock, its topics
+// and their partitions, the checkpoints, and the background work (retention,
+// scheduled flushes, checkpointing, removal of deleted files) that a broker
+// runs. One Dir per directory per process: a second [Open] of the same
+// directory fails with [ErrDirLocked].
+//
+// A Dir is safe for concurrent use.
+type Dir struct {
+	path   string
+	fsys   vfs.FS
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
+	lock   io.Closer
+	meta   checkpoint.MetaProperties
+
+	mu       sync.RWMutex // protects the fields below
+	topics   map[string]*topic
+	services []namedService
+	closed   bool
+
+	stop     chan struct{}
+	bg       sync.WaitGroup
+	recovery RecoveryStats
+	ckptMu   sync.Mutex // serialises checkpoint writes
+}
+
+type topic struct {
+	name       string
+	id         checkpoint.TopicID
+	overrides  map[string]string // properties set for this topic
+	partitions []*Log
+}
+
+// RecoveryStats report what opening the directory did.
+type RecoveryStats struct {
+	// Clean is true when Kafka's clean-shutdown marker was found and no
+	// segment needed a scan.
+	Clean bool
+	// Partitions is the number of partitions loaded; PartitionsLeft how
+	// many were still loading when the stats were taken.
+	Partitions, PartitionsLeft int
+	// SegmentsRecovered, BytesScanned and BytesTruncated add up the
+	// recovery scans.
+	SegmentsRecovered int
+	BytesScanned      int64
+	BytesTruncated    int64
+	// Duration is how long opening took.
+	Duration time.Duration
+}
+
+// Open opens the log directory at path, creating it if it does not exist,
+// and loads every topic in it. It takes the directory's lock, writes or
+// checks meta.properties (the node id must match), and recovers partitions
+// in parallel (num.recovery.threads.per.data.dir): after a clean shutdown
+// (Kafka's .kafka_cleanshutdown marker) nothing is scanned; otherwise each
+// partition's segments from its recovery point on are validated and their
+// torn or corrupt tails truncated. Directories written by a Kafka broker
+// are adopted with the default topic configuration. Open then starts the
+// Dir's background goroutines; Close stops them.
+//
+// If ctx ends during recovery, Open stops, releases what it opened and
+// returns ctx's error.
+func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
+	start := time.Now()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Dir{path: filepath.Clean(path), fsys: cfg.fs(), cfg: cfg, logger: cfg.logger(), now: cfg.clock(),
+		topics: map[string]*topic{}, stop: make(chan struct{})}
+	// A new directory's entry in its parent is durable only once the parent
+	// is synced.
+	if err := errors.Join(d.fsys.MkdirAll(d.path), d.fsys.SyncDir(filepath.Dir(d.path))); err != nil {
+		return nil, err
+	}
+	lock, err := d.fsys.Lock(filepath.Join(d.path, lockFile))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, fmt.Errorf("%w: %s", ErrDirLocked, d.path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.lock = lock
+	if err := d.load(ctx); err != nil {
+		return nil, errors.Join(err, d.closeLogs(), lock.Close())
+	}
+	d.recovery.Duration = time.Since(start)
+	d.logger.Info("opened log directory", "dir", d.path, "topics", len(d.topics), "partitions", d.recovery.Partitions,
+		"clean", d.recovery.Clean, "segmentsRecovered", d.recovery.SegmentsRecovered, "bytesTruncated", d.recovery.BytesTruncated,
+		"duration", d.recovery.Duration)
+	d.startBackground()
+	return d, nil
+}
+
+// Path returns the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+// ClusterID returns the cluster.id of meta.properties.
+func (d *Dir) ClusterID() string { return d.meta.ClusterID }
+
+// DirectoryID returns the directory.id of meta.properties.
+func (d *Dir) DirectoryID() string { return d.meta.DirectoryID }
+
+// NodeID returns the node.id of meta.properties.
+func (d *Dir) NodeID() int32 { return d.meta.NodeID }
+
+// Recovery returns what Open did.
+func (d *Dir) Recovery() RecoveryStats { return d.recovery }
+
+// load reads meta.properties, the markers and checkpoints, and the topics.
+func (d *Dir) load(ctx context.Context) error {
+	if err := d.loadMeta(); err != nil {
+		return err
+	}
+	clean, _, err := checkpoint.ReadCleanShutdown(d.fsys, d.path)
+	if err != nil {
+		d.logger.Warn("unreadable clean-shutdown marker: recovering as after a crash", "err", err)
+		clean = false
+	}
+	if clean || err != nil {
+		// Kafka deletes the marker at startup: a crash from now on is unclean.
+		if err := checkpoint.RemoveCleanShutdown(d.fsys, d.path); err != nil {
+			return err
+		}
+	}
+	d.recovery.Clean = clean
+	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
+	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
+	store, err := loadTopicStore(d.fsys, d.path)
+	if err != nil {
+		return err
+	}
+	found, err := d.scanPartitionDirs()
+	if err != nil {
+		return err
+	}
+	// Topics Kafka wrote (partition directories the store does not know)
+	// are adopted with the default configuration.
+	for name, parts := range found {
+		if _, ok := store[name]; !ok {
+			n := int32(0)
+			for p := range parts {
+				n = max(n, p+1)
+			}
+			meta := topicMeta{Partitions: n}
+			for p := range parts {
+				// The topic id the broker gave it, from partition.metadata.
+				if id, err := checkpoint.ReadPartitionMetadata(d.fsys, filepath.Join(d.path, PartitionDirName(name, p), checkpoint.PartitionMetadataFile)); err == nil {
+					meta.ID = id.String()
+					break
+				}
+			}
+			store[name] = meta
+			d.logger.Info("adopting a topic found in the directory", "topic", name, "partitions", n, "id", meta.ID)
+		}
+	}
+	type job struct {
+		t *topic
+		p int32
+	}
+	var jobs []job
+	for name, meta := range store {
+		t := &topic{name: name, overrides: meta.Config, partitions: make([]*Log, meta.Partitions)}
+		if meta.ID != "" {
+			if t.id, err = checkpoint.ParseTopicID(meta.ID); err != nil {
+				return fmt.Errorf("%w: topic %s: %v", ErrCorruptTopicStore, name, err)
+			}
+		} else if t.id, err = checkpoint.NewTopicID(rand.Reader); err != nil {
+			return err
+		}
+		if _, err := d.topicConfig(t.overrides); err != nil {
+			return fmt.Errorf("topic %s: %w", name, err)
+		}
+		d.topics[name] = t
+		for p := range meta.Partitions {
+			jobs = append(jobs, job{t, p})
+		}
+	}
+	d.recovery.Partitions = len(jobs)
+	var left atomic.Int64
+	left.Store(int64(len(jobs)))
+	work := make(chan job)
+	errs := make(chan error, len(jobs))
+	var wg sync.WaitGroup
+	var statsMu sync.Mutex
+	for range max(d.cfg.RecoveryThreads, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				if ctx.Err() != nil {
+					errs <- ctx.Err()
+					continue
+				}
+				tp := TopicPartition{Topic: j.t.name, Partition: j.p}
+				_, exists := found[j.t.name][j.p]
+				cfg, _ := d.topicConfig(j.t.overrides)
+				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
+					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
+					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists})
+				if err != nil {
+					errs <- fmt.Errorf("loading %s: %w", tp, err)
+					continue
+				}
+				j.t.partitions[j.p] = l
+				statsMu.Lock()
+				d.recovery.SegmentsRecovered += st.recovered
+				d.recovery.BytesScanned += st.bytesScanned
+				d.recovery.BytesTruncated += st.bytesTruncated
+				statsMu.Unlock()
+				if n := left.Add(-1); st.recovered > 0 || n%100 == 0 {
+					d.logger.Info("recovery progress", "partition", tp, "partitionsLeft", n, "segmentsRecovered", st.recovered,
+						"bytesScanned", st.bytesScanned, "bytesTruncated", st.bytesTruncated)
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	if err := errors.Join(all...); err != nil {
+		return err
+	}
+	if len(store) > 0 {
+		return d.saveTopicsLocked()
+	}
+	return nil
+}
+
+// readOffsets reads a checkpoint file; a missing or unreadable one counts as
+// empty (recovery then scans from the start), and clean is cleared for an
+// unreadable recovery-point file.
+func (d *Dir) readOffsets(name string, clean *bool) map[TopicPartition]int64 {
+	m, err := checkpoint.ReadOffsets(d.fsys, filepath.Join(d.path, name))
+	if err != nil {
+		d.logger.Warn("unreadable checkpoint file: rebuilding from the segments", "file", name, "err", err)
+		if clean != nil {
+			*clean = false
+		}
+		return map[TopicPartition]int64{}
+	}
+	return m
+}
+
+// loadMeta reads meta.properties, or writes a new one with fresh cluster and
+// directory ids. An existing file must name this Dir's node id, as a Kafka
+// broker refuses a directory of another node.
+func (d *Dir) loadMeta() error {
+	path := filepath.Join(d.path, checkpoint.MetaPropertiesFile)
+	mp, err := checkpoint.ReadMetaProperties(d.fsys, path)
+	if err == nil {
+		if mp.NodeID != d.cfg.NodeID {
+			return fmt.Errorf("%w: %s has node.id %d, this Dir is node %d", ErrInvalidConfig, path, mp.NodeID, d.cfg.NodeID)
+		}
+		d.meta = mp
+		return nil
+	}
+	if !isNotExist(err) {
+		return err
+	}
+	cluster, err := checkpoint.NewTopicID(rand.Reader)
+	if err != nil {
+		return err
+	}
+	dirID, err := checkpoint.NewTopicID(rand.Reader)
+	if err != nil {
+		return err
+	}
+	d.meta = checkpoint.MetaProperties{Version: 1, ClusterID: cluster.String(), NodeID: d.cfg.NodeID, DirectoryID: dirID.String()}
+	return checkpoint.WriteMetaProperties(d.fsys, path, d.meta)
+}
+
+// Files in the log directory root that are not partitions.
+var rootFiles = map[string]bool{
+	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
+	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
+	checkpoint.CleanerOffsetFile: true, topicStoreFile: true,
+}
+
+// scanPartitionDirs lists the partition directories by topic, removes
+// leftovers of topic deletions and temp files, and warns about the rest.
+func (d *Dir) scanPartitionDirs() (map[string]map[int32]bool, error) {
+	entries, err := d.fsys.List(d.path)
+	if err != nil {
+		return nil, err
+	}
+	found := map[string]map[int32]bool{}
+	for _, e := range entries {
+		full := filepath.Join(d.path, e.Name)
+		if !e.IsDir {
+			if strings.HasSuffix(e.Name, ".tmp") {
+				if err := d.fsys.Remove(full); err != nil {
+					return nil, err
+				}
+			} else if !rootFiles[e.Name] {
+				d.logger.Warn("ignoring a stray file in the log directory", "name", e.Name)
+			}
+			continue
+		}
+		topic, p, err := ParsePartitionDirName(e.Name)
+		switch {
+		case errors.Is(err, ErrDeletedPartitionDir):
+			// A topic deletion that did not finish: finish it.
+			if err := d.fsys.RemoveAll(full); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			d.logger.Warn("ignoring a directory that is not a partition", "name", e.Name, "reason", err)
+		default:
+			if found[topic] == nil {
+				found[topic] = map[int32]bool{}
+			}
+			found[topic][p] = true
+		}
+	}
+	return found, nil
+}
+
+// topicConfig is the directory's default topic configuration with a topic's
+// overrides applied.
+func (d *Dir) topicConfig(overrides map[string]string) (TopicConfig, error) {
+	c, _, err := d.cfg.DefaultTopic.WithProperties(overrides)
+	return c, err
+}
+
+// saveTopicsLocked writes the topic store. REQUIRES d.mu held (or Open).
+func (d *Dir) saveTopicsLocked() error {
+	m := make(map[string]topicMeta, len(d.topics))
+	for name, t := range d.topics {
+		m[name] = topicMeta{ID: t.id.String(), Partitions: int32(len(t.partitions)), Config: t.overrides}
+	}
+	return saveTopicStore(d.fsys, d.path, m)
+}
+
+// Service is a broker-side service attached to a Dir (the group and
+// transaction coordinators, the cleaner): it lives as long as the Dir and is
+// closed by Dir.Close, after the background work stops and before the logs
+// close, in the reverse order of attachment.
+type Service interface {
+	Close() error
+}
+
+type namedService struct {
+	name string
+	svc  Service
+}
+
+// Service returns the service attached under name, creating it with create
+// on first use, so that one instance per Dir serves every client.
+func (d *Dir) Service(name string, create func(*Dir) (Service, error)) (Service, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	for _, s := range d.services {
+		if s.name == name {
+			return s.svc, nil
+		}
+	}
+	svc, err := create(d)
+	if err != nil {
+		return nil, err
+	}
+	d.services = append(d.services, namedService{name, svc})
+	return svc, nil
+}
+
+// Close stops the background goroutines, closes the attached services in
+// reverse order, flushes every partition, writes the checkpoints and Kafka's
+// clean-shutdown marker, and releases the lock. Errors are joined; a second
+// Close returns nil.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	services := d.services
+	d.services = nil
+	d.mu.Unlock()
+
+	close(d.stop)
+	d.bg.Wait()
+	var errs []error
+	for i := len(services) - 1; i >= 0; i-- {
+		if err := services[i].svc.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing %s: %w", services[i].name, err))
+		}
+	}
+	logsErr := d.closeLogs()
+	errs = append(errs, logsErr)
+	errs = append(errs, d.writeCheckpoints(true))
+	if logsErr == nil && errors.Join(errs...) == nil {
+		// Only a Dir whose every partition flushed and closed cleanly may
+		// tell the next Open to skip recovery.
+		errs = append(errs, checkpoint.WriteCleanShutdown(d.fsys, d.path, 0))
+	}
+	errs = append(errs, d.lock.Close())
+	return errors.Join(errs...)
+}
+
+func (d *Dir) closeLogs() error {
+	var errs []error
+	for _, t := range d.topics {
+		for _, l := range t.partitions {
+			if l != nil {
+				errs = append(errs, l.RemoveDeleted(true), l.Close())
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// allLogs returns every partition, sorted by topic and partition.
+func (d *Dir) allLogs() []*Log {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	var out []*Log
+	for _, t := range d.topics {
+		for _, l := range t.partitions {
+			if l != nil {
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return out[i].topic < out[j].topic
+		}
+		return out[i].partition < out[j].partition
+	})
+	return out
+}
+
+// writeCheckpoints writes recovery-point-offset-checkpoint,
+// log-start-offset-checkpoint and replication-offset-checkpoint in Kafka's
+// format. closing says every log was flushed and closed.
+func (d *Dir) writeCheckpoints(closing bool) error {
+	d.ckptMu.Lock()
+	defer d.ckptMu.Unlock()
+	rp := map[TopicPartition]int64{}
+	lso := map[TopicPartition]int64{}
+	hw := map[TopicPartition]int64{}
+	for _, l := range d.allLogs() {
+		if l.deleted.Load() {
+			continue
+		}
+		tp := l.tp()
+		rp[tp] = l.RecoveryPoint()
+		hw[tp] = l.HighWatermark()
+		// Kafka records a start offset only when it is above the first
+		// segment's base.
+		if segs := l.segs(); len(segs) > 0 && l.LogStartOffset() > segs[0].BaseOffset() {
+			lso[tp] = l.LogStartOffset()
+		}
+	}
+	return errors.Join(
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.RecoveryPointFile), rp),
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), lso),
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), hw),
+	)
+}

@@ -1,0 +1,184 @@
+package log
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRecoveryStartsAtTheRecoveryPoint: after an unclean shutdown only the
+// segments from the one holding the recovery point on are scanned.
+func TestRecoveryStartsAtTheRecoveryPoint(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, map[string]string{"segment.bytes": "3000"})
+	l := partition(t, d, "t", 0)
+	now := e.clock.Now().UnixMilli()
+	for range 30 {
+		_, err := l.Append(producerBatch(t, 5, 100, now, record.None))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Flush())
+	require.NoError(t, d.writeCheckpoints(false)) // recovery point = 150
+	for range 6 {
+		_, err := l.Append(producerBatch(t, 5, 100, now, record.None))
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Flush())
+	segsBefore := len(l.segs())
+	var recoverFrom int
+	for i, s := range l.segs() {
+		if s.BaseOffset() <= 150 {
+			recoverFrom = i
+		}
+	}
+	e.crash()
+	d2 := e.open(t)
+	defer d2.Close()
+	st := d2.Recovery()
+	require.False(t, st.Clean)
+	require.Equal(t, segsBefore-recoverFrom, st.SegmentsRecovered)
+	require.Zero(t, st.BytesTruncated)
+	l2 := partition(t, d2, "t", 0)
+	require.Equal(t, int64(180), l2.LogEndOffset())
+	require.Len(t, records(t, l2, 0), 180)
+	require.NoError(t, d.Close())
+}
+
+// TestTornTailAfterCrash: bytes appended but never synced are lost whole;
+// a partial batch is cut off by recovery.
+func TestTornTailAfterCrash(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, nil)
+	l := partition(t, d, "t", 0)
+	now := e.clock.Now().UnixMilli()
+	_, err := l.AppendDurable(context.Background(), producerBatch(t, 5, 100, now, record.None))
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+
+	// Append half a batch behind the log's back, as a torn write leaves it.
+	f, err := e.mem.OpenReadWrite("/data/t-0/" + segment.FileName(0, segment.LogSuffix))
+	require.NoError(t, err)
+	torn := producerBatch(t, 5, 100, now, record.None)
+	_, err = f.Write(torn[:len(torn)/2])
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	require.NoError(t, checkpoint.RemoveCleanShutdown(e.mem, "/data"))
+
+	d = e.open(t)
+	defer d.Close()
+	require.Equal(t, int64(len(torn)/2), d.Recovery().BytesTruncated)
+	l = partition(t, d, "t", 0)
+	require.Equal(t, int64(5), l.LogEndOffset())
+	_, err = l.Append(producerBatch(t, 5, 100, now, record.None))
+	require.NoError(t, err)
+	require.Len(t, records(t, l, 0), 10)
+}
+
+// TestAdoptsKafkaDirectory: partition directories without kafkalite's
+// topic store (as a Kafka broker leaves them) are loaded as topics with the
+// default configuration.
+func TestAdoptsKafkaDirectory(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "from-kafka", 2, nil)
+	_, err := partition(t, d, "from-kafka", 1).Append(producerBatch(t, 4, 10, e.clock.Now().UnixMilli(), record.None))
+	require.NoError(t, err)
+	desc, err := d.DescribeTopic("from-kafka")
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	require.NoError(t, e.mem.Remove("/data/kafkalite-topics.json"))
+
+	d = e.open(t)
+	defer d.Close()
+	require.Equal(t, []string{"from-kafka"}, d.Topics())
+	got, err := d.DescribeTopic("from-kafka")
+	require.NoError(t, err)
+	require.Equal(t, int32(2), got.Partitions)
+	require.Equal(t, desc.ID, got.ID, "the topic id comes from partition.metadata")
+	require.Equal(t, int64(4), partition(t, d, "from-kafka", 1).LogEndOffset())
+}
+
+// TestOpenCancelled: a cancelled context stops Open and releases the lock.
+func TestOpenCancelled(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 4, nil)
+	require.NoError(t, d.Close())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Open(ctx, "/data", e.cfg)
+	require.ErrorIs(t, err, context.Canceled)
+	d = e.open(t) // the lock was released
+	require.NoError(t, d.Close())
+}
+
+// TestNoGoroutineLeak: Close stops everything Open and DeleteTopic started.
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	e := newEnv(t)
+	e.cfg.RetentionCheckInterval = time.Millisecond
+	e.cfg.FlushSchedulerInterval = time.Millisecond
+	d := e.open(t)
+	createTopic(t, d, "a", 2, nil)
+	createTopic(t, d, "b", 1, nil)
+	require.NoError(t, d.DeleteTopic("b"))
+	require.NoError(t, d.Close())
+	// Goroutines that were told to stop may take a moment to exit; poll
+	// without starting goroutines of our own (which would be counted).
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	require.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines left after Close")
+}
+
+// TestServicesCloseInReverseOrder: attached services close with the Dir,
+// last attached first, before the logs.
+func TestServicesCloseInReverseOrder(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	var order []string
+	for _, name := range []string{"groups", "transactions", "cleaner"} {
+		svc, err := d.Service(name, func(*Dir) (Service, error) {
+			return closer(func() error { order = append(order, name); return nil }), nil
+		})
+		require.NoError(t, err)
+		again, err := d.Service(name, func(*Dir) (Service, error) { t.Fatal("created twice"); return nil, nil })
+		require.NoError(t, err)
+		require.NotNil(t, svc)
+		require.NotNil(t, again)
+	}
+	require.NoError(t, d.Close())
+	require.Equal(t, []string{"cleaner", "transactions", "groups"}, order)
+	_, err := d.Service("late", func(*Dir) (Service, error) { return nil, nil })
+	require.ErrorIs(t, err, ErrClosed)
+}
+
+type closer func() error
+
+func (c closer) Close() error { return c() }
+
+func TestStats(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "t", 2, nil)
+	_, err := partition(t, d, "t", 0).Append(producerBatch(t, 3, 10, e.clock.Now().UnixMilli(), record.None))
+	require.NoError(t, err)
+	st := d.Stats()
+	require.Equal(t, 1, st.Topics)
+	require.Equal(t, 2, st.Partitions)
+	require.Equal(t, 2, st.Segments)
+	require.Positive(t, st.Size)
+	require.Equal(t, int64(3), st.PartitionStats[0].LogEndOffset)
+	require.Equal(t, int64(0), st.PartitionStats[0].RecoveryPoint)
+}

@@ -1,0 +1,74 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the log package. Compare with errors.Is; several come
+// inside a typed error that carries the topic, partition or offsets.
+var (
+	// ErrOffsetOutOfRange: a read or a truncation outside [log start offset,
+	// log end offset]. Returned as an [*OffsetOutOfRangeError].
+	ErrOffsetOutOfRange = errors.New("log: offset out of range")
+	// ErrInvalidRecord: a batch the log refuses (KAFKA_FORMAT §11.1): a client
+	// batch with a non-zero base offset, a record count that disagrees with
+	// its offsets, a control batch from a client, a producer id without a
+	// sequence, a record without a key on a compacted topic, a batch claiming
+	// LogAppendTime. Corrupt bytes match record.ErrCorrupt as well.
+	ErrInvalidRecord = errors.New("log: invalid record batch")
+	// ErrRecordTooLarge: a batch above the topic's max.message.bytes, or
+	// above segment.bytes.
+	ErrRecordTooLarge = errors.New("log: record batch too large")
+	// ErrInvalidTimestamp: a record timestamp outside the topic's
+	// message.timestamp.before.max.ms / after.max.ms window.
+	ErrInvalidTimestamp = errors.New("log: invalid timestamp")
+	// ErrClosed: the log or its directory was closed.
+	ErrClosed = errors.New("log: closed")
+	// ErrTopicDeleted: the topic was deleted while the caller held it.
+	ErrTopicDeleted = errors.New("log: topic deleted")
+	// ErrUnknownTopicOrPartition: no such topic or partition.
+	ErrUnknownTopicOrPartition = errors.New("log: unknown topic or partition")
+	// ErrTopicExists: CreateTopic of a name in use (or colliding with one
+	// after '.' and '_' are made equal, as Kafka rules).
+	ErrTopicExists = errors.New("log: topic already exists")
+	// ErrInternalTopic: users may not create, delete or append to internal
+	// topics such as __consumer_offsets.
+	ErrInternalTopic = errors.New("log: internal topic")
+	// ErrDirLocked: another Dir, in this process or another, has the
+	// directory open.
+	ErrDirLocked = errors.New("log: directory is in use by another process or Dir")
+	// ErrStorage: a write or fsync failed; the partition refuses appends
+	// until the directory is reopened (Kafka takes the log dir offline).
+	ErrStorage = errors.New("log: storage error")
+	// ErrNotSupported: a feature kafkalite leaves out, named in the error.
+	ErrNotSupported = errors.New("log: not supported")
+)
+
+// OffsetOutOfRangeError says which offset was asked for and the valid
+// range. It matches [ErrOffsetOutOfRange].
+type OffsetOutOfRangeError struct {
+	Topic          string
+	Partition      int32
+	Offset         int64
+	LogStartOffset int64
+	LogEndOffset   int64
+}
+
+func (e *OffsetOutOfRangeError) Error() string {
+	return fmt.Sprintf("log: offset %d out of range [%d, %d] for %s-%d", e.Offset, e.LogStartOffset, e.LogEndOffset, e.Topic, e.Partition)
+}
+
+// Is matches ErrOffsetOutOfRange.
+func (e *OffsetOutOfRangeError) Is(target error) bool { return target == ErrOffsetOutOfRange }
+
+// PartitionError attaches a topic and partition to an error.
+type PartitionError struct {
+	Topic     string
+	Partition int32
+	Err       error
+}
+
+func (e *PartitionError) Error() string { return fmt.Sprintf("%s-%d: %v", e.Topic, e.Partition, e.Err) }
+
+func (e *PartitionError) Unwrap() error { return e.Err }

@@ -1,0 +1,108 @@
+package log
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/stretchr/testify/require"
+)
+
+// clock is a test clock moved by hand.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.UnixMilli(1_800_000_000_000)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// env is a memory filesystem, a clock and a config for Dirs on them.
+type env struct {
+	mem   *vfs.MemFS
+	clock *clock
+	cfg   Config
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	e := &env{mem: vfs.NewMem(), clock: newClock()}
+	e.cfg = DefaultConfig()
+	e.cfg.FS = e.mem
+	e.cfg.Now = e.clock.Now
+	e.cfg.RetentionCheckInterval = time.Hour // tests call EnforceRetention themselves
+	return e
+}
+
+func (e *env) open(t *testing.T) *Dir {
+	t.Helper()
+	d, err := Open(context.Background(), "/data", e.cfg)
+	require.NoError(t, err)
+	return d
+}
+
+// crash replaces the filesystem with what survives a power loss now.
+func (e *env) crash() {
+	e.mem = e.mem.CrashClone()
+	e.cfg.FS = e.mem
+}
+
+// producerBatch builds a batch as a producer sends it: base offset 0,
+// records with keys k<i>, values of size bytes, timestamps ts.
+func producerBatch(t testing.TB, n, size int, ts int64, codec record.Compression) []byte {
+	t.Helper()
+	var b record.Builder
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithCompression(codec),
+		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	for i := range n {
+		require.NoError(t, b.Append(ts, fmt.Appendf(nil, "k%d", i), bytes.Repeat([]byte{'v'}, size), nil))
+	}
+	out, err := b.Build()
+	require.NoError(t, err)
+	return bytes.Clone(out)
+}
+
+// records reads every record of a partition from offset.
+func records(t *testing.T, l *Log, from int64) []record.Record {
+	t.Helper()
+	var out []record.Record
+	for from < l.LogEndOffset() {
+		next, err := l.ReadRecords(from, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
+			out = append(out, rec.Clone())
+			return nil
+		})
+		require.NoError(t, err)
+		require.Greater(t, next, from)
+		from = next
+	}
+	return out
+}
+
+func createTopic(t *testing.T, d *Dir, name string, partitions int32, props map[string]string) {
+	t.Helper()
+	_, err := d.CreateTopic(context.Background(), name, partitions, props)
+	require.NoError(t, err)
+}
+
+func partition(t *testing.T, d *Dir, name string, p int32) *Log {
+	t.Helper()
+	l, err := d.Partition(name, p)
+	require.NoError(t, err)
+	return l
+}

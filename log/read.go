@@ -1,0 +1,254 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+)
+
+// FetchResult is what a read returns: whole batches as a file slice, and the
+// partition's offsets at the time of the read.
+type FetchResult struct {
+	// Slice holds the batches; nil when there is nothing at or after the
+	// offset yet. Release it when done: it keeps its segment's files alive.
+	Slice *segment.Slice
+	// HighWatermark, LogStartOffset and LogEndOffset as of the read.
+	HighWatermark, LogStartOffset, LogEndOffset int64
+}
+
+// Release releases the slice, if any.
+func (r *FetchResult) Release() {
+	if r.Slice != nil {
+		r.Slice.Release()
+		r.Slice = nil
+	}
+}
+
+// Read returns whole batches from the one holding offset, at most maxBytes
+// of them, but at least one batch when minOneBatch is set even if it is
+// larger (Kafka's fetch returns the first batch whole so that a consumer can
+// always make progress). Reading at the log end offset returns no slice;
+// an offset below the log start offset or above the log end offset is an
+// [*OffsetOutOfRangeError]. The first batch may start before offset: the
+// caller skips the records below it.
+func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, error) {
+	if err := l.checkOpen(); err != nil {
+		return FetchResult{}, err
+	}
+	segs := l.segs()
+	res := FetchResult{HighWatermark: l.HighWatermark(), LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
+	if offset < res.LogStartOffset || offset > res.LogEndOffset {
+		return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+			LogStartOffset: res.LogStartOffset, LogEndOffset: res.LogEndOffset}
+	}
+	if offset == res.LogEndOffset {
+		return res, nil
+	}
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
+	for i = max(i, 0); i < len(segs); i++ {
+		s := segs[i]
+		// The high watermark bounds what readers see; it is the log end
+		// offset here, so the segment's size is the bound.
+		sl, err := s.Read(offset, maxBytes, s.Size(), minOneBatch)
+		if errors.Is(err, segment.ErrClosed) {
+			// Retention removed the segment after the snapshot: the data
+			// is gone, so the offset is out of range now.
+			return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+				LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
+		}
+		if err != nil {
+			return res, l.perr(err)
+		}
+		if sl != nil {
+			res.Slice = sl
+			return res, nil
+		}
+		// Nothing at or after offset in this segment (a gap left by the
+		// cleaner, or an empty segment): the next one has it.
+	}
+	return res, nil
+}
+
+// ReadRecords decodes the records from offset on, at most maxBytes of
+// batches (at least one batch), and calls fn for each record at or after
+// offset, skipping control batches. It returns the offset after the last
+// record passed to fn (or after the last batch read, so that a caller can
+// continue past gaps and control batches). fn must not keep rec: it
+// references buffers reused by the next record. A consumer built on the log
+// uses this; a broker uses [Log.Read].
+func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
+	res, err := l.Read(offset, maxBytes, true)
+	if err != nil || res.Slice == nil {
+		return offset, err
+	}
+	defer res.Release()
+	buf, err := res.Slice.Bytes(nil)
+	if err != nil {
+		return offset, l.perr(err)
+	}
+	r := record.NewReader(record.ReaderOptions{SkipCRC: true})
+	next := offset
+	for pos := 0; pos < len(buf); {
+		n, err := record.BatchSize(buf[pos:])
+		if err != nil || pos+n > len(buf) {
+			return next, l.perr(fmt.Errorf("batch at %d of a read: %w", res.Slice.Position+int64(pos), errors.Join(err, record.ErrTruncated)))
+		}
+		if err := r.Reset(buf[pos : pos+n]); err != nil {
+			return next, l.perr(err)
+		}
+		h := r.Header()
+		if !h.Attributes.IsControl() {
+			for r.Next() {
+				rec := r.Record()
+				if rec.Offset < offset {
+					continue
+				}
+				if err := fn(rec, &h); err != nil {
+					return next, err
+				}
+				next = rec.Offset + 1
+			}
+			if err := r.Err(); err != nil {
+				return next, l.perr(err)
+			}
+		}
+		next = max(next, h.NextOffset())
+		pos += n
+	}
+	return next, nil
+}
+
+// Special timestamps of [Log.OffsetForTimestamp], as in Kafka's ListOffsets.
+const (
+	// LatestTimestamp asks for the log end offset.
+	LatestTimestamp int64 = -1
+	// EarliestTimestamp asks for the log start offset.
+	EarliestTimestamp int64 = -2
+	// MaxTimestamp asks for the offset of the record with the largest
+	// timestamp.
+	MaxTimestamp int64 = -3
+)
+
+// OffsetAndTimestamp is an offset with its record's timestamp (-1 where the
+// query has none, as for LatestTimestamp and EarliestTimestamp).
+type OffsetAndTimestamp struct {
+	Offset    int64
+	Timestamp int64
+}
+
+// OffsetForTimestamp answers Kafka's ListOffsets for one partition: the
+// earliest offset whose record timestamp is at least ts, found through the
+// time indexes; or, for the special values, the log start offset
+// (EarliestTimestamp), the log end offset (LatestTimestamp), or the offset
+// of the record with the largest timestamp (MaxTimestamp). ok is false
+// when no record has a timestamp at or after ts.
+func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
+	if err := l.checkOpen(); err != nil {
+		return OffsetAndTimestamp{}, false, err
+	}
+	switch ts {
+	case EarliestTimestamp:
+		return OffsetAndTimestamp{Offset: l.LogStartOffset(), Timestamp: record.NoTimestamp}, true, nil
+	case LatestTimestamp:
+		return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, true, nil
+	case MaxTimestamp:
+		return l.maxTimestampOffset()
+	}
+	if ts < 0 {
+		return OffsetAndTimestamp{}, false, fmt.Errorf("%w: timestamp %d", ErrInvalidTimestamp, ts)
+	}
+	start := l.LogStartOffset()
+	for _, s := range l.segs() {
+		maxTS, err := s.MaxTimestamp()
+		if err != nil {
+			return OffsetAndTimestamp{}, false, l.perr(err)
+		}
+		if maxTS < ts {
+			continue
+		}
+		got, ok, err := s.FindOffsetByTimestamp(ts, start)
+		if err != nil {
+			return OffsetAndTimestamp{}, false, l.perr(err)
+		}
+		if ok {
+			return OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp}, true, nil
+		}
+	}
+	return OffsetAndTimestamp{}, false, nil
+}
+
+// maxTimestampOffset finds the record with the largest timestamp: the
+// segment with the largest max timestamp, then its first record carrying it.
+func (l *Log) maxTimestampOffset() (OffsetAndTimestamp, bool, error) {
+	var best *segment.Segment
+	bestTS := record.NoTimestamp
+	for _, s := range l.segs() {
+		ts, err := s.MaxTimestamp()
+		if err != nil {
+			return OffsetAndTimestamp{}, false, l.perr(err)
+		}
+		if ts > bestTS {
+			best, bestTS = s, ts
+		}
+	}
+	if best == nil {
+		return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, false, nil
+	}
+	got, ok, err := best.FindOffsetByTimestamp(bestTS, l.LogStartOffset())
+	if err != nil || !ok {
+		return OffsetAndTimestamp{}, ok, err
+	}
+	return OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp}, true, nil
+}
+
+// pointReadPool holds the buffers and decoders of ReadRecord.
+var pointReadPool = sync.Pool{New: func() any {
+	return &pointReader{r: record.NewReader(record.ReaderOptions{SkipCRC: true})}
+}}
+
+type pointReader struct {
+	buf []byte
+	r   *record.Reader
+}
+
+// ReadRecord returns a copy of the first record at or after offset (the
+// record at offset unless compaction removed it or it is a control record),
+// for point lookups: the offset index finds the batch, and inside the batch
+// the reader skips to the record by lengths and offset deltas without
+// decoding the records before it. ok is false if no record follows offset.
+func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
+	pr := pointReadPool.Get().(*pointReader)
+	defer pointReadPool.Put(pr)
+	for {
+		res, err := l.Read(offset, 1, true)
+		if err != nil || res.Slice == nil {
+			return record.Record{}, false, err
+		}
+		size := int(res.Slice.Size)
+		if cap(pr.buf) < size {
+			pr.buf = make([]byte, size)
+		}
+		b := pr.buf[:size]
+		_, err = res.Slice.ReadAt(b, 0)
+		next := res.Slice.LastOffset + 1
+		res.Release()
+		if err != nil && !errors.Is(err, io.EOF) {
+			return record.Record{}, false, l.perr(err)
+		}
+		if err := pr.r.Reset(b); err != nil {
+			return record.Record{}, false, l.perr(err)
+		}
+		if h := pr.r.Header(); !h.Attributes.IsControl() && pr.r.SkipTo(offset) && pr.r.Next() {
+			return pr.r.Record().Clone(), true, nil
+		}
+		if err := pr.r.Err(); err != nil {
+			return record.Record{}, false, l.perr(err)
+		}
+		offset = next // a control batch, or nothing at or after offset in it
+	}
+}

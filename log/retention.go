@@ -1,0 +1,298 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+
+	"github.com/kafkalite/kafkalite/segment"
+)
+
+// pendingDelete is a segment renamed to .deleted, removed after
+// file.delete.delay.ms.
+type pendingDelete struct {
+	seg *segment.Segment
+	at  time.Time
+}
+
+// RetentionResult says what one retention pass did.
+type RetentionResult struct {
+	SegmentsDeleted int
+	BytesDeleted    int64
+	LogStartOffset  int64
+}
+
+// EnforceRetention deletes the oldest segments as Kafka's retention task
+// does (KAFKA_FORMAT §9.2), in this order: segments entirely below the log
+// start offset; then, with cleanup.policy delete, segments beyond
+// retention.bytes and segments whose largest timestamp (or, without
+// timestamps, the .log's modification time) is older than retention.ms. The
+// walk stops at the first segment that stays. When every segment would go,
+// the active one is rolled first, so the log keeps an empty active segment
+// at its end offset and a quiet topic's data still expires. The log start
+// offset moves to the first remaining segment. Deleted segments are renamed
+// to .deleted and removed after file.delete.delay.ms (see
+// [Log.RemoveDeleted]).
+//
+// The Dir runs this every log.retention.check.interval.ms; it is exported
+// for tests and for brokers that schedule it themselves.
+func (l *Log) EnforceRetention() (RetentionResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	res := RetentionResult{LogStartOffset: l.LogStartOffset()}
+	if err := l.writableLocked(); err != nil {
+		return res, err
+	}
+	c := l.Config()
+	now := l.now()
+	start := l.LogStartOffset()
+	n, err := l.deleteWhileLocked(func(s, next *segment.Segment) (bool, error) {
+		return next != nil && next.BaseOffset() <= start, nil
+	}, &res)
+	if err != nil || !c.CleanupPolicy.Delete {
+		return res, err
+	}
+	if c.RetentionBytes >= 0 {
+		var total int64
+		for _, s := range l.segs() {
+			total += s.Size()
+		}
+		excess := total - c.RetentionBytes
+		if excess > 0 {
+			m, err := l.deleteWhileLocked(func(s, _ *segment.Segment) (bool, error) {
+				if excess-s.Size() < 0 {
+					return false, nil
+				}
+				excess -= s.Size()
+				return true, nil
+			}, &res)
+			n += m
+			if err != nil {
+				return res, err
+			}
+		}
+	}
+	if c.Retention >= 0 {
+		m, err := l.deleteWhileLocked(func(s, _ *segment.Segment) (bool, error) {
+			ts, err := l.largestTimestamp(s)
+			if err != nil {
+				return false, err
+			}
+			return now.Sub(time.UnixMilli(ts)) > c.Retention, nil
+		}, &res)
+		n += m
+		if err != nil {
+			return res, err
+		}
+	}
+	if n > 0 {
+		l.logger.Info("deleted segments by retention", "partition", l.tp(), "segments", res.SegmentsDeleted,
+			"bytes", res.BytesDeleted, "logStartOffset", res.LogStartOffset)
+	}
+	return res, nil
+}
+
+// largestTimestamp is Kafka's LogSegment.largestTimestamp: the max record
+// timestamp, or the .log's modification time when no batch has one.
+func (l *Log) largestTimestamp(s *segment.Segment) (int64, error) {
+	ts, err := s.MaxTimestamp()
+	if err != nil || ts >= 0 {
+		return ts, err
+	}
+	fi, err := l.fsys.Stat(s.LogFile())
+	if err != nil {
+		return 0, err
+	}
+	return fi.ModTime.UnixMilli(), nil
+}
+
+// deleteWhileLocked deletes segments from the oldest while pred holds,
+// never an empty last segment; if all would go, it rolls first.
+func (l *Log) deleteWhileLocked(pred func(s, next *segment.Segment) (bool, error), res *RetentionResult) (int, error) {
+	segs := l.segs()
+	var deletable int
+	for i, s := range segs {
+		var next *segment.Segment
+		if i+1 < len(segs) {
+			next = segs[i+1]
+		}
+		if next == nil && s.Size() == 0 {
+			break
+		}
+		ok, err := pred(s, next)
+		if err != nil {
+			return 0, l.perr(err)
+		}
+		if !ok {
+			break
+		}
+		deletable++
+	}
+	if deletable == 0 {
+		return 0, nil
+	}
+	if deletable == len(segs) {
+		if err := l.rollLocked(l.LogEndOffset()); err != nil {
+			return 0, err
+		}
+		segs = l.segs()
+	}
+	return deletable, l.deleteSegmentsLocked(segs[:deletable], res)
+}
+
+// deleteSegmentsLocked removes the first segments from the list, renames
+// their files to .deleted and schedules their removal.
+func (l *Log) deleteSegmentsLocked(gone []*segment.Segment, res *RetentionResult) error {
+	segs := l.segs()
+	rest := append([]*segment.Segment(nil), segs[len(gone):]...)
+	l.setSegments(rest)
+	if start := rest[0].BaseOffset(); start > l.LogStartOffset() {
+		l.logStartOffset.Store(start)
+	}
+	l.epochs.TruncateFromStart(l.LogStartOffset())
+	l.persistEpochsLocked()
+	res.LogStartOffset = l.LogStartOffset()
+	var errs []error
+	at := l.now().Add(l.Config().FileDeleteDelay)
+	for _, s := range gone {
+		res.SegmentsDeleted++
+		res.BytesDeleted += s.Size()
+		if err := s.RenameForDeletion(); err != nil {
+			errs = append(errs, err)
+		}
+		l.pending = append(l.pending, pendingDelete{seg: s, at: at})
+	}
+	l.dirDirty = true
+	if err := errors.Join(errs...); err != nil {
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	return nil
+}
+
+// RemoveDeleted removes the files of segments deleted at least
+// file.delete.delay.ms ago (all of them with force). Files still read by a
+// live slice go when it is released.
+func (l *Log) RemoveDeleted(force bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	var keep []pendingDelete
+	var errs []error
+	for _, p := range l.pending {
+		if !force && now.Before(p.at) {
+			keep = append(keep, p)
+			continue
+		}
+		errs = append(errs, p.seg.Remove())
+	}
+	l.pending = keep
+	return errors.Join(errs...)
+}
+
+// DeleteRecordsBefore moves the log start offset up to offset (Kafka's
+// DeleteRecords): records below it are no longer readable, and segments
+// entirely below it are deleted now. offset must not pass the high
+// watermark.
+func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return 0, err
+	}
+	if offset > l.HighWatermark() || offset < 0 {
+		return l.LogStartOffset(), &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+			LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
+	}
+	if offset <= l.LogStartOffset() {
+		return l.LogStartOffset(), nil
+	}
+	l.logStartOffset.Store(offset)
+	var res RetentionResult
+	_, err := l.deleteWhileLocked(func(s, next *segment.Segment) (bool, error) {
+		return next != nil && next.BaseOffset() <= offset, nil
+	}, &res)
+	l.epochs.TruncateFromStart(offset)
+	l.persistEpochsLocked()
+	return l.LogStartOffset(), err
+}
+
+// TruncateTo removes every record at or above offset, as a replica does
+// when it diverges from its leader: later segments are deleted, the one
+// holding offset is cut at the batch that holds it (Kafka truncates at batch
+// boundaries, so offset should be a batch's base offset), and the log end
+// offset becomes that batch's base. Truncating to the log end offset or
+// beyond does nothing; below the log start offset, the log is emptied and
+// restarts at offset. Readers of the removed data get errors or an
+// [*OffsetOutOfRangeError].
+func (l *Log) TruncateTo(offset int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if offset >= l.LogEndOffset() {
+		return nil
+	}
+	if offset < 0 {
+		return &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+			LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
+	}
+	segs := l.segs()
+	keep := 0
+	for keep < len(segs) && segs[keep].BaseOffset() <= offset {
+		keep++
+	}
+	var res RetentionResult
+	if keep == 0 || offset < l.LogStartOffset() {
+		// Nothing survives: start over at offset with an empty segment.
+		s, err := segment.Create(l.fsys, l.dir, offset, l.segmentConfig(), l.rollJitter())
+		if err != nil {
+			return l.perr(err)
+		}
+		l.setSegments(append(append([]*segment.Segment(nil), segs...), s))
+		err = l.deleteSegmentsLocked(segs, &res)
+		l.logStartOffset.Store(offset)
+		l.logEndOffset.Store(offset)
+		l.recoveryPoint.Store(min(l.recoveryPoint.Load(), offset))
+		l.epochs.TruncateFromEnd(offset)
+		l.persistEpochsLocked()
+		return err
+	}
+	// Remove the later segments from the end.
+	tail := segs[keep:]
+	l.setSegments(append([]*segment.Segment(nil), segs[:keep]...))
+	var errs []error
+	for _, s := range tail {
+		errs = append(errs, s.RenameForDeletion())
+		l.pending = append(l.pending, pendingDelete{seg: s, at: l.now().Add(l.Config().FileDeleteDelay)})
+	}
+	last := segs[keep-1]
+	if _, err := last.TruncateTo(offset); err != nil {
+		errs = append(errs, err)
+	}
+	next, err := last.NextOffset()
+	errs = append(errs, err)
+	l.logEndOffset.Store(next)
+	l.recoveryPoint.Store(min(l.recoveryPoint.Load(), next))
+	l.epochs.TruncateFromEnd(next)
+	l.persistEpochsLocked()
+	l.dirDirty = true
+	if err := errors.Join(errs...); err != nil {
+		l.failed = err
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	return nil
+}
+
+// persistEpochsLocked rewrites leader-epoch-checkpoint if the cache changed.
+func (l *Log) persistEpochsLocked() {
+	if !l.epochs.Dirty() {
+		return
+	}
+	if err := l.epochs.Write(l.fsys, filepath.Join(l.dir, checkpoint.LeaderEpochFile)); err != nil {
+		l.logger.Warn("updating leader-epoch-checkpoint failed", "partition", l.tp(), "err", err)
+	}
+}

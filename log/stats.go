@@ -1,0 +1,63 @@
+package log
+
+import (
+	"time"
+)
+
+// PartitionStats describe one partition.
+type PartitionStats struct {
+	Topic     string
+	Partition int32
+	// Size is the bytes of its segments; Segments how many there are.
+	Size     int64
+	Segments int
+	// LogStartOffset, LogEndOffset, HighWatermark and RecoveryPoint are the
+	// partition's offsets (RecoveryPoint: everything below is fsynced).
+	LogStartOffset, LogEndOffset, HighWatermark, RecoveryPoint int64
+	// LastFlush is when the partition was last fsynced (or opened).
+	LastFlush time.Time
+	// Failed is the storage error that stopped appends, if any.
+	Failed error
+}
+
+// Stats describes the partition.
+func (l *Log) Stats() PartitionStats {
+	segs := l.segs()
+	st := PartitionStats{Topic: l.topic, Partition: l.partition, Segments: len(segs),
+		LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset(), HighWatermark: l.HighWatermark(),
+		RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load())}
+	for _, s := range segs {
+		st.Size += s.Size()
+	}
+	l.mu.Lock()
+	st.Failed = l.failed
+	l.mu.Unlock()
+	return st
+}
+
+// DirStats describe a log directory.
+type DirStats struct {
+	Topics, Partitions int
+	// Size is the bytes of every segment.
+	Size int64
+	// Segments is the number of open segments; each holds its .log file
+	// open, and its two index files once used.
+	Segments int
+	// Recovery is what Open did.
+	Recovery RecoveryStats
+	// PartitionStats per partition, by topic and partition.
+	PartitionStats []PartitionStats
+}
+
+// Stats describes the directory.
+func (d *Dir) Stats() DirStats {
+	st := DirStats{Recovery: d.recovery, Topics: len(d.Topics())}
+	for _, l := range d.allLogs() {
+		ps := l.Stats()
+		st.Partitions++
+		st.Size += ps.Size
+		st.Segments += ps.Segments
+		st.PartitionStats = append(st.PartitionStats, ps)
+	}
+	return st
+}

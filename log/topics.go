@@ -1,0 +1,276 @@
+package log
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+)
+
+// TopicDescription describes a topic.
+type TopicDescription struct {
+	Name       string
+	ID         string // Kafka's topic id, as in partition.metadata
+	Partitions int32
+	Internal   bool
+	// Config is the configuration in force; Overrides the properties set
+	// for this topic (the rest are the directory's defaults).
+	Config    TopicConfig
+	Overrides map[string]string
+}
+
+// CreateTopic creates a topic with partitions partitions. props are Kafka
+// topic properties (nil for the directory's defaults); names Kafka defines
+// but kafkalite does not use are accepted and returned. The name follows
+// Kafka's rules ([ValidateTopicName]) and must not collide with an existing
+// topic once '.' and '_' are made equal; internal topics cannot be created.
+// The partition directories and the topic store are durable when
+// CreateTopic returns.
+func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, props map[string]string) ([]string, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return nil, err
+	}
+	if IsInternalTopic(name) {
+		return nil, fmt.Errorf("%w: %s cannot be created by users", ErrInternalTopic, name)
+	}
+	return d.createTopic(ctx, name, partitions, props)
+}
+
+func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, props map[string]string) ([]string, error) {
+	if partitions < 1 {
+		return nil, fmt.Errorf("%w: %d partitions", ErrInvalidConfig, partitions)
+	}
+	_, ignored, err := ParseTopicConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := d.topicConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	for existing := range d.topics {
+		if existing == name {
+			return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
+		}
+		if TopicNamesCollide(existing, name) {
+			return nil, fmt.Errorf("%w: %s collides with %s ('.' and '_' are the same in metric names)", ErrTopicExists, name, existing)
+		}
+	}
+	id, err := checkpoint.NewTopicID(rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	t := &topic{name: name, id: id, overrides: maps.Clone(props)}
+	for p := range partitions {
+		if err := ctx.Err(); err != nil {
+			return nil, errors.Join(err, closeLogs(t.partitions))
+		}
+		l, err := d.newPartition(t, p, cfg)
+		if err != nil {
+			return nil, errors.Join(err, closeLogs(t.partitions))
+		}
+		t.partitions = append(t.partitions, l)
+	}
+	d.topics[name] = t
+	if err := d.saveTopicsLocked(); err != nil {
+		delete(d.topics, name)
+		return nil, errors.Join(err, closeLogs(t.partitions))
+	}
+	d.logger.Info("created topic", "topic", name, "partitions", partitions, "id", id)
+	return ignored, nil
+}
+
+func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
+	l, _, err := loadLog(loadOptions{topic: t.name, partition: p, dir: filepath.Join(d.path, PartitionDirName(t.name, p)),
+		fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: true, topicID: t.id, create: true})
+	if err != nil {
+		return nil, err
+	}
+	// The new partition's files and its directory entry are durable before
+	// the topic is announced.
+	if err := errors.Join(l.Flush(), d.fsys.SyncDir(d.path)); err != nil {
+		return nil, errors.Join(err, l.Close())
+	}
+	return l, nil
+}
+
+func closeLogs(logs []*Log) error {
+	var errs []error
+	for _, l := range logs {
+		if l != nil {
+			errs = append(errs, l.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Topics returns the names of the topics, sorted.
+func (d *Dir) Topics() []string {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return slices.Sorted(maps.Keys(d.topics))
+}
+
+// DescribeTopic describes a topic.
+func (d *Dir) DescribeTopic(name string) (TopicDescription, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	t, ok := d.topics[name]
+	if !ok {
+		return TopicDescription{}, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	cfg, err := d.topicConfig(t.overrides)
+	if err != nil {
+		return TopicDescription{}, err
+	}
+	return TopicDescription{Name: name, ID: t.id.String(), Partitions: int32(len(t.partitions)), Internal: IsInternalTopic(name),
+		Config: cfg, Overrides: maps.Clone(t.overrides)}, nil
+}
+
+// Partition returns a partition's log.
+func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	t, ok := d.topics[topicName]
+	if !ok || partition < 0 || int(partition) >= len(t.partitions) {
+		return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, topicName, partition)
+	}
+	return t.partitions[partition], nil
+}
+
+// AlterTopicConfig replaces a topic's overrides with props (Kafka's
+// incremental alter is the caller's merge of DescribeTopic's Overrides) and
+// applies the new configuration to its partitions at once. It returns the
+// names Kafka defines that kafkalite does not use.
+func (d *Dir) AlterTopicConfig(name string, props map[string]string) ([]string, error) {
+	_, ignored, err := ParseTopicConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := d.topicConfig(props)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.topics[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	old := t.overrides
+	t.overrides = maps.Clone(props)
+	if err := d.saveTopicsLocked(); err != nil {
+		t.overrides = old
+		return nil, err
+	}
+	for _, l := range t.partitions {
+		c := cfg
+		l.config.Store(&c)
+	}
+	return ignored, nil
+}
+
+// AddPartitions grows a topic to total partitions (Kafka never removes
+// partitions). Keyed records map to partitions by the partition count, so
+// adding partitions moves keys, as in Kafka.
+func (d *Dir) AddPartitions(ctx context.Context, name string, total int32) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t, ok := d.topics[name]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	if total <= int32(len(t.partitions)) {
+		return fmt.Errorf("%w: %s has %d partitions, cannot shrink or keep at %d", ErrInvalidConfig, name, len(t.partitions), total)
+	}
+	cfg, err := d.topicConfig(t.overrides)
+	if err != nil {
+		return err
+	}
+	n := len(t.partitions)
+	for p := int32(n); p < total; p++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l, err := d.newPartition(t, p, cfg)
+		if err != nil {
+			return err
+		}
+		t.partitions = append(t.partitions, l)
+	}
+	return d.saveTopicsLocked()
+}
+
+// DeleteTopic deletes a topic as Kafka does: its partition directories are
+// renamed to <topic>-<partition>.<id>-delete at once (so the topic is gone
+// if the process crashes now) and removed in the background. Readers and
+// writers still holding its logs get [ErrTopicDeleted]. Internal topics
+// cannot be deleted.
+func (d *Dir) DeleteTopic(name string) error {
+	if IsInternalTopic(name) {
+		return fmt.Errorf("%w: %s cannot be deleted", ErrInternalTopic, name)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	t, ok := d.topics[name]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	delete(d.topics, name)
+	if err := d.saveTopicsLocked(); err != nil {
+		d.topics[name] = t
+		return err
+	}
+	var errs []error
+	var renamed []string
+	for _, l := range t.partitions {
+		l.deleted.Store(true)
+		l.wake()
+		errs = append(errs, l.RemoveDeleted(true), l.Close())
+		to := filepath.Join(d.path, deletedDirName(l.topic, l.partition, t.id))
+		if err := d.fsys.Rename(l.dir, to); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		renamed = append(renamed, to)
+	}
+	errs = append(errs, d.fsys.SyncDir(d.path))
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		for _, dir := range renamed {
+			if err := d.fsys.RemoveAll(dir); err != nil {
+				d.logger.Warn("removing a deleted topic's directory failed; retried at the next Open", "dir", dir, "err", err)
+			}
+		}
+	}()
+	d.logger.Info("deleted topic", "topic", name)
+	return errors.Join(errs...)
+}
+
+// deletedDirName is Kafka's name for a partition directory awaiting
+// deletion: <topic>-<partition>.<uuid without dashes>-delete, with the topic
+// cut so that the name stays within 255 characters.
+func deletedDirName(topicName string, partition int32, id checkpoint.TopicID) string {
+	suffix := fmt.Sprintf("-%d.%x-delete", partition, id[:])
+	if len(topicName)+len(suffix) > 255 {
+		topicName = topicName[:255-len(suffix)]
+	}
+	return topicName + suffix
+}
