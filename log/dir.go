@@ -128,6 +128,9 @@ func (d *Dir) DirectoryID() string { return d.meta.DirectoryID }
 // NodeID returns the node.id of meta.properties.
 func (d *Dir) NodeID() int32 { return d.meta.NodeID }
 
+// Config returns the configuration the Dir was opened with.
+func (d *Dir) Config() Config { return d.cfg }
+
 // Recovery returns what Open did.
 func (d *Dir) Recovery() RecoveryStats { return d.recovery }
 

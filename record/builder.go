@@ -26,8 +26,13 @@ type Builder struct {
 	level int
 	buf   []byte // header space + records (uncompressed codec) or the sealed batch
 	raw   []byte // records awaiting compression
-	count int32
-	built bool
+	ext   []byte // the caller's buffer of ResetBuffer, nil after Reset
+	// own and ownRaw are the Builder's own buffers, kept across batches so
+	// that building allocates nothing once they have grown.
+	own, ownRaw []byte
+	count       int32
+	built       bool
+	started     bool // Reset or ResetBuffer was called
 }
 
 // Reset starts a new batch. From h it takes BaseOffset,
@@ -38,6 +43,16 @@ type Builder struct {
 // computed by Build. level is the codec's compression level, or
 // [DefaultLevel].
 func (b *Builder) Reset(h BatchHeader, level int) {
+	b.ext = nil
+	b.resetFields(h, level)
+	if h.Attributes.Compression() == None {
+		b.buf = append(b.own[:0], make([]byte, BatchHeaderLen)...)
+	} else {
+		b.raw = b.ownRaw[:0]
+	}
+}
+
+func (b *Builder) resetFields(h BatchHeader, level int) {
 	b.hdr = h
 	b.hdr.Magic = Magic
 	b.level = level
@@ -50,8 +65,38 @@ func (b *Builder) Reset(h BatchHeader, level int) {
 	b.hdr.LastOffsetDelta = -1
 	b.count = 0
 	b.built = false
-	b.buf = append(b.buf[:0], make([]byte, BatchHeaderLen)...)
-	b.raw = b.raw[:0]
+	b.started = true
+}
+
+// ResetBuffer starts a new batch like Reset, appending the records into buf
+// (from its start, using its capacity) instead of the Builder's own buffer:
+// a producer hands in memory from its buffer pool. For an uncompressed batch
+// buf holds the whole batch and Build returns it; for a compressed one buf
+// holds the uncompressed records and Build compresses them into the
+// Builder's own buffer. buf is not grown while the records fit: callers
+// check [Builder.Size] plus [EstimateRecordSize] against [Builder.Cap]
+// before appending. [Builder.Buffer] returns buf when the batch is done.
+func (b *Builder) ResetBuffer(h BatchHeader, level int, buf []byte) {
+	b.ext = buf[:0]
+	b.resetFields(h, level)
+	if h.Attributes.Compression() == None {
+		b.buf = append(buf[:0], make([]byte, BatchHeaderLen)...)
+	} else {
+		b.raw = buf[:0]
+	}
+}
+
+// Buffer returns the buffer given to ResetBuffer (nil after Reset), for the
+// caller to return to its pool once the batch's bytes are no longer used.
+func (b *Builder) Buffer() []byte { return b.ext }
+
+// Cap returns how many bytes the header and records may take without
+// growing the buffer given to ResetBuffer.
+func (b *Builder) Cap() int {
+	if b.hdr.Attributes.Compression() == None {
+		return cap(b.buf)
+	}
+	return BatchHeaderLen + cap(b.raw)
 }
 
 // Len returns the number of records appended since Reset.
@@ -84,7 +129,7 @@ func (b *Builder) Append(timestamp int64, key, value []byte, headers []Header) e
 // recompression keep the original offsets, so deltas may have gaps.
 // timestamp must be >= 0 or -1 (no timestamp); header keys must not be nil.
 func (b *Builder) AppendWithOffsetDelta(offsetDelta int32, timestamp int64, key, value []byte, headers []Header) error {
-	if b.built || b.buf == nil {
+	if b.built || !b.started {
 		return fmt.Errorf("record: Append without Reset")
 	}
 	if offsetDelta <= b.hdr.LastOffsetDelta || offsetDelta < 0 {
@@ -143,11 +188,16 @@ func (b *Builder) Build() ([]byte, error) {
 		return nil, ErrNoRecords
 	}
 	if c := b.hdr.Attributes.Compression(); c != None {
-		out, err := appendCompressed(b.buf[:BatchHeaderLen], b.raw, c, b.level)
+		out, err := appendCompressed(append(b.own[:0], make([]byte, BatchHeaderLen)...), b.raw, c, b.level)
 		if err != nil {
 			return nil, err
 		}
-		b.buf = out
+		b.buf, b.own = out, out
+		if b.ext == nil {
+			b.ownRaw = b.raw
+		}
+	} else if b.ext == nil {
+		b.own = b.buf
 	}
 	if len(b.buf)-LogOverhead > math.MaxInt32 {
 		return nil, fmt.Errorf("record: batch exceeds 2 GiB")

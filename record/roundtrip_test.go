@@ -445,3 +445,44 @@ func TestSkimMatchesNext(t *testing.T) {
 		require.NoError(t, skim.Err())
 	}
 }
+
+// TestBuilderResetBuffer: records go into the caller's buffer, which is not
+// grown while they fit, and Buffer gives it back.
+func TestBuilderResetBuffer(t *testing.T) {
+	for _, c := range []Compression{None, LZ4, None, Zstd} {
+		var b Builder
+		buf := make([]byte, 0, 4096)
+		h := producerHeader()
+		h.Attributes = h.Attributes.WithCompression(c)
+		b.ResetBuffer(h, DefaultLevel, buf)
+		require.Equal(t, 4096+BatchHeaderLen*btoi(c != None), b.Cap())
+		recs := withOffsets(sampleRecords(), 0)
+		for _, r := range recs {
+			require.LessOrEqual(t, b.Size()+EstimateRecordSize(r.Key, r.Value, r.Headers), b.Cap())
+			require.NoError(t, b.Append(r.Timestamp, r.Key, r.Value, r.Headers))
+		}
+		out, err := b.Build()
+		require.NoError(t, err)
+		_, got := decodeAll(t, bytes.Clone(out))
+		requireSameRecords(t, recs, got)
+		back := b.Buffer()
+		require.Equal(t, cap(buf), cap(back))
+		require.True(t, &buf[:1][0] == &back[:1][0], "the same memory")
+		if c == None {
+			require.True(t, &out[0] == &back[:1][0], "an uncompressed batch is built in place")
+		}
+		// A plain Reset afterwards does not write into the caller's buffer.
+		b.Reset(h, DefaultLevel)
+		require.NoError(t, b.Append(1, []byte("x"), []byte("y"), nil))
+		out2, err := b.Build()
+		require.NoError(t, err)
+		require.False(t, &out2[0] == &back[:1][0])
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -6,24 +6,25 @@
 //	go run ./examples/quickstart            # in a temporary directory, removed after
 //	go run ./examples/quickstart -dir DIR   # kept in DIR; an existing DIR is opened and appended to
 //
-// Until the producer and consumer packages land it drives the log package
-// directly: records are batched by hand, one batch of -batch records per
-// partition at a time, and read back with Log.ReadRecords.
+// Records go through the producer (murmur2 partitioning, batching, lz4,
+// acks=all); until the consumer package lands they are read back with the
+// log package's Log.ReadRecords.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -32,7 +33,7 @@ const topic = "quickstart"
 func main() {
 	dir := flag.String("dir", "", "log directory to use (kept); default a temporary directory")
 	n := flag.Int("records", 100_000, "records to produce")
-	batch := flag.Int("batch", 1000, "records per batch")
+	batch := flag.Int("batch", 1000, "about how many records a batch holds (batch.size = 100 bytes each)")
 	flag.Parse()
 	if err := run(context.Background(), *dir, *n, *batch, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
@@ -72,61 +73,39 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 		start[p] = parts[p].LogEndOffset()
 	}
 
-	// Produce: each key goes to one partition (a hash of the key modulo the
-	// partition count); records collect in one builder per partition and
-	// are appended a batch at a time.
+	// Produce: the producer hashes each key to a partition with Kafka's
+	// murmur2, batches records per partition and appends the batches;
+	// acks=all (the default) means a record completes once it is fsynced.
 	began := time.Now()
-	builders := make([]record.Builder, len(parts))
-	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
-		Attributes: record.Attributes(0).WithCompression(record.LZ4)}
-	for p := range builders {
-		builders[p].Reset(hdr, record.DefaultLevel)
-	}
-	flush := func(p int) error {
-		if builders[p].Len() == 0 {
-			return nil
-		}
-		b, err := builders[p].Build()
-		if err != nil {
-			return err
-		}
-		if _, err := parts[p].Append(b); err != nil {
-			return err
-		}
-		builders[p].Reset(hdr, record.DefaultLevel)
-		return nil
+	cfg := producer.DefaultConfig()
+	cfg.CompressionType = record.LZ4
+	cfg.BatchSize = perBatch * 100
+	p, err := producer.New(d, cfg)
+	if err != nil {
+		return err
 	}
 	var bytesOut int64
-	now := time.Now().UnixMilli()
+	var failed atomic.Int64
 	for i := range n {
 		key := fmt.Appendf(nil, "user-%d", i%1000)
 		value := fmt.Appendf(nil, `{"user":"user-%d","event":"page_view","page":"/item/%d","seq":%d}`, i%1000, i%250, i)
-		h := fnv.New32a()
-		h.Write(key)
-		p := int(h.Sum32() % uint32(len(parts)))
-		if err := builders[p].Append(now, key, value, nil); err != nil {
-			return err
-		}
 		bytesOut += int64(len(key) + len(value))
-		if builders[p].Len() == perBatch {
-			if err := flush(p); err != nil {
-				return err
+		if _, err := p.Send(ctx, &producer.Record{Topic: topic, Key: key, Value: value}, func(_ producer.RecordMetadata, err error) {
+			if err != nil {
+				failed.Add(1)
 			}
+		}); err != nil {
+			return err
 		}
 	}
-	for p := range builders {
-		if err := flush(p); err != nil {
-			return err
-		}
+	if err := p.Close(ctx); err != nil {
+		return err
+	}
+	if failed.Load() > 0 {
+		return fmt.Errorf("%d records failed", failed.Load())
 	}
 	produced := time.Since(began)
-	began = time.Now()
-	for _, l := range parts {
-		if err := l.Flush(); err != nil {
-			return err
-		}
-	}
-	flushed := time.Since(began)
+	st := p.Stats()
 
 	// Consume: read every partition from where this run started.
 	began = time.Now()
@@ -148,9 +127,9 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 		return fmt.Errorf("produced %d records, read back %d", n, consumed)
 	}
 
-	fmt.Fprintf(out, "produced %d records (%.1f MB of keys and values) to %s in %v: %.0f records/s, %.1f MB/s (lz4); fsync of 3 partitions %v\n",
+	fmt.Fprintf(out, "produced %d records (%.1f MB of keys and values) to %s in %v: %.0f records/s, %.1f MB/s; %d lz4 batches of %.0f records, compression rate %.2f, acks=all\n",
 		n, float64(bytesOut)/1e6, topic, produced.Round(time.Millisecond), float64(n)/produced.Seconds(), float64(bytesOut)/1e6/produced.Seconds(),
-		flushed.Round(time.Millisecond))
+		st.Batches, st.RecordsPerBatch, st.CompressionRate)
 	fmt.Fprintf(out, "consumed %d records in %v: %.0f records/s\n", consumed, read.Round(time.Millisecond), float64(consumed)/read.Seconds())
 	for p, l := range parts {
 		fmt.Fprintf(out, "  %s-%d: offsets %d..%d\n", topic, p, l.LogStartOffset(), l.LogEndOffset()-1)

@@ -1,0 +1,753 @@
+package producer
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kafkalite/kafkalite/partitioner"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// Configuration of a producer ([Config]), mirroring Kafka's producer
+// properties (KAFKA_FORMAT §12.1; ProducerConfig.java and KafkaProducer.java
+// of Apache Kafka 4.x). A Config is a plain struct started from Kafka's
+// defaults ([DefaultConfig]), parsed from and printed to Kafka property maps
+// ([ParseConfig], [Config.Properties]) so that a Kafka producer
+// configuration round-trips.
+//
+// # Values
+//
+// Values are parsed as Kafka's ConfigDef parses them: surrounding whitespace
+// (every character up to U+0020) is ignored; longs and ints are decimal with
+// an optional sign; booleans are "true" or "false" in any case; lists are
+// comma separated. Enumerated strings (acks, compression.type) are case
+// sensitive, as in Kafka. Millisecond counts too large for a time.Duration
+// (about 292 years; max.block.ms=9223372036854775807, say) clamp to the
+// largest whole-millisecond Duration, which is just as "forever".
+//
+// # Where kafkalite differs from Kafka
+//
+//   - enable.idempotence defaults to false, and true is an error matching
+//     [ErrNotSupported], as is any transactional.id: the idempotent and
+//     transactional producer arrive with issue 6/9. (Kafka's own default,
+//     true, already gives way silently when acks or retries conflict.)
+//   - A record for a topic that does not exist fails unless
+//     [Config.AutoCreateTopics] is set (Kafka leaves this to the broker's
+//     auto.create.topics.enable, default true).
+//   - buffer.memory and max.request.size must be positive (Kafka accepts 0,
+//     with which every send fails).
+//   - Interceptors, a custom partitioner, the logger and the clock are Go
+//     values set in code; from a property map, only Kafka's built-in
+//     partitioner classes resolve, and interceptor class names are an error.
+//     Serializers (key.serializer, value.serializer) are Go code too: the
+//     properties are accepted and ignored.
+
+// ErrNotSupported is matched by errors for features kafkalite does not
+// have yet; the error names the feature (for configuration, a
+// [*ConfigError] whose Err is ErrNotSupported).
+var ErrNotSupported = errors.New("producer: not supported")
+
+// ErrInvalidConfig is matched by every configuration error ([*ConfigError]).
+var ErrInvalidConfig = errors.New("producer: invalid configuration")
+
+// ErrUnknownProperty is matched by the [*ConfigError] for a property name
+// Kafka's producer does not define. It also matches [ErrInvalidConfig].
+var ErrUnknownProperty = errors.New("producer: unknown property")
+
+// ConfigError names the property that is wrong, its value and why. It
+// matches [ErrInvalidConfig], and Err.
+type ConfigError struct {
+	Property string // Kafka property name, e.g. "linger.ms"
+	Value    string // the value as given (or, from Validate, as it prints)
+	Reason   string
+	// Err is the sentinel: ErrInvalidConfig; ErrUnknownProperty for a name
+	// Kafka does not define; ErrNotSupported for a feature kafkalite does
+	// not have yet. Nil means ErrInvalidConfig.
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	if errors.Is(e.Err, ErrUnknownProperty) {
+		return fmt.Sprintf("producer: unknown property %q", e.Property)
+	}
+	return fmt.Sprintf("producer: invalid %s=%q: %s", e.Property, e.Value, e.Reason)
+}
+
+// Unwrap returns Err (ErrInvalidConfig if nil).
+func (e *ConfigError) Unwrap() error {
+	if e.Err == nil {
+		return ErrInvalidConfig
+	}
+	return e.Err
+}
+
+// Is matches ErrInvalidConfig, whatever Err is.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Acks mirrors acks: how much of the write the producer waits for before a
+// record counts as sent. In-process there are no followers, so acks=1 and
+// acks=all differ only in durability (see the log package: acks=all waits
+// for the fsync).
+type Acks int8
+
+// The acks values.
+const (
+	AcksNone   Acks = 0  // acks=0: do not wait; the offset reported is -1
+	AcksLeader Acks = 1  // acks=1: the leader appended the batch
+	AcksAll    Acks = -1 // acks=all (or -1), Kafka's default: the write is durable
+)
+
+// String returns Kafka's spelling: "0", "1" or "all".
+func (a Acks) String() string {
+	switch a {
+	case AcksNone:
+		return "0"
+	case AcksLeader:
+		return "1"
+	case AcksAll:
+		return "all"
+	}
+	return fmt.Sprintf("acks(%d)", int8(a))
+}
+
+func (a Acks) valid() bool { return a == AcksNone || a == AcksLeader || a == AcksAll }
+
+// parseAcks accepts what Kafka's validator accepts: "all", "-1", "0", "1".
+func parseAcks(v string) (Acks, error) {
+	switch propTrim(v) {
+	case "all", "-1":
+		return AcksAll, nil
+	case "0":
+		return AcksNone, nil
+	case "1":
+		return AcksLeader, nil
+	}
+	return 0, errors.New(`must be one of all, -1, 0, 1`)
+}
+
+// Config holds a producer's settings: Kafka's producer properties
+// (KAFKA_FORMAT §12.1) plus hooks that are Go values (Partitioner,
+// Interceptors, Logger, Now) and AutoCreateTopics. Start from
+// [DefaultConfig]: the zero value is not valid (a zero Linger or BatchSize
+// is a real setting). A Config is a value; methods only read it, and the
+// producer keeps its own copy.
+type Config struct {
+	// ClientID mirrors client.id (default ""): the name in log lines and
+	// errors. Empty means the producer names itself "producer-N", N
+	// counting producers created in this process from 1, as Kafka does.
+	ClientID string
+	// Acks mirrors acks (default AcksAll).
+	Acks Acks
+	// BatchSize mirrors batch.size (default 16384): the bytes a batch is
+	// allocated with and filled up to, and the size of the buffers the
+	// BufferPool recycles. 0 disables batching: every record is a batch of
+	// its own (Kafka then uses 1 as the size). 0 to 2147483647.
+	BatchSize int
+	// Linger mirrors linger.ms (default 5 ms since Kafka 4.0, 0 before): how
+	// long a batch that is not full waits for more records. At least 0.
+	Linger time.Duration
+	// BufferMemory mirrors buffer.memory (default 33554432, 32 MiB): the
+	// bytes all batches not yet written to the log may hold. Send blocks
+	// when they are used up (see MaxBlock). At least 1.
+	BufferMemory int64
+	// MaxBlock mirrors max.block.ms (default 60000, 60 s): the longest Send
+	// waits for buffer memory before it fails with [ErrBufferExhausted]; 0
+	// fails at once. At least 0.
+	MaxBlock time.Duration
+	// MaxRequestSize mirrors max.request.size (default 1048576, 1 MiB): a
+	// record whose batch, alone, could exceed this is rejected by Send
+	// (in Kafka it also caps a produce request). 1 to 2147483647.
+	MaxRequestSize int
+	// CompressionType mirrors compression.type (default none): none, gzip,
+	// snappy, lz4 or zstd.
+	CompressionType record.Compression
+	// CompressionGzipLevel mirrors compression.gzip.level (default -1,
+	// zlib's default, level 6): 1–9 or -1.
+	CompressionGzipLevel int
+	// CompressionLZ4Level mirrors compression.lz4.level (default 9): 1–17.
+	CompressionLZ4Level int
+	// CompressionZstdLevel mirrors compression.zstd.level (default 3):
+	// -131072–22.
+	CompressionZstdLevel int
+	// DeliveryTimeout mirrors delivery.timeout.ms (default 120000, 2
+	// minutes): the longest a record may wait, from Send's return, for its
+	// result. At least Linger + RequestTimeout, as Kafka checks (ParseConfig
+	// raises the default to that sum when the map leaves
+	// delivery.timeout.ms out, as Kafka does). 0 to 2147483647 ms.
+	DeliveryTimeout time.Duration
+	// RequestTimeout mirrors request.timeout.ms (default 30000, 30 s): in
+	// Kafka, how long the client waits for a broker's response. In-process
+	// there is no broker to wait for; it counts in the DeliveryTimeout
+	// check. 0 to 2147483647 ms.
+	RequestTimeout time.Duration
+	// EnableIdempotence mirrors enable.idempotence. Kafka's default is true;
+	// kafkalite's is false until the idempotent producer arrives (issue 6/9),
+	// and true is an error matching [ErrNotSupported].
+	EnableIdempotence bool
+	// TransactionalID mirrors transactional.id (default unset, ""). Any
+	// other value is an error matching [ErrNotSupported] until transactions
+	// arrive (issue 6/9).
+	TransactionalID string
+	// TransactionTimeout mirrors transaction.timeout.ms (default 60000,
+	// 60 s): how long a transaction may stay open before the coordinator
+	// aborts it. Unused until transactions arrive; 0 to 2147483647 ms.
+	TransactionTimeout time.Duration
+	// Partitioner mirrors partitioner.class (default unset): nil selects
+	// Kafka's built-in partitioning (key hash, else uniform sticky,
+	// KAFKA_FORMAT §10). From a property map, Kafka's Java class names
+	// resolve through [partitioner.ByClassName]; any partitioner can be set
+	// in code.
+	Partitioner partitioner.Partitioner
+	// PartitionerIgnoreKeys mirrors partitioner.ignore.keys (default false):
+	// when true the built-in partitioner does not hash keys; every record
+	// without an explicit partition goes to the sticky partition. No effect
+	// with a custom Partitioner.
+	PartitionerIgnoreKeys bool
+	// PartitionerAdaptive mirrors partitioner.adaptive.partitioning.enable
+	// (default true): the built-in sticky partitioner favours partitions
+	// with fewer pending batches. No effect with a custom Partitioner.
+	PartitionerAdaptive bool
+	// PartitionerAvailabilityTimeout mirrors
+	// partitioner.availability.timeout.ms (default 0, off). Accepted and
+	// kept; in-process every partition is always available, so it has no
+	// effect. At least 0.
+	PartitionerAvailabilityTimeout time.Duration
+	// AutoCreateTopics is not a producer property: in Kafka, auto-creation
+	// is the broker's auto.create.topics.enable (default true there). With
+	// kafkalite's default, false, a record for a topic that does not exist
+	// fails with an unknown-topic error (log.ErrUnknownTopicOrPartition);
+	// true creates the topic with the log directory's defaults
+	// (num.partitions and its default topic configuration). ParseConfig
+	// leaves it false; Properties does not print it.
+	AutoCreateTopics bool
+	// Interceptors mirrors interceptor.classes (default none): each sees
+	// every record before it is partitioned, in order, and every
+	// acknowledgement. Go values only: from a property map, class names are
+	// an error.
+	Interceptors []Interceptor
+	// Logger receives the producer's log lines; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for record timestamps, linger and timeouts; nil
+	// means time.Now. Tests inject one.
+	Now func() time.Time
+}
+
+// DefaultConfig returns Kafka 4.x's producer defaults (KAFKA_FORMAT §12.1),
+// with kafkalite's differences (EnableIdempotence false, AutoCreateTopics
+// false) as documented on the fields.
+func DefaultConfig() Config {
+	return Config{
+		Acks:                 AcksAll,
+		BatchSize:            16384,
+		Linger:               5 * time.Millisecond,
+		BufferMemory:         32 << 20,
+		MaxBlock:             time.Minute,
+		MaxRequestSize:       1 << 20,
+		CompressionType:      record.None,
+		CompressionGzipLevel: -1,
+		CompressionLZ4Level:  9,
+		CompressionZstdLevel: 3,
+		DeliveryTimeout:      2 * time.Minute,
+		RequestTimeout:       30 * time.Second,
+		TransactionTimeout:   time.Minute,
+		PartitionerAdaptive:  true,
+	}
+}
+
+// compressionLevel returns the level for CompressionType in the form
+// record.Builder takes: record.DefaultLevel for Kafka's gzip -1 and for
+// codecs without levels.
+func (c Config) compressionLevel() int {
+	switch c.CompressionType {
+	case record.Gzip:
+		if c.CompressionGzipLevel == -1 {
+			return record.DefaultLevel // zlib's default, 6
+		}
+		return c.CompressionGzipLevel
+	case record.LZ4:
+		return c.CompressionLZ4Level
+	case record.Zstd:
+		return c.CompressionZstdLevel // zstd's 0 is its default, 3, as record.DefaultLevel
+	}
+	return record.DefaultLevel
+}
+
+// Validate applies Kafka's ranges and cross-checks (ProducerConfig.java,
+// KafkaProducer.java) and kafkalite's limits. It returns nil or one
+// [*ConfigError] per bad property, joined in name order;
+// enable.idempotence=true and a transactional.id match [ErrNotSupported] as
+// well.
+func (c Config) Validate() error {
+	var v propValidator
+	v.check(c.Acks.valid(), "acks", c.Acks, "must be one of all, -1, 0, 1")
+	v.check(c.BatchSize >= 0 && c.BatchSize <= math.MaxInt32,
+		"batch.size", c.BatchSize, fmt.Sprintf("must be between 0 and %d", math.MaxInt32))
+	v.duration("linger.ms", c.Linger, false)
+	v.check(c.BufferMemory > 0, "buffer.memory", c.BufferMemory, "must be at least 1")
+	v.duration("max.block.ms", c.MaxBlock, false)
+	v.check(c.MaxRequestSize > 0 && c.MaxRequestSize <= math.MaxInt32,
+		"max.request.size", c.MaxRequestSize, fmt.Sprintf("must be between 1 and %d", math.MaxInt32))
+	v.check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
+		"must be one of none, gzip, snappy, lz4, zstd")
+	v.check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
+		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
+	v.check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
+		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
+	v.check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
+		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
+	v.duration("delivery.timeout.ms", c.DeliveryTimeout, true)
+	v.duration("request.timeout.ms", c.RequestTimeout, true)
+	if c.DeliveryTimeout >= 0 && c.Linger >= 0 && c.RequestTimeout >= 0 &&
+		c.DeliveryTimeout.Milliseconds() < lingerPlusRequestMillis(c) {
+		v.add("delivery.timeout.ms", formatPropMillis(c.DeliveryTimeout),
+			fmt.Sprintf("must be at least linger.ms + request.timeout.ms (%d)", lingerPlusRequestMillis(c)))
+	}
+	if c.EnableIdempotence {
+		v.notSupported("enable.idempotence", "true",
+			"the idempotent producer is not supported by kafkalite yet (issue 6/9)")
+	}
+	if c.TransactionalID != "" {
+		v.notSupported("transactional.id", c.TransactionalID,
+			"transactions are not supported by kafkalite yet (issue 6/9)")
+	}
+	v.duration("transaction.timeout.ms", c.TransactionTimeout, true)
+	v.duration("partitioner.availability.timeout.ms", c.PartitionerAvailabilityTimeout, false)
+	return v.err()
+}
+
+// lingerPlusRequestMillis is Kafka's bound for delivery.timeout.ms:
+// linger.ms (clamped to an int) + request.timeout.ms, clamped to an int.
+func lingerPlusRequestMillis(c Config) int64 {
+	linger := min(c.Linger.Milliseconds(), math.MaxInt32)
+	return min(linger+c.RequestTimeout.Milliseconds(), math.MaxInt32)
+}
+
+// propValidator collects ConfigErrors.
+type propValidator struct{ errs []error }
+
+func (v *propValidator) add(prop, value, reason string) {
+	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason})
+}
+
+func (v *propValidator) notSupported(prop, value, reason string) {
+	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason, Err: ErrNotSupported})
+}
+
+func (v *propValidator) check(ok bool, prop string, value any, reason string) {
+	if !ok {
+		v.add(prop, fmt.Sprint(value), reason)
+	}
+}
+
+// duration checks a millisecond property: a whole number of milliseconds,
+// at least 0, and with isInt at most 2147483647 ms (an int in Kafka).
+func (v *propValidator) duration(prop string, d time.Duration, isInt bool) {
+	switch {
+	case d%time.Millisecond != 0:
+		v.add(prop, d.String(), "not a whole number of milliseconds")
+	case d < 0:
+		v.add(prop, formatPropMillis(d), "must be at least 0")
+	case isInt && d.Milliseconds() > math.MaxInt32:
+		v.add(prop, formatPropMillis(d), fmt.Sprintf("must be at most %d (an int in Kafka)", math.MaxInt32))
+	}
+}
+
+// err joins the errors, in property name order.
+func (v *propValidator) err() error {
+	slices.SortStableFunc(v.errs, func(a, b error) int {
+		return strings.Compare(a.(*ConfigError).Property, b.(*ConfigError).Property)
+	})
+	return errors.Join(v.errs...)
+}
+
+// ParseConfig returns [DefaultConfig] with props, Kafka producer property
+// names and values, applied and validated.
+//
+// Properties Kafka's producer defines that kafkalite does not use
+// (networking, security, metrics, retries, serializers: see the list
+// below) are accepted and returned, sorted, in unused; a few have their
+// values checked as Kafka would. Names Kafka does not define are errors
+// matching [ErrUnknownProperty]; a value that does not parse, or a result
+// that does not validate, is a [*ConfigError]. Errors for several
+// properties are joined, in name order.
+//
+// As in Kafka: acks accepts "all", "-1", "0" and "1"; when
+// delivery.timeout.ms is absent and its default is below linger.ms +
+// request.timeout.ms, it is raised to that sum; partitioner.class names a
+// Java class, resolved by [partitioner.ByClassName] (with the final
+// batch.size) to kafkalite's equivalent. interceptor.classes must be empty:
+// Java classes cannot be loaded, so interceptors are set in code
+// ([Config.Interceptors]). key.serializer and value.serializer are accepted
+// and ignored: serializers are Go code. Any ssl.* or sasl.* name is
+// accepted as a security setting, which has no meaning in-process.
+//
+// Accepted and unused (Apache Kafka 4.x ProducerConfig.java):
+// bootstrap.servers, client.dns.lookup, config.providers,
+// connections.max.idle.ms, enable.metrics.push, key.serializer,
+// max.in.flight.requests.per.connection, metadata.max.age.ms,
+// metadata.max.idle.ms, metadata.recovery.rebootstrap.trigger.ms,
+// metadata.recovery.strategy, metric.reporters, metrics.num.samples,
+// metrics.recording.level, metrics.sample.window.ms,
+// receive.buffer.bytes, reconnect.backoff.max.ms, reconnect.backoff.ms,
+// retries, retry.backoff.max.ms, retry.backoff.ms, security.protocol,
+// security.providers, send.buffer.bytes,
+// socket.connection.setup.timeout.max.ms,
+// socket.connection.setup.timeout.ms, transaction.two.phase.commit.enable
+// (must be false), value.serializer, and ssl.*, sasl.*.
+func ParseConfig(props map[string]string) (Config, []string, error) {
+	c := DefaultConfig()
+	var unused []string
+	var errs []error
+	for _, k := range sortedPropKeys(props) {
+		if _, ok := producerProps[k]; ok {
+			continue
+		}
+		check, ok := ignoredProducerProp(k)
+		if !ok {
+			errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
+			continue
+		}
+		unused = append(unused, k)
+		if check != nil {
+			if err := check(props[k]); err != nil {
+				errs = append(errs, propError(k, props[k], err))
+			}
+		}
+	}
+	for _, k := range producerOrder {
+		if v, ok := props[k]; ok {
+			if err := producerProps[k].set(&c, v); err != nil {
+				errs = append(errs, propError(k, v, err))
+			}
+		}
+	}
+	if _, ok := props["delivery.timeout.ms"]; !ok && c.Linger >= 0 && c.RequestTimeout >= 0 {
+		// KafkaProducer.configureDeliveryTimeout: the default yields.
+		if bound := lingerPlusRequestMillis(c); c.DeliveryTimeout.Milliseconds() < bound {
+			c.DeliveryTimeout = time.Duration(bound) * time.Millisecond
+		}
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(a, b error) int {
+			return strings.Compare(a.(*ConfigError).Property, b.(*ConfigError).Property)
+		})
+		return Config{}, nil, errors.Join(errs...)
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, nil, err
+	}
+	return c, unused, nil
+}
+
+// propError makes err, from parsing property k's value v, a *ConfigError:
+// err itself if it is one (given k and v), else one with err as the reason.
+func propError(k, v string, err error) *ConfigError {
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		ce.Property, ce.Value = k, v
+		return ce
+	}
+	return &ConfigError{Property: k, Value: v, Reason: err.Error()}
+}
+
+// Properties prints the settings as Kafka producer properties, so that
+// ParseConfig(c.Properties()) returns c for a valid c whose hooks are nil
+// (Interceptors, Logger, Now; Partitioner nil or a built-in) and whose
+// AutoCreateTopics is false. It prints enable.idempotence=false, because
+// Kafka's default is true. client.id and transactional.id are printed only
+// when set, because Kafka treats an empty client.id as "no name", not as
+// "generate one"; partitioner.class only for a built-in partitioner that
+// has a Java class name ([partitioner.ClassName]).
+func (c Config) Properties() map[string]string {
+	m := make(map[string]string, len(producerProps))
+	for name, p := range producerProps {
+		if p.get == nil {
+			continue
+		}
+		if v, ok := p.get(&c); ok {
+			m[name] = v
+		}
+	}
+	return m
+}
+
+// String returns the properties as sorted "name=value" lines.
+func (c Config) String() string {
+	m := c.Properties()
+	var b strings.Builder
+	for _, k := range sortedPropKeys(m) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(m[k])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// producerProp parses a producer property into a Config and prints it
+// back; get's false means "not printed".
+type producerProp struct {
+	set func(c *Config, v string) error
+	get func(c *Config) (string, bool)
+}
+
+// producerProps: the producer properties kafkalite uses. Verified against
+// Apache Kafka 4.x ProducerConfig.java.
+var producerProps = map[string]producerProp{
+	"client.id": {
+		func(c *Config, v string) error { c.ClientID = propTrim(v); return nil },
+		func(c *Config) (string, bool) { return c.ClientID, c.ClientID != "" }},
+	"acks": {
+		func(c *Config, v string) (err error) { c.Acks, err = parseAcks(v); return },
+		func(c *Config) (string, bool) { return c.Acks.String(), true }},
+	"batch.size":       intProducerProp(func(c *Config) *int { return &c.BatchSize }),
+	"linger.ms":        millisProducerProp(func(c *Config) *time.Duration { return &c.Linger }, false),
+	"buffer.memory":    longProducerProp(func(c *Config) *int64 { return &c.BufferMemory }),
+	"max.block.ms":     millisProducerProp(func(c *Config) *time.Duration { return &c.MaxBlock }, false),
+	"max.request.size": intProducerProp(func(c *Config) *int { return &c.MaxRequestSize }),
+	"compression.type": {
+		func(c *Config, v string) error {
+			codec, err := record.ParseCompression(propTrim(v))
+			if err != nil {
+				return errors.New("must be one of none, gzip, snappy, lz4, zstd")
+			}
+			c.CompressionType = codec
+			return nil
+		},
+		func(c *Config) (string, bool) { return c.CompressionType.String(), true }},
+	"compression.gzip.level": intProducerProp(func(c *Config) *int { return &c.CompressionGzipLevel }),
+	"compression.lz4.level":  intProducerProp(func(c *Config) *int { return &c.CompressionLZ4Level }),
+	"compression.zstd.level": intProducerProp(func(c *Config) *int { return &c.CompressionZstdLevel }),
+	"delivery.timeout.ms":    millisProducerProp(func(c *Config) *time.Duration { return &c.DeliveryTimeout }, true),
+	"request.timeout.ms":     millisProducerProp(func(c *Config) *time.Duration { return &c.RequestTimeout }, true),
+	"enable.idempotence":     boolProducerProp(func(c *Config) *bool { return &c.EnableIdempotence }),
+	"transactional.id": {
+		func(c *Config, v string) error {
+			// Kafka's NonEmptyString validator: set means non-empty.
+			if c.TransactionalID = propTrim(v); c.TransactionalID == "" {
+				return errors.New("must be non-empty when set")
+			}
+			return nil
+		},
+		func(c *Config) (string, bool) { return c.TransactionalID, c.TransactionalID != "" }},
+	"transaction.timeout.ms": millisProducerProp(func(c *Config) *time.Duration { return &c.TransactionTimeout }, true),
+	"partitioner.class": {
+		func(c *Config, v string) error {
+			name := propTrim(v)
+			if name == "" {
+				c.Partitioner = nil // Kafka's null: the built-in partitioner
+				return nil
+			}
+			p, err := partitioner.ByClassName(name, c.BatchSize)
+			if err != nil {
+				return err
+			}
+			c.Partitioner = p
+			return nil
+		},
+		func(c *Config) (string, bool) {
+			// A *partitioner.Default prints nothing: it is the built-in.
+			name, ok := partitioner.ClassName(c.Partitioner)
+			return name, ok && name != ""
+		}},
+	"partitioner.ignore.keys":                  boolProducerProp(func(c *Config) *bool { return &c.PartitionerIgnoreKeys }),
+	"partitioner.adaptive.partitioning.enable": boolProducerProp(func(c *Config) *bool { return &c.PartitionerAdaptive }),
+	"partitioner.availability.timeout.ms": millisProducerProp(
+		func(c *Config) *time.Duration { return &c.PartitionerAvailabilityTimeout }, false),
+	"interceptor.classes": {
+		func(c *Config, v string) error {
+			if len(propList(v)) > 0 {
+				return errors.New("cannot load Java interceptor classes; set Config.Interceptors in code")
+			}
+			return nil
+		},
+		nil}, // Go values: never printed
+}
+
+// producerOrder is the order ParseConfig applies properties in: by name,
+// except partitioner.class last, because it is built with the final
+// batch.size.
+var producerOrder = func() []string {
+	names := sortedPropKeys(producerProps)
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "partitioner.class" })
+	return append(names, "partitioner.class")
+}()
+
+// ignoredProducerProps: producer properties of Kafka 4.x that kafkalite
+// accepts and ignores; a non-nil func checks the value as Kafka would.
+// Verified against ProducerConfig.java and CommonClientConfigs.java.
+var ignoredProducerProps = map[string]func(string) error{
+	// Networking and metadata.
+	"bootstrap.servers": nil, "client.dns.lookup": nil, "connections.max.idle.ms": nil,
+	"metadata.max.age.ms": nil, "metadata.max.idle.ms": nil, "metadata.recovery.strategy": nil,
+	"metadata.recovery.rebootstrap.trigger.ms": nil, "receive.buffer.bytes": nil, "send.buffer.bytes": nil,
+	"reconnect.backoff.ms": nil, "reconnect.backoff.max.ms": nil, "socket.connection.setup.timeout.ms": nil,
+	"socket.connection.setup.timeout.max.ms": nil,
+	// Retries and in-flight requests: in-process writes are not retried.
+	"retries":                               checkIntAtLeast(0),
+	"retry.backoff.ms":                      nil,
+	"retry.backoff.max.ms":                  nil,
+	"max.in.flight.requests.per.connection": checkIntAtLeast(1),
+	// Serializers are Go code.
+	"key.serializer": nil, "value.serializer": nil,
+	// Metrics.
+	"enable.metrics.push": checkPropBool, "metric.reporters": nil, "metrics.num.samples": nil,
+	"metrics.recording.level": nil, "metrics.sample.window.ms": nil,
+	// Security and plugins (ssl.* and sasl.* too: see ignoredProducerProp).
+	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
+	// Transactions.
+	"transaction.two.phase.commit.enable": checkNoTwoPhaseCommit,
+}
+
+// ignoredProducerProp looks name up in ignoredProducerProps, accepting any
+// ssl.* and sasl.* name as well.
+func ignoredProducerProp(name string) (check func(string) error, ok bool) {
+	if check, ok := ignoredProducerProps[name]; ok {
+		return check, true
+	}
+	if strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.") {
+		return nil, true
+	}
+	return nil, false
+}
+
+func checkPropBool(v string) error { _, err := propBool(v); return err }
+
+func checkIntAtLeast(minimum int) func(string) error {
+	return func(v string) error {
+		n, err := propInt(v)
+		if err == nil && n < minimum {
+			err = fmt.Errorf("must be at least %d", minimum)
+		}
+		return err
+	}
+}
+
+// checkNoTwoPhaseCommit accepts only false: two-phase commit is part of
+// transactions, which kafkalite does not have yet.
+func checkNoTwoPhaseCommit(v string) error {
+	b, err := propBool(v)
+	if err == nil && b {
+		return &ConfigError{Reason: "two-phase commit transactions are not supported by kafkalite yet (issue 6/9)",
+			Err: ErrNotSupported}
+	}
+	return err
+}
+
+func intProducerProp(field func(*Config) *int) producerProp {
+	return producerProp{
+		func(c *Config, v string) (err error) { *field(c), err = propInt(v); return },
+		func(c *Config) (string, bool) { return strconv.Itoa(*field(c)), true }}
+}
+
+func longProducerProp(field func(*Config) *int64) producerProp {
+	return producerProp{
+		func(c *Config, v string) (err error) { *field(c), err = propLong(v); return },
+		func(c *Config) (string, bool) { return strconv.FormatInt(*field(c), 10), true }}
+}
+
+func boolProducerProp(field func(*Config) *bool) producerProp {
+	return producerProp{
+		func(c *Config, v string) (err error) { *field(c), err = propBool(v); return },
+		func(c *Config) (string, bool) { return strconv.FormatBool(*field(c)), true }}
+}
+
+// millisProducerProp is a millisecond property; with isInt it is an int in
+// Kafka (delivery.timeout.ms, ...), otherwise a long.
+func millisProducerProp(field func(*Config) *time.Duration, isInt bool) producerProp {
+	return producerProp{
+		func(c *Config, v string) (err error) { *field(c), err = propMillis(v, isInt); return },
+		func(c *Config) (string, bool) { return formatPropMillis(*field(c)), true }}
+}
+
+// Value parsing, as Kafka's ConfigDef does it.
+
+// propTrim removes what Java's String.trim removes: every character up to
+// U+0020 at either end.
+func propTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
+func propLong(v string) (int64, error) {
+	n, err := strconv.ParseInt(propTrim(v), 10, 64)
+	if err != nil {
+		return 0, errors.New("not a long (64-bit decimal integer)")
+	}
+	return n, nil
+}
+
+func propInt(v string) (int, error) {
+	n, err := strconv.ParseInt(propTrim(v), 10, 32)
+	if err != nil {
+		return 0, errors.New("not an int (32-bit decimal integer)")
+	}
+	return int(n), nil
+}
+
+func propBool(v string) (bool, error) {
+	switch s := propTrim(v); {
+	case strings.EqualFold(s, "true"):
+		return true, nil
+	case strings.EqualFold(s, "false"):
+		return false, nil
+	}
+	return false, errors.New("not true or false")
+}
+
+// propList splits a Kafka list value; an empty value is the empty list.
+func propList(v string) []string {
+	s := propTrim(v)
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = propTrim(p)
+	}
+	return parts
+}
+
+// maxPropMillis is the largest millisecond count a time.Duration holds.
+const maxPropMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// propMillis parses a millisecond count, an int (isInt) or a long. Longs
+// beyond time.Duration's range clamp to the largest whole-millisecond
+// Duration; negative counts are returned for Validate to reject.
+func propMillis(v string, isInt bool) (time.Duration, error) {
+	var ms int64
+	var err error
+	if isInt {
+		var n int
+		n, err = propInt(v)
+		ms = int64(n)
+	} else {
+		ms, err = propLong(v)
+	}
+	switch {
+	case err != nil:
+		return 0, err
+	case ms > maxPropMillis:
+		ms = maxPropMillis
+	case ms < -maxPropMillis:
+		return 0, errors.New("out of range")
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// formatPropMillis prints d in whole milliseconds.
+func formatPropMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+func sortedPropKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,36 @@
+// Package producer is Kafka's producer, in process: records pass through
+// interceptors and a partitioner into a RecordAccumulator of per-partition
+// batches whose memory comes from a BufferPool; one sender goroutine appends
+// ready batches to the partitions' logs of an open log.Dir and completes
+// their records' futures and callbacks.
+//
+//	Send ──▶ interceptors ──▶ partitioner ──▶ accumulator (deque of batches per partition)
+//	                                              │  memory: BufferPool (buffer.memory, batch.size buffers)
+//	                                              ▼
+//	                           sender goroutine: drain ready batches (full, linger.ms, Flush, Close)
+//	                                              │  seal (compression.type, CRC)
+//	                                              ▼
+//	                           log.Log.Append ──▶ (acks=all: Sync, one per partition per round)
+//	                                              │
+//	                                              ▼
+//	                           callbacks, in offset order per partition; buffer back to the pool
+//
+// # Acknowledgements (acks) on a single node
+//
+//   - acks=0: a record completes (offset -1) when its batch is handed to the
+//     sender, before the append; an append error is only logged and counted.
+//   - acks=1: a record completes after its batch is appended: in the page
+//     cache, readable, surviving a process crash but not a power loss.
+//   - acks=all (Kafka's default): a record completes after its batch is
+//     appended and fsynced. The sender appends every ready batch first and
+//     then syncs each partition it touched once, so a round of batches shares
+//     one fsync per partition (group commit), and appends from other
+//     producers share it too.
+//
+// Idempotence and transactions (enable.idempotence, transactional.id) are
+// not available yet: asking for them is a configuration error
+// ([ErrNotSupported]). Unlike Kafka, whose broker creates missing topics by
+// default, a Send to a missing topic fails unless
+// Config.AutoCreateTopics is set: the seed documents' production advice is
+// to create topics deliberately.
+package producer

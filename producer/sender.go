@@ -1,0 +1,206 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// run is the sender goroutine: Kafka's Sender. It drains ready batches,
+// seals them, appends them to their partitions' logs and completes their
+// records, until the producer closes and nothing is left.
+func (p *Producer) run() {
+	defer close(p.senderDone)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		now := p.now()
+		ready, next := p.acc.drain(now)
+		if len(ready) > 0 {
+			p.send(ready)
+			continue // more may have become ready meanwhile
+		}
+		select {
+		case <-p.stop:
+			return
+		default:
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			wait = max(next.Sub(now), 0)
+		}
+		timer.Reset(wait)
+		select {
+		case <-p.acc.wake:
+		case <-timer.C:
+		case <-p.stop:
+			return
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// send appends a round of ready batches and completes them. With acks=all
+// the batches are appended first and each partition touched is then
+// synced once, so that the round shares fsyncs (group commit).
+func (p *Producer) send(batches []*producerBatch) {
+	now := p.now()
+	for _, b := range batches {
+		if age := now.Sub(b.created); age > p.cfg.DeliveryTimeout {
+			b.err = fmt.Errorf("%w: batch for %s-%d waited %v", ErrDeliveryTimeout, b.topic, b.partition, age)
+		}
+	}
+	switch p.cfg.Acks {
+	case AcksNone:
+		// The producer does not wait for the append: records complete
+		// with offset -1 as soon as they are handed over, then the batch is
+		// appended; an append error is logged and counted.
+		for _, b := range batches {
+			sealed, err := p.seal(b)
+			failed := b.err
+			p.complete(b)
+			if failed == nil && err == nil {
+				_, err = b.log.Append(sealed)
+			}
+			p.release(b)
+			if err != nil {
+				p.stats.errors.Add(int64(len(b.recs)))
+				p.logger.Warn("append with acks=0 failed", "topic", b.topic, "partition", b.partition, "err", err)
+			}
+		}
+	default:
+		var synced []*log.Log
+		for _, b := range batches {
+			if b.err != nil {
+				continue
+			}
+			sealed, err := p.seal(b)
+			if err == nil {
+				var res log.AppendResult
+				if res, err = b.log.Append(sealed); err == nil {
+					b.baseOffset, b.logAppendTime = res.BaseOffset, res.LogAppendTime
+					if p.cfg.Acks == AcksAll && !containsLog(synced, b.log) {
+						synced = append(synced, b.log)
+					}
+				}
+			}
+			b.err = err
+		}
+		for _, l := range synced {
+			if err := l.Sync(context.Background(), l.LogEndOffset()); err != nil {
+				for _, b := range batches {
+					if b.log == l && b.err == nil {
+						b.err = err
+					}
+				}
+			}
+		}
+		for _, b := range batches {
+			p.complete(b)
+			p.release(b)
+		}
+	}
+	p.acc.completed(len(batches))
+	if p.cfg.PartitionerAdaptive && p.cfg.Partitioner == nil {
+		p.updateLoadStats(batches)
+	}
+}
+
+// updateLoadStats tells the adaptive sticky partitioner how many batches
+// wait per partition of the topics just sent to, as Kafka's sender does
+// after each drain.
+func (p *Producer) updateLoadStats(batches []*producerBatch) {
+	var done []string
+	for _, b := range batches {
+		if slices.Contains(done, b.topic) {
+			continue
+		}
+		done = append(done, b.topic)
+		v, ok := p.topics.Load(b.topic)
+		if !ok {
+			continue
+		}
+		n := int32(len(v.(*topicInfo).partitions))
+		p.loadStats = p.acc.queueSizes(b.topic, n, p.loadStats)
+		p.part.Sticky().UpdatePartitionLoadStats(b.topic, p.loadStats)
+	}
+}
+
+func containsLog(ls []*log.Log, l *log.Log) bool {
+	for _, x := range ls {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// seal builds the batch's bytes.
+func (p *Producer) seal(b *producerBatch) ([]byte, error) {
+	b.bytes = b.builder.Size()
+	sealed, err := b.builder.Build()
+	if err != nil {
+		return nil, err
+	}
+	p.stats.batches.Add(1)
+	p.stats.batchBytes.Add(int64(len(sealed)))
+	p.stats.uncompressedBytes.Add(int64(b.bytes))
+	p.stats.records.Add(int64(len(b.recs)))
+	return sealed, nil
+}
+
+// release gives the batch's buffer back to the pool.
+func (p *Producer) release(b *producerBatch) {
+	if buf := b.builder.Buffer(); buf != nil {
+		p.pool.Deallocate(buf)
+	}
+	b.builder = record.Builder{}
+}
+
+// complete runs the interceptors and callbacks of a batch's records in
+// order and closes its done channel.
+func (p *Producer) complete(b *producerBatch) {
+	if b.err != nil {
+		var tooLarge error
+		if errors.Is(b.err, log.ErrRecordTooLarge) {
+			tooLarge = ErrRecordTooLarge
+		}
+		b.err = errors.Join(b.err, tooLarge)
+		p.stats.errors.Add(int64(len(b.recs)))
+		if errors.Is(b.err, log.ErrTopicDeleted) || errors.Is(b.err, log.ErrUnknownTopicOrPartition) {
+			p.forgetTopic(b.topic)
+		}
+	}
+	// As Kafka does, callbacks run before the future completes.
+	for i := range b.recs {
+		md, err := b.metadata(i)
+		for _, ic := range p.cfg.Interceptors {
+			p.safely("interceptor", func() { ic.OnAcknowledgement(md, err) })
+		}
+		if cb := b.recs[i].cb; cb != nil {
+			p.safely("callback", func() { cb(md, err) })
+		}
+	}
+	close(b.done)
+}
+
+// safely runs user code, recovering a panic so that the sender survives.
+func (p *Producer) safely(what string, fn func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.stats.callbackPanics.Add(1)
+			p.logger.Error("recovered a panic in user code", "in", what, "panic", r)
+		}
+	}()
+	fn()
+}
