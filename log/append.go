@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -39,6 +40,20 @@ type AppendResult struct {
 // topic's flush.messages made this append flush. Use [Log.AppendDurable] or
 // [Log.Sync] for durability.
 func (l *Log) Append(batch []byte) (AppendResult, error) {
+	if l.internal {
+		return AppendResult{}, l.perr(fmt.Errorf("%w: users may not append to %s", ErrInternalTopic, l.topic))
+	}
+	return l.appendAsLeader(batch)
+}
+
+// AppendInternal appends to an internal topic (__consumer_offsets,
+// __transaction_state) for kafkalite's coordinators; it is Append without
+// the refusal. Code outside this module cannot call it.
+func (l *Log) AppendInternal(_ access.Internal, batch []byte) (AppendResult, error) {
+	return l.appendAsLeader(batch)
+}
+
+func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {

@@ -50,6 +50,19 @@ type Config struct {
 	// true; kafkalite's is false, following the usual production advice: a
 	// typo in a topic name should fail, not silently create a topic.
 	AutoCreateTopics bool
+	// OffsetsTopicNumPartitions mirrors offsets.topic.num.partitions
+	// (default 50): the partitions of __consumer_offsets, fixed once the
+	// topic exists. Tests use 1.
+	OffsetsTopicNumPartitions int
+	// OffsetsRetention mirrors offsets.retention.minutes (default 10080,
+	// 7 days): committed offsets of an empty group expire after it.
+	OffsetsRetention time.Duration
+	// GroupInitialRebalanceDelay mirrors group.initial.rebalance.delay.ms.
+	// Kafka's broker default is 3000 ms, to let a group's first members
+	// arrive together; in process the members are already there, so
+	// kafkalite's default is 0.
+	GroupInitialRebalanceDelay time.Duration
+
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
@@ -76,6 +89,8 @@ func DefaultConfig() Config {
 		FlushSchedulerInterval:             Unlimited,
 		DefaultTopic:                       DefaultTopicConfig(),
 		NumPartitions:                      1,
+		OffsetsTopicNumPartitions:          50,
+		OffsetsRetention:                   7 * 24 * time.Hour,
 	}
 }
 
@@ -95,6 +110,9 @@ func (c Config) Validate() error {
 	}
 	v.duration("log.flush.scheduler.interval.ms", c.FlushSchedulerInterval, time.Millisecond, true)
 	v.intRange("num.partitions", c.NumPartitions, 1)
+	v.intRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
+	v.check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
+	v.check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.errs = append(v.errs, renameProperties(err, brokerNameOf)...)
 	}
@@ -233,6 +251,17 @@ var brokerProps = func() map[string]brokerProp {
 		"num.partitions": {
 			func(c *Config, v string) (err error) { c.NumPartitions, err = parseInt(v); return },
 			func(c *Config) string { return strconv.Itoa(c.NumPartitions) }},
+		"offsets.topic.num.partitions": {
+			func(c *Config, v string) (err error) { c.OffsetsTopicNumPartitions, err = parseInt(v); return },
+			func(c *Config) string { return strconv.Itoa(c.OffsetsTopicNumPartitions) }},
+		"offsets.retention.minutes": {
+			func(c *Config, v string) error {
+				n, err := parseInt(v)
+				c.OffsetsRetention = time.Duration(n) * time.Minute
+				return err
+			},
+			func(c *Config) string { return strconv.FormatInt(int64(c.OffsetsRetention/time.Minute), 10) }},
+		"group.initial.rebalance.delay.ms": configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
 		"auto.create.topics.enable": {
 			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = parseBool(v); return },
 			func(c *Config) string { return strconv.FormatBool(c.AutoCreateTopics) }},
@@ -340,9 +369,9 @@ var ignoredBrokerProps = map[string]func(string) error{
 	"replica.high.watermark.checkpoint.interval.ms": nil, "auto.leader.rebalance.enable": nil,
 	"unclean.leader.election.enable": checkBool, "min.insync.replicas": checkLongAtLeast(1, true),
 	// Coordinators' internal topics.
-	"offsets.topic.replication.factor": nil, "offsets.topic.num.partitions": nil, "offsets.retention.minutes": nil,
+	"offsets.topic.replication.factor": nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
-	"transaction.state.log.num.partitions": nil, "group.initial.rebalance.delay.ms": nil,
+	"transaction.state.log.num.partitions": nil,
 	// The cleaner's tuning (the compaction package may use them later).
 	"log.cleaner.enable": nil, "log.cleaner.threads": nil, "log.cleaner.dedupe.buffer.size": nil,
 	"log.cleaner.io.buffer.size": nil, "log.cleaner.io.buffer.load.factor": nil, "log.cleaner.backoff.ms": nil,

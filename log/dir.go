@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 )
@@ -45,6 +46,8 @@ type Dir struct {
 
 	stop     chan struct{}
 	bg       sync.WaitGroup
+	notifyMu sync.Mutex
+	notifyCh chan struct{} // closed at the next append anywhere; nil while nobody waits
 	recovery RecoveryStats
 	ckptMu   sync.Mutex // serialises checkpoint writes
 }
@@ -224,7 +227,7 @@ func (d *Dir) load(ctx context.Context) error {
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
-					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists})
+					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue
@@ -495,4 +498,46 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), lso),
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), hw),
 	)
+}
+
+// Changed returns a channel closed at the next append to any partition of
+// the Dir (or when a partition is closed or deleted). A consumer reading
+// several partitions waits on it instead of polling; it re-checks its
+// partitions after each wake-up.
+func (d *Dir) Changed() <-chan struct{} {
+	d.notifyMu.Lock()
+	defer d.notifyMu.Unlock()
+	if d.notifyCh == nil {
+		d.notifyCh = make(chan struct{})
+	}
+	return d.notifyCh
+}
+
+func (d *Dir) notify() {
+	d.notifyMu.Lock()
+	if d.notifyCh != nil {
+		close(d.notifyCh)
+		d.notifyCh = nil
+	}
+	d.notifyMu.Unlock()
+}
+
+// InternalTopic returns the partitions of an internal topic, creating it
+// with partitions partitions and the given properties if it does not exist.
+// It is for kafkalite's coordinators; code outside this module cannot call
+// it.
+func (d *Dir) InternalTopic(_ access.Internal, ctx context.Context, name string, partitions int32, props map[string]string) ([]*Log, error) {
+	if !IsInternalTopic(name) {
+		return nil, fmt.Errorf("%w: %s is not an internal topic", ErrInvalidConfig, name)
+	}
+	if _, err := d.createTopic(ctx, name, partitions, props); err != nil && !errors.Is(err, ErrTopicExists) {
+		return nil, err
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	t, ok := d.topics[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	return append([]*Log(nil), t.partitions...), nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -181,4 +182,36 @@ func TestStats(t *testing.T) {
 	require.Positive(t, st.Size)
 	require.Equal(t, int64(3), st.PartitionStats[0].LogEndOffset)
 	require.Equal(t, int64(0), st.PartitionStats[0].RecoveryPoint)
+}
+
+func TestInternalTopicsAndChanged(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	parts, err := d.InternalTopic(access.Internal{}, context.Background(), "__consumer_offsets", 2, map[string]string{"cleanup.policy": "compact"})
+	require.NoError(t, err)
+	require.Len(t, parts, 2)
+	again, err := d.InternalTopic(access.Internal{}, context.Background(), "__consumer_offsets", 2, nil)
+	require.NoError(t, err)
+	require.Same(t, parts[0], again[0], "created once")
+	_, err = d.InternalTopic(access.Internal{}, context.Background(), "users", 1, nil)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+
+	batch := producerBatch(t, 1, 10, e.clock.Now().UnixMilli(), record.None)
+	_, err = parts[0].Append(batch)
+	require.ErrorIs(t, err, ErrInternalTopic, "users may not append to internal topics")
+	require.NoError(t, record.SetBaseOffset(batch, 0))
+
+	changed := d.Changed()
+	select {
+	case <-changed:
+		t.Fatal("closed before any append")
+	default:
+	}
+	_, err = parts[0].AppendInternal(access.Internal{}, batch)
+	require.NoError(t, err)
+	<-changed // closed by the append
+	desc, err := d.DescribeTopic("__consumer_offsets")
+	require.NoError(t, err)
+	require.True(t, desc.Internal)
 }

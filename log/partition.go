@@ -55,6 +55,8 @@ type Log struct {
 	lastFlush      atomic.Int64 // unix milliseconds of the last flush
 	closed         atomic.Bool
 	deleted        atomic.Bool
+	internal       bool   // an internal topic: users may not append
+	onAppend       func() // the Dir's notifier, nil for none
 
 	sync syncState // group commit
 
@@ -144,7 +146,8 @@ type loadOptions struct {
 	recoveryPoint  int64 // from recovery-point-offset-checkpoint, 0 if absent
 	logStartOffset int64 // from log-start-offset-checkpoint, 0 if absent
 	topicID        checkpoint.TopicID
-	create         bool // a new partition: create the directory
+	create         bool   // a new partition: create the directory
+	onAppend       func() // called after every append (the Dir's notifier)
 }
 
 // recoveryStats report what loading a partition did.
@@ -163,7 +166,7 @@ type recoveryStats struct {
 func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	var st recoveryStats
 	l := &Log{topic: o.topic, partition: o.partition, dir: o.dir, fsys: o.fsys, logger: o.logger, now: o.now,
-		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true})}
+		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend}
 	cfg := o.config
 	l.config.Store(&cfg)
 	l.sync.init()
@@ -390,7 +393,8 @@ func (l *Log) Close() error {
 	return err
 }
 
-// wake releases every reader waiting for new data.
+// wake releases every reader waiting for new data, of this partition and
+// of the Dir.
 func (l *Log) wake() {
 	l.notifyMu.Lock()
 	if l.notifyCh != nil {
@@ -398,6 +402,9 @@ func (l *Log) wake() {
 		l.notifyCh = nil
 	}
 	l.notifyMu.Unlock()
+	if l.onAppend != nil {
+		l.onAppend()
+	}
 }
 
 // WaitForData returns when the log end offset is above offset, the log is
