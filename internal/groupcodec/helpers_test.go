@@ -1,0 +1,154 @@
+package groupcodec
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// readGolden reads testdata/golden/name, a hex file: '#' starts a comment,
+// white space is ignored.
+func readGolden(t testing.TB, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "golden", name))
+	require.NoError(t, err)
+	b, err := parseHex(raw)
+	require.NoError(t, err, name)
+	return b
+}
+
+func parseHex(raw []byte) ([]byte, error) {
+	var sb strings.Builder
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		sb.WriteString(strings.Join(strings.Fields(line), ""))
+	}
+	return hex.DecodeString(sb.String())
+}
+
+// requireDecodeError checks that err is a *DecodeError matching ErrCorrupt
+// and returns it.
+func requireDecodeError(t testing.TB, err error) *DecodeError {
+	t.Helper()
+	require.Error(t, err)
+	var de *DecodeError
+	require.ErrorAs(t, err, &de)
+	require.ErrorIs(t, err, ErrCorrupt)
+	return de
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The values of the golden files (testdata/README).
+var (
+	goldenTopicID = [16]byte{0xb1, 0xc4, 0x0e, 0x5a, 0x7c, 0x2f, 0x4d, 0x3e, 0x9a, 0x1b, 0x6c, 0x8d, 0x2e, 0x4f, 0x70, 0x81}
+
+	goldenOffsetCommitKey = OffsetCommitKey{Group: "orders-app", Topic: "orders", Partition: 3}
+
+	// goldenOffsetCommit has every field of every version set.
+	goldenOffsetCommit = OffsetCommitValue{
+		Offset:          4711,
+		LeaderEpoch:     5,
+		Metadata:        "m1",
+		CommitTimestamp: 1700000000000,
+		ExpireTimestamp: 1700604800000,
+		TopicID:         goldenTopicID,
+	}
+
+	// The consumer protocol examples of KAFKA_FORMAT §7.6.
+	minimalSubscription = Subscription{Topics: []string{"t"}, GenerationID: NoGenerationID}
+	minimalAssignment   = Assignment{Partitions: []TopicPartitions{{Topic: "t", Partitions: []int32{0}}}}
+
+	goldenSubscription = Subscription{
+		Topics:          []string{"orders", "payments"},
+		UserData:        []byte{0, 0, 0, 7},
+		OwnedPartitions: []TopicPartitions{{Topic: "orders", Partitions: []int32{0, 2}}},
+		GenerationID:    7,
+		RackID:          ptr("rack-a"),
+	}
+
+	goldenAssignment = Assignment{Partitions: []TopicPartitions{
+		{Topic: "orders", Partitions: []int32{0, 2}},
+		{Topic: "payments", Partitions: []int32{1}},
+	}}
+
+	goldenSticky = StickyUserData{
+		PreviousAssignment: []TopicPartitions{{Topic: "orders", Partitions: []int32{0, 2}}},
+		Generation:         7,
+	}
+)
+
+// offsetCommitAt returns goldenOffsetCommit as version decodes it: the
+// fields the version lacks at their defaults.
+func offsetCommitAt(version int16) OffsetCommitValue {
+	v := goldenOffsetCommit
+	if version < 3 {
+		v.LeaderEpoch = NoLeaderEpoch
+	}
+	if version != 1 {
+		v.ExpireTimestamp = NoExpireTimestamp
+	}
+	if version < 4 {
+		v.TopicID = [16]byte{}
+	}
+	return v
+}
+
+// goldenGroup returns the group of the group-metadata-value-v*.hex files
+// as version decodes it (4: every field).
+func goldenGroup(version int16) GroupMetadataValue {
+	sub, err := AppendSubscription(nil, minimalSubscription)
+	if err != nil {
+		panic(err)
+	}
+	asg, err := AppendAssignment(nil, minimalAssignment)
+	if err != nil {
+		panic(err)
+	}
+	v := GroupMetadataValue{
+		ProtocolType:          ProtocolTypeConsumer,
+		Generation:            7,
+		Protocol:              ptr(AssignorRange),
+		Leader:                ptr("m1"),
+		CurrentStateTimestamp: 1700000000000,
+		Members: []MemberMetadata{
+			{MemberID: "m1", GroupInstanceID: ptr("i1"), ClientID: "c1", ClientHost: "/10.0.0.1",
+				RebalanceTimeout: 300000, SessionTimeout: 45000, Subscription: sub, Assignment: asg},
+			{MemberID: "m2", ClientID: "c2", ClientHost: "/10.0.0.2",
+				RebalanceTimeout: 300000, SessionTimeout: 45000, Subscription: []byte{1, 2, 3}, Assignment: []byte{}},
+		},
+	}
+	if version < 2 {
+		v.CurrentStateTimestamp = NoCurrentStateTimestamp
+	}
+	for i := range v.Members {
+		if version < 3 {
+			v.Members[i].GroupInstanceID = nil
+		}
+		if version < 1 {
+			v.Members[i].RebalanceTimeout = 0
+		}
+	}
+	return v
+}
+
+// subscriptionAt returns goldenSubscription as version decodes it.
+func subscriptionAt(version int16) Subscription {
+	s := goldenSubscription
+	if version < 3 {
+		s.RackID = nil
+	}
+	if version < 2 {
+		s.GenerationID = NoGenerationID
+	}
+	if version < 1 {
+		s.OwnedPartitions = nil
+	}
+	return s
+}
