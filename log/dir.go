@@ -39,10 +39,12 @@ type Dir struct {
 	lock   io.Closer
 	meta   checkpoint.MetaProperties
 
-	mu       sync.RWMutex // protects the fields below
-	topics   map[string]*topic
+	mu     sync.RWMutex // protects topics and closed
+	topics map[string]*topic
+	closed bool
+
+	svcMu    sync.Mutex // protects services; taken before mu, never inside it
 	services []namedService
-	closed   bool
 
 	stop     chan struct{}
 	bg       sync.WaitGroup
@@ -385,9 +387,13 @@ type namedService struct {
 // Service returns the service attached under name, creating it with create
 // on first use, so that one instance per Dir serves every client.
 func (d *Dir) Service(name string, create func(*Dir) (Service, error)) (Service, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
+	// svcMu, not mu: creating a service may create topics, which takes mu.
+	d.svcMu.Lock()
+	defer d.svcMu.Unlock()
+	d.mu.RLock()
+	closed := d.closed
+	d.mu.RUnlock()
+	if closed {
 		return nil, ErrClosed
 	}
 	for _, s := range d.services {
@@ -414,9 +420,11 @@ func (d *Dir) Close() error {
 		return nil
 	}
 	d.closed = true
+	d.mu.Unlock()
+	d.svcMu.Lock()
 	services := d.services
 	d.services = nil
-	d.mu.Unlock()
+	d.svcMu.Unlock()
 
 	close(d.stop)
 	d.bg.Wait()

@@ -1,9 +1,11 @@
 // Command perf measures the producer as Kafka's kafka-producer-perf-test
 // does, against a log directory instead of a cluster, and ends with the same
-// summary line.
+// summary line; with -consume it measures a consumer as
+// kafka-consumer-perf-test does, reading what a produce run left in -dir.
 //
 //	go run ./examples/perf -records 2000000 -record-size 100 -partitions 1 -acks 1
 //	go run ./examples/perf -compression lz4 -linger-ms 5 -batch-size 65536 -dir /tmp/perf
+//	go run ./examples/perf -consume -dir /tmp/perf
 //
 // Latency is measured from Send to the record's callback. Memory stays
 // bounded by -buffer-memory: Send blocks when the pool is exhausted.
@@ -44,7 +46,12 @@ func main() {
 	flag.Int64Var(&o.bufferMemory, "buffer-memory", 32<<20, "buffer.memory")
 	flag.StringVar(&o.dir, "dir", "", "log directory (kept); default a temporary one")
 	flag.StringVar(&o.topic, "topic", "perf", "topic")
+	consume := flag.Bool("consume", false, "consume the topic in -dir instead of producing")
 	flag.Parse()
+	run := run
+	if *consume {
+		run = runConsumer
+	}
 	sum, err := run(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "perf:", err)

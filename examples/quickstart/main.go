@@ -7,8 +7,9 @@
 //	go run ./examples/quickstart -dir DIR   # kept in DIR; an existing DIR is opened and appended to
 //
 // Records go through the producer (murmur2 partitioning, batching, lz4,
-// acks=all); until the consumer package lands they are read back with the
-// log package's Log.ReadRecords.
+// acks=all) and come back through a consumer of the group "quickstart",
+// which commits its offsets to __consumer_offsets: a second run with -dir
+// reads only what that run produced.
 package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
@@ -65,12 +67,10 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 		return err
 	}
 	parts := make([]*log.Log, desc.Partitions)
-	start := make([]int64, desc.Partitions)
 	for p := range parts {
 		if parts[p], err = d.Partition(topic, int32(p)); err != nil {
 			return err
 		}
-		start[p] = parts[p].LogEndOffset()
 	}
 
 	// Produce: the producer hashes each key to a partition with Kafka's
@@ -107,20 +107,36 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 	produced := time.Since(began)
 	st := p.Stats()
 
-	// Consume: read every partition from where this run started.
+	// Consume: a consumer of the group "quickstart" reads every partition
+	// from the group's committed offsets (from the start on the first run)
+	// and commits what it read, into __consumer_offsets.
 	began = time.Now()
+	ccfg := consumer.DefaultConfig()
+	ccfg.GroupID = "quickstart"
+	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	ccfg.EnableAutoCommit = false
+	c, err := consumer.New(d, ccfg)
+	if err != nil {
+		return err
+	}
+	if err := c.Subscribe([]string{topic}, nil); err != nil {
+		return err
+	}
 	consumed := 0
-	for p, l := range parts {
-		for off := start[p]; off < l.LogEndOffset(); {
-			next, err := l.ReadRecords(off, 1<<20, func(*record.Record, *record.BatchHeader) error {
-				consumed++
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			off = next
+	for consumed < n {
+		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		recs, err := c.Poll(pctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("after %d records: %w", consumed, err)
 		}
+		consumed += len(recs)
+	}
+	if err := c.CommitSync(ctx, nil); err != nil {
+		return err
+	}
+	if err := c.Close(ctx); err != nil {
+		return err
 	}
 	read := time.Since(began)
 	if consumed != n {
@@ -130,7 +146,7 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 	fmt.Fprintf(out, "produced %d records (%.1f MB of keys and values) to %s in %v: %.0f records/s, %.1f MB/s; %d lz4 batches of %.0f records, compression rate %.2f, acks=all\n",
 		n, float64(bytesOut)/1e6, topic, produced.Round(time.Millisecond), float64(n)/produced.Seconds(), float64(bytesOut)/1e6/produced.Seconds(),
 		st.Batches, st.RecordsPerBatch, st.CompressionRate)
-	fmt.Fprintf(out, "consumed %d records in %v: %.0f records/s\n", consumed, read.Round(time.Millisecond), float64(consumed)/read.Seconds())
+	fmt.Fprintf(out, "consumed %d records with group %q in %v: %.0f records/s; offsets committed\n", consumed, "quickstart", read.Round(time.Millisecond), float64(consumed)/read.Seconds())
 	for p, l := range parts {
 		fmt.Fprintf(out, "  %s-%d: offsets %d..%d\n", topic, p, l.LogStartOffset(), l.LogEndOffset()-1)
 	}

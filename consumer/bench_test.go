@@ -1,0 +1,151 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// BenchmarkPoll polls 100-byte records of one partition from a directory on
+// the real filesystem (page cache), written beforehand by the producer in
+// batches of about 1,000 records. One op is one record.
+func BenchmarkPoll(b *testing.B) {
+	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.CreateTopic(context.Background(), "t", 1, nil); err != nil {
+		b.Fatal(err)
+	}
+	const total = 2_000_000
+	pcfg := producer.DefaultConfig()
+	pcfg.BatchSize = 128 << 10
+	pcfg.Acks = producer.AcksLeader
+	p, err := producer.New(d, pcfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := &producer.Record{Topic: "t", Value: make([]byte, 100)}
+	for range total {
+		if _, err := p.Send(context.Background(), r, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := p.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.AutoOffsetReset = OffsetResetEarliest
+	cfg.MaxPollRecords = 2000
+	c, err := New(d, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if err := c.Assign([]TopicPartition{{"t", 0}}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.SetBytes(100)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for n := 0; n < b.N; {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(recs)
+		if len(recs) > 0 && recs[len(recs)-1].Offset == total-1 {
+			b.StopTimer()
+			if err := c.SeekToBeginning(); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkRebalance measures a rebalance of a group of 4 polling members
+// over a topic of 64 partitions: a fifth member joins, and the op lasts until
+// all five have their new assignment.
+func BenchmarkRebalance(b *testing.B) {
+	for _, strategy := range []assignor.Assignor{assignor.Range(), assignor.CooperativeSticky()} {
+		b.Run(strategy.Name(), func(b *testing.B) {
+			cfg := log.DefaultConfig()
+			cfg.OffsetsTopicNumPartitions = 1
+			d, err := log.Open(context.Background(), b.TempDir(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			if _, err := d.CreateTopic(context.Background(), "t", 64, nil); err != nil {
+				b.Fatal(err)
+			}
+			newMember := func() *Consumer {
+				ccfg := DefaultConfig()
+				ccfg.GroupID = "bench"
+				ccfg.EnableAutoCommit = false
+				ccfg.HeartbeatInterval = 5 * time.Millisecond
+				ccfg.PartitionAssignmentStrategy = []assignor.Assignor{strategy}
+				c, err := New(d, ccfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Subscribe([]string{"t"}, nil); err != nil {
+					b.Fatal(err)
+				}
+				return c
+			}
+			var members []*Consumer
+			for range 4 {
+				members = append(members, newMember())
+			}
+			settle := func(cs []*Consumer, want int) {
+				for {
+					total := 0
+					for _, c := range cs {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+						_, _ = c.Poll(ctx)
+						cancel()
+						total += len(c.Assignment())
+					}
+					balanced := true
+					for _, c := range cs {
+						if n := len(c.Assignment()); n < 64/want || n > 64/want+1 {
+							balanced = false
+						}
+					}
+					if total == 64 && balanced {
+						return
+					}
+				}
+			}
+			settle(members, 4)
+			b.ResetTimer()
+			for range b.N {
+				extra := newMember()
+				settle(append(members, extra), 5)
+				b.StopTimer()
+				if err := extra.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				settle(members, 4)
+				b.StartTimer()
+			}
+			for _, c := range members {
+				_ = c.Close(context.Background())
+			}
+		})
+	}
+}
+
+var _ = fmt.Sprint
+var _ = record.None

@@ -1,0 +1,787 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// Consumer reads partitions of an open log.Dir from tracked positions, as
+// Kafka's KafkaConsumer reads them from a cluster: either partitions it is
+// given (Assign) or partitions its group gives it (Subscribe), with
+// committed offsets stored in __consumer_offsets.
+//
+// A Consumer is for one goroutine at a time, like Kafka's: a call made while
+// another is running fails with ErrConcurrentUse. With a group, New starts
+// one heartbeat goroutine, which Close stops.
+type Consumer struct {
+	dir    *log.Dir
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
+	coord  *coordinator.Coordinator // nil without a group id
+
+	inUse atomic.Int32
+
+	// Assigned partitions, in assignment order (Poll serves them round
+	// robin from next).
+	parts    []*partState
+	byTP     map[TopicPartition]*partState
+	next     int
+	mode     int // modeNone, modeAssign, modeSubscribe
+	closed   bool
+	out      []Record        // Poll's result, reused
+	headers  []record.Header // Poll's headers arena, reused
+	reader   *record.Reader
+	lastPoll atomic.Int64 // unix ms, for max.poll.interval.ms
+	// lastAutoCommit is when Assign-mode auto-commit last ran.
+	lastAutoCommit time.Time
+
+	group *membership // nil unless subscribed
+
+	asyncMu   sync.Mutex    // protects lastAsync
+	lastAsync chan struct{} // closed when the latest CommitAsync is done
+	asyncWG   sync.WaitGroup
+
+	stats stats
+}
+
+const (
+	modeNone = iota
+	modeAssign
+	modeSubscribe
+)
+
+// partState is an assigned partition's position and fetch buffers.
+type partState struct {
+	tp       TopicPartition
+	log      *log.Log
+	position int64 // next offset to return; -1 until known
+	paused   bool
+	// The fetched batches: bufs[cur] holds them from byte bpos on; the
+	// reader has batch rb (if inBatch) partly consumed. Two buffers
+	// alternate, so that a new fetch never overwrites records still
+	// returned by the same Poll.
+	bufs    [2][]byte
+	cur     int
+	bpos    int
+	inBatch bool
+	hdr     record.BatchHeader
+	reader  *record.Reader
+}
+
+// New returns a consumer reading from dir. With a group id it uses the
+// Dir's group coordinator (created on first use) for committed offsets and,
+// after Subscribe, for group membership.
+func New(dir *log.Dir, cfg Config) (*Consumer, error) {
+	if dir == nil {
+		return nil, errors.New("consumer: nil log.Dir")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Consumer{dir: dir, cfg: cfg, logger: cfg.Logger, now: cfg.Now, byTP: map[TopicPartition]*partState{},
+		reader: record.NewReader(record.ReaderOptions{SkipCRC: !cfg.CheckCRCs})}
+	if c.logger == nil {
+		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.cfg.ClientID == "" {
+		// Kafka's naming: consumer-<group or "null">-<instance id or N>.
+		group, n := cfg.GroupID, fmt.Sprint(clientIDs.Add(1))
+		if group == "" {
+			group = "null"
+		}
+		if cfg.GroupInstanceID != "" {
+			n = cfg.GroupInstanceID
+		}
+		c.cfg.ClientID = fmt.Sprintf("consumer-%s-%s", group, n)
+	}
+	if cfg.GroupID != "" {
+		coord, err := coordinator.For(context.Background(), dir)
+		if err != nil {
+			return nil, err
+		}
+		c.coord = coord
+	}
+	c.lastPoll.Store(c.now().UnixMilli())
+	c.lastAutoCommit = c.now()
+	return c, nil
+}
+
+var clientIDs atomic.Int64
+
+// enter marks the consumer in use by the calling goroutine.
+func (c *Consumer) enter() error {
+	if !c.inUse.CompareAndSwap(0, 1) {
+		return ErrConcurrentUse
+	}
+	if c.closed {
+		c.inUse.Store(0)
+		return ErrClosed
+	}
+	return nil
+}
+
+func (c *Consumer) exit() { c.inUse.Store(0) }
+
+// Assign gives the consumer these partitions, replacing any earlier
+// assignment (Kafka's assign). Positions start from the committed offsets
+// (with a group id) or auto.offset.reset. It cannot be mixed with
+// Subscribe.
+func (c *Consumer) Assign(tps []TopicPartition) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if c.mode == modeSubscribe {
+		return fmt.Errorf("%w: Assign after Subscribe", ErrIllegalState)
+	}
+	c.mode = modeAssign
+	if len(tps) == 0 {
+		c.mode = modeNone
+	}
+	return c.setAssignment(tps)
+}
+
+// setAssignment replaces the assigned partitions, keeping the state of the
+// ones that stay.
+func (c *Consumer) setAssignment(tps []TopicPartition) error {
+	keep := map[TopicPartition]*partState{}
+	var parts []*partState
+	for _, tp := range tps {
+		if ps, ok := c.byTP[tp]; ok {
+			keep[tp] = ps
+			parts = append(parts, ps)
+			continue
+		}
+		l, err := c.dir.Partition(tp.Topic, tp.Partition)
+		if err != nil {
+			return err
+		}
+		ps := &partState{tp: tp, log: l, position: -1, reader: record.NewReader(record.ReaderOptions{SkipCRC: !c.cfg.CheckCRCs})}
+		keep[tp] = ps
+		parts = append(parts, ps)
+	}
+	c.parts, c.byTP, c.next = parts, keep, 0
+	return nil
+}
+
+// Assignment returns the assigned partitions, sorted.
+func (c *Consumer) Assignment() []TopicPartition {
+	out := make([]TopicPartition, 0, len(c.parts))
+	for _, ps := range c.parts {
+		out = append(out, ps.tp)
+	}
+	sortTPs(out)
+	return out
+}
+
+func sortTPs(tps []TopicPartition) {
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+}
+
+// Poll returns the next records of the assigned partitions, at most
+// max.poll.records, reading at most max.partition.fetch.bytes per partition
+// and fetch.max.bytes in all (but always at least one batch, so a large
+// batch never blocks progress), serving partitions round robin. When no
+// partition has records it waits for an append, without polling, until ctx
+// ends: then it returns no records and ctx's error.
+//
+// The records reference the consumer's buffers: they are valid until the
+// next Poll (Record.Clone keeps one). Poll also drives the group: it joins
+// or rejoins when a rebalance is due (running the rebalance listener) and
+// commits offsets when auto-commit is due.
+func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	defer c.exit()
+	c.lastPoll.Store(c.now().UnixMilli())
+	for {
+		if c.group != nil {
+			if err := c.group.poll(ctx, c); err != nil {
+				return nil, err
+			}
+		} else if c.coord != nil && c.cfg.EnableAutoCommit && c.now().Sub(c.lastAutoCommit) >= c.cfg.AutoCommitInterval {
+			// Assigned partitions with a group id auto-commit too, as in Kafka.
+			c.lastAutoCommit = c.now()
+			if err := c.commit(ctx, nil); err != nil {
+				c.logger.Warn("auto-commit failed", "err", err)
+			}
+		}
+		if err := c.resetPositions(); err != nil {
+			return nil, err
+		}
+		changed := c.dir.Changed() // taken before looking, so no append is missed
+		recs, err := c.fetch()
+		if err != nil || len(recs) > 0 {
+			return recs, err
+		}
+		var rebalance <-chan struct{}
+		if c.group != nil {
+			rebalance = c.group.rejoinNeeded()
+		}
+		select {
+		case <-changed:
+		case <-rebalance:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// fetch collects records from the assigned partitions.
+func (c *Consumer) fetch() ([]Record, error) {
+	c.out = c.out[:0]
+	c.headers = c.headers[:0]
+	budget := c.cfg.FetchMaxBytes
+	n := len(c.parts)
+	for i := 0; i < n && len(c.out) < c.cfg.MaxPollRecords; i++ {
+		ps := c.parts[(c.next+i)%n]
+		if ps.paused || ps.position < 0 {
+			continue
+		}
+		used, err := c.fetchPartition(ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
+		if err != nil {
+			return nil, err
+		}
+		budget -= used
+	}
+	if n > 0 {
+		c.next = (c.next + 1) % n
+	}
+	c.stats.records.Add(int64(len(c.out)))
+	return c.out, nil
+}
+
+// fetchPartition appends the partition's next records to c.out: first what
+// is left of its buffered batches, then (once, if those ran out) a new read
+// of up to maxBytes. It returns the bytes read.
+func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int, error) {
+	read := 0
+	fetched := false
+	for len(c.out) < c.cfg.MaxPollRecords {
+		if ps.inBatch {
+			c.drainBatch(ps)
+			continue
+		}
+		buf := ps.bufs[ps.cur]
+		if ps.bpos < len(buf) {
+			size, err := record.BatchSize(buf[ps.bpos:])
+			if err != nil || ps.bpos+size > len(buf) {
+				return read, fmt.Errorf("consumer: %s: batch at %d of a fetch: %w", ps.tp, ps.bpos, errors.Join(err, record.ErrTruncated))
+			}
+			batch := buf[ps.bpos : ps.bpos+size]
+			ps.bpos += size
+			if err := ps.reader.Reset(batch); err != nil {
+				return read, fmt.Errorf("consumer: %s: %w", ps.tp, err)
+			}
+			ps.hdr = ps.reader.Header()
+			if ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position {
+				ps.position = max(ps.position, ps.hdr.NextOffset())
+				continue
+			}
+			ps.inBatch = true
+			continue
+		}
+		if fetched {
+			break
+		}
+		fetched = true
+		res, err := ps.log.Read(ps.position, maxBytes, first)
+		if errors.Is(err, log.ErrOffsetOutOfRange) {
+			if err := c.resetOutOfRange(ps, err); err != nil {
+				return read, err
+			}
+			continue
+		}
+		if err != nil {
+			return read, err
+		}
+		if res.Slice == nil {
+			break
+		}
+		ps.cur ^= 1
+		ps.bufs[ps.cur], err = res.Slice.Bytes(ps.bufs[ps.cur][:0])
+		res.Release()
+		if err != nil {
+			return read, err
+		}
+		ps.bpos = 0
+		read += len(ps.bufs[ps.cur])
+		c.stats.bytes.Add(int64(len(ps.bufs[ps.cur])))
+	}
+	return read, nil
+}
+
+// drainBatch moves records of the partition's current batch into c.out.
+func (c *Consumer) drainBatch(ps *partState) {
+	for len(c.out) < c.cfg.MaxPollRecords {
+		if !ps.reader.Next() {
+			ps.inBatch = false
+			if err := ps.reader.Err(); err != nil {
+				c.logger.Error("skipping a batch that does not decode", "partition", ps.tp, "baseOffset", ps.hdr.BaseOffset, "err", err)
+			}
+			ps.position = max(ps.position, ps.hdr.NextOffset())
+			return
+		}
+		r := ps.reader.Record()
+		if r.Offset < ps.position {
+			continue
+		}
+		start := len(c.headers)
+		c.headers = append(c.headers, r.Headers...)
+		var hdrs []record.Header
+		if len(r.Headers) > 0 {
+			hdrs = c.headers[start:len(c.headers):len(c.headers)]
+		}
+		c.out = append(c.out, Record{Topic: ps.tp.Topic, Partition: ps.tp.Partition, Offset: r.Offset,
+			Timestamp: time.UnixMilli(r.Timestamp), TimestampType: ps.hdr.Attributes.TimestampType(),
+			Key: r.Key, Value: r.Value, Headers: hdrs, LeaderEpoch: ps.hdr.PartitionLeaderEpoch})
+		ps.position = r.Offset + 1
+	}
+}
+
+// resetPositions gives partitions without a position one: the committed
+// offset, or auto.offset.reset.
+func (c *Consumer) resetPositions() error {
+	var missing []*partState
+	for _, ps := range c.parts {
+		if ps.position < 0 {
+			missing = append(missing, ps)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if c.coord != nil {
+		tps := make([]coordinator.TopicPartition, len(missing))
+		for i, ps := range missing {
+			tps[i] = coordinator.TopicPartition(ps.tp)
+		}
+		committed := c.coord.Fetch(c.cfg.GroupID, tps)
+		for _, ps := range missing {
+			if om, ok := committed[coordinator.TopicPartition(ps.tp)]; ok {
+				ps.position = om.Offset
+				ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+			}
+		}
+	}
+	var none []TopicPartition
+	for _, ps := range missing {
+		if ps.position >= 0 {
+			continue
+		}
+		if c.cfg.AutoOffsetReset == OffsetResetNone {
+			none = append(none, ps.tp)
+			continue
+		}
+		c.reset(ps)
+	}
+	if len(none) > 0 {
+		return &NoOffsetError{Partitions: none}
+	}
+	return nil
+}
+
+// reset moves a partition to the start or end by auto.offset.reset.
+func (c *Consumer) reset(ps *partState) {
+	switch c.cfg.AutoOffsetReset {
+	case OffsetResetEarliest:
+		ps.position = ps.log.LogStartOffset()
+	case OffsetResetByDuration:
+		ts := c.now().Add(-c.cfg.AutoOffsetResetDuration).UnixMilli()
+		if ot, ok, err := ps.log.OffsetForTimestamp(ts); err == nil && ok {
+			ps.position = ot.Offset
+		} else {
+			ps.position = ps.log.LogEndOffset()
+		}
+	default:
+		ps.position = ps.log.LogEndOffset()
+	}
+	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+}
+
+// resetOutOfRange handles a position outside the log (retention deleted it,
+// or a Seek went past the end): reset by auto.offset.reset, or fail with
+// none.
+func (c *Consumer) resetOutOfRange(ps *partState, err error) error {
+	if c.cfg.AutoOffsetReset == OffsetResetNone {
+		return err
+	}
+	c.logger.Info("position out of range; resetting", "partition", ps.tp, "position", ps.position, "reset", c.cfg.AutoOffsetReset)
+	c.reset(ps)
+	return nil
+}
+
+// Seek sets a partition's position: the next Poll returns records from
+// offset on.
+func (c *Consumer) Seek(tp TopicPartition, offset int64) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	ps, ok := c.byTP[tp]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNotAssigned, tp)
+	}
+	if offset < 0 {
+		return fmt.Errorf("consumer: seek to negative offset %d", offset)
+	}
+	ps.position = offset
+	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	return nil
+}
+
+// SeekToBeginning moves partitions (all assigned ones for none) to their
+// log start offsets.
+func (c *Consumer) SeekToBeginning(tps ...TopicPartition) error {
+	return c.seekEach(tps, func(ps *partState) int64 { return ps.log.LogStartOffset() })
+}
+
+// SeekToEnd moves partitions (all assigned ones for none) to their log end
+// offsets.
+func (c *Consumer) SeekToEnd(tps ...TopicPartition) error {
+	return c.seekEach(tps, func(ps *partState) int64 { return ps.log.LogEndOffset() })
+}
+
+func (c *Consumer) seekEach(tps []TopicPartition, to func(*partState) int64) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	states, err := c.states(tps)
+	if err != nil {
+		return err
+	}
+	for _, ps := range states {
+		ps.position = to(ps)
+		ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	}
+	return nil
+}
+
+func (c *Consumer) states(tps []TopicPartition) ([]*partState, error) {
+	if len(tps) == 0 {
+		return slices.Clone(c.parts), nil
+	}
+	out := make([]*partState, 0, len(tps))
+	for _, tp := range tps {
+		ps, ok := c.byTP[tp]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrNotAssigned, tp)
+		}
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+// Position returns the offset of the next record Poll will return for a
+// partition, resolving it from the committed offset or auto.offset.reset
+// if needed.
+func (c *Consumer) Position(tp TopicPartition) (int64, error) {
+	if err := c.enter(); err != nil {
+		return 0, err
+	}
+	defer c.exit()
+	ps, ok := c.byTP[tp]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrNotAssigned, tp)
+	}
+	if err := c.resetPositions(); err != nil {
+		return 0, err
+	}
+	return ps.position, nil
+}
+
+// Pause stops Poll from returning records of the partitions until Resume.
+func (c *Consumer) Pause(tps ...TopicPartition) error { return c.setPaused(tps, true) }
+
+// Resume undoes Pause.
+func (c *Consumer) Resume(tps ...TopicPartition) error { return c.setPaused(tps, false) }
+
+func (c *Consumer) setPaused(tps []TopicPartition, paused bool) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	states, err := c.states(tps)
+	if err != nil {
+		return err
+	}
+	for _, ps := range states {
+		ps.paused = paused
+	}
+	return nil
+}
+
+// Paused returns the paused partitions, sorted.
+func (c *Consumer) Paused() []TopicPartition {
+	var out []TopicPartition
+	for _, ps := range c.parts {
+		if ps.paused {
+			out = append(out, ps.tp)
+		}
+	}
+	sortTPs(out)
+	return out
+}
+
+// Lag returns how many records a partition's position is behind its high
+// watermark (-1 if the position is not known yet).
+func (c *Consumer) Lag(tp TopicPartition) (int64, error) {
+	ps, ok := c.byTP[tp]
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrNotAssigned, tp)
+	}
+	if ps.position < 0 {
+		return -1, nil
+	}
+	return max(ps.log.HighWatermark()-ps.position, 0), nil
+}
+
+// BeginningOffsets returns the log start offsets of partitions.
+func (c *Consumer) BeginningOffsets(tps []TopicPartition) (map[TopicPartition]int64, error) {
+	return c.offsetsOf(tps, func(l *log.Log) int64 { return l.LogStartOffset() })
+}
+
+// EndOffsets returns the log end offsets (high watermarks) of partitions.
+func (c *Consumer) EndOffsets(tps []TopicPartition) (map[TopicPartition]int64, error) {
+	return c.offsetsOf(tps, func(l *log.Log) int64 { return l.HighWatermark() })
+}
+
+func (c *Consumer) offsetsOf(tps []TopicPartition, f func(*log.Log) int64) (map[TopicPartition]int64, error) {
+	out := make(map[TopicPartition]int64, len(tps))
+	for _, tp := range tps {
+		l, err := c.dir.Partition(tp.Topic, tp.Partition)
+		if err != nil {
+			return nil, err
+		}
+		out[tp] = f(l)
+	}
+	return out, nil
+}
+
+// OffsetsForTimes returns, per partition, the earliest offset whose record
+// timestamp is at least the given one (through the time indexes); a
+// partition with no such record is absent.
+func (c *Consumer) OffsetsForTimes(times map[TopicPartition]int64) (map[TopicPartition]log.OffsetAndTimestamp, error) {
+	out := map[TopicPartition]log.OffsetAndTimestamp{}
+	for tp, ts := range times {
+		l, err := c.dir.Partition(tp.Topic, tp.Partition)
+		if err != nil {
+			return nil, err
+		}
+		ot, ok, err := l.OffsetForTimestamp(ts)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out[tp] = ot
+		}
+	}
+	return out, nil
+}
+
+// Committed returns the group's committed offsets for the partitions;
+// partitions without a commit are absent.
+func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAndMetadata, error) {
+	if c.coord == nil {
+		return nil, ErrNoGroup
+	}
+	in := make([]coordinator.TopicPartition, len(tps))
+	for i, tp := range tps {
+		in[i] = coordinator.TopicPartition(tp)
+	}
+	out := map[TopicPartition]OffsetAndMetadata{}
+	for tp, om := range c.coord.Fetch(c.cfg.GroupID, in) {
+		out[TopicPartition(tp)] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+	}
+	return out, nil
+}
+
+// CommitSync commits offsets for the group, durably (fsynced in
+// __consumer_offsets when it returns). nil commits the current positions of
+// all assigned partitions. A member of an older generation is refused
+// (coordinator.ErrIllegalGeneration: the partitions may be someone else's).
+func (c *Consumer) CommitSync(ctx context.Context, offsets map[TopicPartition]OffsetAndMetadata) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	return c.commit(ctx, offsets)
+}
+
+// CommitAsync commits like CommitSync on a goroutine of its own and calls
+// cb (if not nil) with the outcome. Commits are applied in the order made.
+func (c *Consumer) CommitAsync(offsets map[TopicPartition]OffsetAndMetadata, cb func(map[TopicPartition]OffsetAndMetadata, error)) {
+	if err := c.enter(); err != nil {
+		if cb != nil {
+			cb(offsets, err)
+		}
+		return
+	}
+	if offsets == nil {
+		offsets = c.positions()
+	}
+	member, generation := c.memberAndGeneration()
+	c.exit()
+	// Each asynchronous commit waits for the one before it, so commits are
+	// applied in the order they were made.
+	c.asyncMu.Lock()
+	prev := c.lastAsync
+	done := make(chan struct{})
+	c.lastAsync = done
+	c.asyncMu.Unlock()
+	c.asyncWG.Add(1)
+	go func() {
+		defer c.asyncWG.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		err := c.commitAs(context.Background(), member, generation, offsets)
+		if cb != nil {
+			cb(offsets, err)
+		}
+	}()
+}
+
+func (c *Consumer) commit(ctx context.Context, offsets map[TopicPartition]OffsetAndMetadata) error {
+	if offsets == nil {
+		offsets = c.positions()
+	}
+	member, generation := c.memberAndGeneration()
+	return c.commitAs(ctx, member, generation, offsets)
+}
+
+func (c *Consumer) commitAs(ctx context.Context, member string, generation int32, offsets map[TopicPartition]OffsetAndMetadata) error {
+	if c.coord == nil {
+		return ErrNoGroup
+	}
+	if len(offsets) == 0 {
+		return nil
+	}
+	in := make(map[coordinator.TopicPartition]OffsetAndMetadata, len(offsets))
+	conv := make(map[coordinator.TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
+	for tp, om := range offsets {
+		in[coordinator.TopicPartition(tp)] = om
+		conv[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+	}
+	start := c.now()
+	err := c.coord.Commit(ctx, c.cfg.GroupID, member, generation, conv)
+	c.stats.commitNanos.Add(int64(c.now().Sub(start)))
+	c.stats.commits.Add(1)
+	return err
+}
+
+// positions returns the current positions of the assigned partitions.
+func (c *Consumer) positions() map[TopicPartition]OffsetAndMetadata {
+	out := make(map[TopicPartition]OffsetAndMetadata, len(c.parts))
+	for _, ps := range c.parts {
+		if ps.position >= 0 {
+			out[ps.tp] = OffsetAndMetadata{Offset: ps.position, LeaderEpoch: -1}
+		}
+	}
+	return out
+}
+
+func (c *Consumer) memberAndGeneration() (string, int32) {
+	if c.group == nil {
+		return "", -1
+	}
+	return c.group.identity()
+}
+
+// Close leaves the group (committing first with auto-commit, and running
+// the listener's revocation), stops the heartbeat goroutine and waits for
+// asynchronous commits. A second Close returns nil.
+func (c *Consumer) Close(ctx context.Context) error {
+	if !c.inUse.CompareAndSwap(0, 1) {
+		return ErrConcurrentUse
+	}
+	defer c.exit()
+	if c.closed {
+		return nil
+	}
+	var err error
+	if c.group != nil {
+		err = c.group.leave(ctx, c)
+	}
+	c.asyncWG.Wait()
+	c.closed = true
+	return err
+}
+
+// Subscribe joins the consumer's group for these topics; the group's
+// assignor splits their partitions among the members. The listener (may be
+// nil) hears about partitions revoked, assigned and lost. The first Poll
+// joins.
+func (c *Consumer) Subscribe(topics []string, listener RebalanceListener) error {
+	return c.subscribe(topics, nil, listener)
+}
+
+// SubscribePattern subscribes to every topic whose name matches re (internal
+// topics excluded unless exclude.internal.topics is false), checked again at
+// every Poll so that new topics join.
+func (c *Consumer) SubscribePattern(re *regexp.Regexp, listener RebalanceListener) error {
+	return c.subscribe(nil, re, listener)
+}
+
+func (c *Consumer) subscribe(topics []string, re *regexp.Regexp, listener RebalanceListener) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if c.coord == nil {
+		return fmt.Errorf("%w: Subscribe needs group.id", ErrNoGroup)
+	}
+	if c.mode == modeAssign {
+		return fmt.Errorf("%w: Subscribe after Assign", ErrIllegalState)
+	}
+	if len(c.cfg.PartitionAssignmentStrategy) == 0 {
+		return fmt.Errorf("%w: Subscribe needs partition.assignment.strategy", ErrIllegalState)
+	}
+	c.mode = modeSubscribe
+	if c.group == nil {
+		c.group = newMembership(c)
+	}
+	c.group.setSubscription(topics, re, listener)
+	return nil
+}
+
+// Unsubscribe leaves the group and drops the assignment.
+func (c *Consumer) Unsubscribe(ctx context.Context) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.exit()
+	if c.group != nil {
+		if err := c.group.leave(ctx, c); err != nil {
+			return err
+		}
+		c.group = nil
+	}
+	c.mode = modeNone
+	return c.setAssignment(nil)
+}

@@ -1,0 +1,54 @@
+package consumer_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
+)
+
+// A consumer group reads what a producer wrote and commits its offsets.
+func Example() {
+	dir, _ := os.MkdirTemp("", "kafkalite-consumer-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	cfg := log.DefaultConfig()
+	cfg.OffsetsTopicNumPartitions = 1 // __consumer_offsets; Kafka's default is 50
+	d, _ := log.Open(ctx, dir, cfg)
+	defer d.Close()
+	_, _ = d.CreateTopic(ctx, "orders", 1, nil)
+
+	p, _ := producer.New(d, producer.DefaultConfig())
+	for i := range 3 {
+		_, _ = p.Send(ctx, &producer.Record{Topic: "orders", Key: []byte("customer-1"), Value: []byte(fmt.Sprintf("order %d", i))}, nil)
+	}
+	_ = p.Close(ctx)
+
+	ccfg := consumer.DefaultConfig()
+	ccfg.GroupID = "billing"
+	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	c, _ := consumer.New(d, ccfg)
+	defer c.Close(ctx)
+	_ = c.Subscribe([]string{"orders"}, nil)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	recs, err := c.Poll(pctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range recs {
+		fmt.Printf("%s-%d@%d %s\n", r.Topic, r.Partition, r.Offset, r.Value)
+	}
+	_ = c.CommitSync(ctx, nil)
+	committed, _ := c.Committed([]consumer.TopicPartition{{Topic: "orders", Partition: 0}})
+	fmt.Println("committed", committed[consumer.TopicPartition{Topic: "orders", Partition: 0}].Offset)
+	// Output:
+	// orders-0@0 order 0
+	// orders-0@1 order 1
+	// orders-0@2 order 2
+	// committed 3
+}

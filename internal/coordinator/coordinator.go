@@ -1,0 +1,327 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/log"
+)
+
+// OffsetsTopic is Kafka's internal topic of committed offsets and group
+// metadata.
+const OffsetsTopic = "__consumer_offsets"
+
+// serviceName is the coordinator's name among the Dir's services.
+const serviceName = "group-coordinator"
+
+// tick is how often the coordinator's goroutine checks sessions and
+// rebalance deadlines.
+const tick = 20 * time.Millisecond
+
+// Coordinator is the group coordinator of one log.Dir. It is safe for
+// concurrent use. It owns one goroutine (session expiry, rebalance
+// deadlines, offset expiry), which the Dir's Close stops.
+type Coordinator struct {
+	dir          *log.Dir
+	logger       *slog.Logger
+	now          func() time.Time
+	initialDelay time.Duration
+	retention    time.Duration
+	partitions   []*log.Log // of __consumer_offsets
+
+	mu     sync.Mutex
+	groups map[string]*group
+	closed bool
+
+	wakeCh chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// For returns the Dir's coordinator, creating it (and __consumer_offsets,
+// with offsets.topic.num.partitions partitions, compacted) on first use and
+// loading the groups and offsets stored there.
+func For(ctx context.Context, d *log.Dir) (*Coordinator, error) {
+	svc, err := d.Service(serviceName, func(d *log.Dir) (log.Service, error) { return open(ctx, d) })
+	if err != nil {
+		return nil, err
+	}
+	return svc.(*Coordinator), nil
+}
+
+func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
+	cfg := d.Config()
+	parts, err := d.InternalTopic(access.Internal{}, ctx, OffsetsTopic, int32(cfg.OffsetsTopicNumPartitions), map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    "104857600", // offsets.topic.segment.bytes
+	})
+	if err != nil {
+		return nil, err
+	}
+	c := &Coordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
+		retention: cfg.OffsetsRetention, partitions: parts, groups: map[string]*group{},
+		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if c.logger == nil {
+		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	go c.run()
+	return c, nil
+}
+
+// Close stops the coordinator's goroutine. Members still joined are dropped
+// with their processes; the Dir closes it.
+func (c *Coordinator) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	for _, g := range c.groups {
+		if g.rebalanceDone != nil {
+			close(g.rebalanceDone)
+			g.rebalanceDone = nil
+		}
+	}
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	return nil
+}
+
+func (c *Coordinator) wake() {
+	select {
+	case c.wakeCh <- struct{}{}:
+	default:
+	}
+}
+
+// run expires sessions, completes rebalances past their deadline and
+// expires old offsets of empty groups.
+func (c *Coordinator) run() {
+	defer close(c.done)
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	lastExpiry := c.now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		case <-c.wakeCh:
+		}
+		now := c.now()
+		c.mu.Lock()
+		c.expireLocked(now)
+		c.mu.Unlock()
+		if now.Sub(lastExpiry) >= min(c.retention/10, 10*time.Minute) {
+			lastExpiry = now
+			c.expireOffsets(now)
+		}
+	}
+}
+
+func (c *Coordinator) groupLocked(id string) *group {
+	g, ok := c.groups[id]
+	if !ok {
+		g = newGroup(id)
+		c.groups[id] = g
+	}
+	return g
+}
+
+// partitionCount returns a topic's partition count, or false if it does not
+// exist.
+func (c *Coordinator) partitionCount(topic string) (int32, bool) {
+	desc, err := c.dir.DescribeTopic(topic)
+	if err != nil {
+		return 0, false
+	}
+	return desc.Partitions, true
+}
+
+// Commit stores offsets for a group, durably: they are in
+// __consumer_offsets and fsynced when Commit returns. A member commits with
+// its id and generation; a consumer without membership (partitions assigned
+// by hand) commits with an empty member id and generation -1, which Kafka
+// accepts only while the group has no members.
+func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, generation int32, offsets map[TopicPartition]OffsetAndMetadata) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	g := c.groupLocked(groupID)
+	if err := g.checkCommitter(memberID, generation); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	sem := g.commitMu
+	c.mu.Unlock()
+
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-sem }()
+	now := c.now().UnixMilli()
+	stamped := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+	for tp, om := range offsets {
+		om.CommitTimestamp = now
+		stamped[tp] = om
+	}
+	if err := c.appendOffsets(ctx, groupID, stamped); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.Copy(g.offsets, stamped)
+	return nil
+}
+
+// checkCommitter fences commits from stale or unknown members.
+func (g *group) checkCommitter(memberID string, generation int32) error {
+	if memberID == "" && generation < 0 {
+		if len(g.members) > 0 {
+			return fmt.Errorf("%w: group %s has members; a commit without membership is refused", ErrIllegalGeneration, g.id)
+		}
+		return nil
+	}
+	if _, ok := g.members[memberID]; !ok {
+		return fmt.Errorf("%w: %s in group %s", ErrUnknownMember, memberID, g.id)
+	}
+	if generation != g.generation {
+		return fmt.Errorf("%w: commit from generation %d, group %s is at %d", ErrIllegalGeneration, generation, g.id, g.generation)
+	}
+	return nil
+}
+
+// Fetch returns a group's committed offsets for the partitions (all of them
+// for nil); partitions without a commit are absent.
+func (c *Coordinator) Fetch(groupID string, tps []TopicPartition) map[TopicPartition]OffsetAndMetadata {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[TopicPartition]OffsetAndMetadata{}
+	g, ok := c.groups[groupID]
+	if !ok {
+		return out
+	}
+	if tps == nil {
+		maps.Copy(out, g.offsets)
+		return out
+	}
+	for _, tp := range tps {
+		if om, ok := g.offsets[tp]; ok {
+			out[tp] = om
+		}
+	}
+	return out
+}
+
+// ListGroups returns the ids of the known groups, sorted.
+func (c *Coordinator) ListGroups() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := slices.Collect(maps.Keys(c.groups))
+	sort.Strings(ids)
+	return ids
+}
+
+// Describe describes a group.
+func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		return GroupDescription{}, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+	}
+	d := GroupDescription{GroupID: g.id, State: g.state, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
+		Offsets: maps.Clone(g.offsets)}
+	for _, id := range g.sortedMemberIDs() {
+		m := g.members[id]
+		d.Members = append(d.Members, MemberDescription{MemberID: m.id, ClientID: m.clientID, InstanceID: m.instanceID,
+			Topics: slices.Clone(m.topics), Assignment: slices.Clone(m.assignment), LastHeartbeat: m.lastHeartbeat})
+	}
+	return d, nil
+}
+
+// DeleteGroup deletes an empty group: its offsets and metadata get
+// tombstones in __consumer_offsets.
+func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
+	c.mu.Lock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+	}
+	if len(g.members) > 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
+	}
+	tps := slices.Collect(maps.Keys(g.offsets))
+	delete(c.groups, groupID)
+	c.mu.Unlock()
+	return c.appendTombstones(ctx, groupID, tps, true)
+}
+
+// ResetOffsets replaces an empty group's committed offsets for the given
+// partitions (Kafka's kafka-consumer-groups --reset-offsets).
+func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {
+	c.mu.Lock()
+	g := c.groupLocked(groupID)
+	if len(g.members) > 0 {
+		c.mu.Unlock()
+		return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
+	}
+	c.mu.Unlock()
+	return c.Commit(ctx, groupID, "", -1, offsets)
+}
+
+// expireOffsets removes the offsets of empty groups committed longer than
+// offsets.retention.minutes ago, as Kafka does.
+func (c *Coordinator) expireOffsets(now time.Time) {
+	type expired struct {
+		group string
+		tps   []TopicPartition
+	}
+	var todo []expired
+	c.mu.Lock()
+	for _, g := range c.groups {
+		if len(g.members) > 0 {
+			continue
+		}
+		var tps []TopicPartition
+		for tp, om := range g.offsets {
+			if now.Sub(time.UnixMilli(om.CommitTimestamp)) > c.retention {
+				tps = append(tps, tp)
+				delete(g.offsets, tp)
+			}
+		}
+		if len(tps) > 0 {
+			todo = append(todo, expired{g.id, tps})
+		}
+	}
+	c.mu.Unlock()
+	for _, e := range todo {
+		if err := c.appendTombstones(context.Background(), e.group, e.tps, false); err != nil && !errors.Is(err, log.ErrClosed) {
+			c.logger.Warn("writing expired offsets' tombstones failed", "group", e.group, "err", err)
+		}
+	}
+}

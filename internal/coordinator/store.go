@@ -1,0 +1,212 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// partitionOf returns the __consumer_offsets partition of a group.
+func (c *Coordinator) partitionOf(groupID string) *log.Log {
+	return c.partitions[groupcodec.PartitionFor(groupID, int32(len(c.partitions)))]
+}
+
+// appendRecords writes one batch of coordinator records (key, value; nil
+// value = tombstone) to the group's partition; durable waits for the fsync.
+func (c *Coordinator) appendRecords(ctx context.Context, groupID string, keys, values [][]byte, durable bool) error {
+	var b record.Builder
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	now := c.now().UnixMilli()
+	for i := range keys {
+		if err := b.Append(now, keys[i], values[i], nil); err != nil {
+			return err
+		}
+	}
+	batch, err := b.Build()
+	if err != nil {
+		return err
+	}
+	l := c.partitionOf(groupID)
+	res, err := l.AppendInternal(access.Internal{}, batch)
+	if err != nil {
+		return err
+	}
+	if durable {
+		return l.Sync(ctx, res.LastOffset+1)
+	}
+	return nil
+}
+
+// appendOffsets writes offset commit records, durably.
+func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {
+	var keys, values [][]byte
+	for tp, om := range offsets {
+		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
+		if err != nil {
+			return err
+		}
+		v := groupcodec.NewOffsetCommitValue(om.Offset, om.Metadata, om.CommitTimestamp)
+		v.LeaderEpoch = om.LeaderEpoch
+		vb, err := groupcodec.AppendOffsetCommitValue(nil, v)
+		if err != nil {
+			return err
+		}
+		keys, values = append(keys, k), append(values, vb)
+	}
+	return c.appendRecords(ctx, groupID, keys, values, true)
+}
+
+// appendTombstones deletes offsets (and, with group, the group's metadata)
+// as Kafka does: records with the same key and a null value, which the
+// cleaner of the compacted topic removes.
+func (c *Coordinator) appendTombstones(ctx context.Context, groupID string, tps []TopicPartition, group bool) error {
+	var keys, values [][]byte
+	for _, tp := range tps {
+		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
+		if err != nil {
+			return err
+		}
+		keys, values = append(keys, k), append(values, nil)
+	}
+	if group {
+		k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: groupID})
+		if err != nil {
+			return err
+		}
+		keys, values = append(keys, k), append(values, nil)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return c.appendRecords(ctx, groupID, keys, values, true)
+}
+
+// persistGroupLocked writes the group's metadata (members, generation,
+// assignment) in Kafka's GroupMetadataValue schema. It is appended without
+// waiting for an fsync: after a crash the members are gone anyway, and the
+// coordinator starts a new generation above the last one it finds.
+func (c *Coordinator) persistGroupLocked(g *group) {
+	k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: g.id})
+	if err != nil {
+		c.logger.Warn("encoding group metadata failed", "group", g.id, "err", err)
+		return
+	}
+	v := groupcodec.GroupMetadataValue{ProtocolType: "consumer", Generation: g.generation,
+		CurrentStateTimestamp: c.now().UnixMilli()}
+	if g.protocol != "" {
+		p, leader := g.protocol, g.leader
+		v.Protocol, v.Leader = &p, &leader
+	}
+	for _, id := range g.sortedMemberIDs() {
+		m := g.members[id]
+		mm := groupcodec.MemberMetadata{MemberID: m.id, ClientID: m.clientID, ClientHost: "/127.0.0.1",
+			RebalanceTimeout: int32(m.rebalanceTimeout.Milliseconds()), SessionTimeout: int32(m.sessionTimeout.Milliseconds())}
+		if m.instanceID != "" {
+			inst := m.instanceID
+			mm.GroupInstanceID = &inst
+		}
+		sub := groupcodec.Subscription{Topics: m.topics, GenerationID: m.ownedGeneration}
+		sub.OwnedPartitions = groupTPs(m.owned)
+		if mm.Subscription, err = groupcodec.AppendSubscription(nil, sub); err == nil {
+			mm.Assignment, err = groupcodec.AppendAssignment(nil, groupcodec.Assignment{Partitions: groupTPs(m.assignment)})
+		}
+		if err != nil {
+			c.logger.Warn("encoding a member's protocol metadata failed", "group", g.id, "member", id, "err", err)
+			return
+		}
+		v.Members = append(v.Members, mm)
+	}
+	vb, err := groupcodec.AppendGroupMetadataValue(nil, v)
+	if err == nil {
+		err = c.appendRecords(context.Background(), g.id, [][]byte{k}, [][]byte{vb}, false)
+	}
+	if err != nil && !errors.Is(err, log.ErrClosed) {
+		c.logger.Warn("writing group metadata failed", "group", g.id, "err", err)
+	}
+}
+
+// groupTPs groups partitions by topic, in the consumer protocol's shape.
+func groupTPs(tps []TopicPartition) []groupcodec.TopicPartitions {
+	var out []groupcodec.TopicPartitions
+	for _, tp := range tps {
+		if n := len(out); n > 0 && out[n-1].Topic == tp.Topic {
+			out[n-1].Partitions = append(out[n-1].Partitions, tp.Partition)
+			continue
+		}
+		out = append(out, groupcodec.TopicPartitions{Topic: tp.Topic, Partitions: []int32{tp.Partition}})
+	}
+	return out
+}
+
+// load reads every partition of __consumer_offsets: offset commits and
+// their tombstones, and each group's last generation. Members are not
+// loaded: they were processes that are gone, so a group's next member
+// starts a new generation at once.
+func (c *Coordinator) load() error {
+	for _, l := range c.partitions {
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			next, err := l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+				c.loadRecord(l, r)
+				return nil
+			})
+			if err != nil {
+				return fmt.Errorf("coordinator: loading %s-%d: %w", l.Topic(), l.Partition(), err)
+			}
+			off = next
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) loadRecord(l *log.Log, r *record.Record) {
+	if len(r.Key) < 2 {
+		c.logger.Warn("skipping a __consumer_offsets record without a key type", "partition", l.Partition(), "offset", r.Offset)
+		return
+	}
+	switch groupcodec.RecordType(binary.BigEndian.Uint16(r.Key)) {
+	case groupcodec.TypeLegacyOffsetCommit, groupcodec.TypeOffsetCommit:
+		k, err := groupcodec.ParseOffsetCommitKey(r.Key)
+		if err != nil {
+			c.logger.Warn("skipping an unreadable offset commit key", "offset", r.Offset, "err", err)
+			return
+		}
+		g := c.groupLocked(k.Group)
+		tp := TopicPartition{Topic: k.Topic, Partition: k.Partition}
+		if r.Value == nil {
+			delete(g.offsets, tp)
+			return
+		}
+		v, err := groupcodec.ParseOffsetCommitValue(r.Value)
+		if err != nil {
+			c.logger.Warn("skipping an unreadable offset commit value", "offset", r.Offset, "err", err)
+			return
+		}
+		g.offsets[tp] = OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp}
+	case groupcodec.TypeGroupMetadata:
+		k, err := groupcodec.ParseGroupMetadataKey(r.Key)
+		if err != nil {
+			c.logger.Warn("skipping an unreadable group metadata key", "offset", r.Offset, "err", err)
+			return
+		}
+		if r.Value == nil {
+			delete(c.groups, k.Group)
+			return
+		}
+		v, err := groupcodec.ParseGroupMetadataValue(r.Value)
+		if err != nil {
+			c.logger.Warn("skipping an unreadable group metadata value", "offset", r.Offset, "err", err)
+			return
+		}
+		g := c.groupLocked(k.Group)
+		g.generation = max(g.generation, v.Generation)
+	default:
+		// Other coordinator record types (the new consumer protocol, share
+		// groups) are not used by kafkalite; Kafka skips unknown ones too.
+	}
+}

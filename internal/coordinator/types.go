@@ -1,0 +1,83 @@
+// Package coordinator is the broker side of consumer groups, attached to an
+// open log.Dir: Kafka's GroupCoordinator for the classic protocol. It keeps
+// each group's members, generation and assignment, runs rebalances, fences
+// stale members, and stores committed offsets and group metadata in the
+// internal topic __consumer_offsets in Kafka's schemas, so that a Kafka tool
+// reading the directory sees the same groups.
+//
+// Kafka splits a rebalance between the broker (membership, generations) and
+// the group leader's client (the assignment). In process both are here: the
+// coordinator runs the assignor the members agreed on with the
+// subscriptions it already holds, which gives the leader's result without a
+// round trip.
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// TopicPartition names a partition.
+type TopicPartition struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+
+// OffsetAndMetadata is a committed offset.
+type OffsetAndMetadata struct {
+	Offset          int64
+	LeaderEpoch     int32
+	Metadata        string
+	CommitTimestamp int64 // milliseconds; set by the coordinator
+}
+
+// Errors, as Kafka's group error codes.
+var (
+	// ErrUnknownMember: the member id is not (or no longer) in the group.
+	ErrUnknownMember = errors.New("coordinator: unknown member id")
+	// ErrIllegalGeneration: a commit or heartbeat from another generation.
+	ErrIllegalGeneration = errors.New("coordinator: illegal generation")
+	// ErrRebalanceInProgress: the group is rebalancing; rejoin.
+	ErrRebalanceInProgress = errors.New("coordinator: rebalance in progress")
+	// ErrInconsistentProtocol: the member shares no assignor with the group.
+	ErrInconsistentProtocol = errors.New("coordinator: inconsistent group protocol")
+	// ErrGroupNotEmpty: deleting or resetting a group that has members.
+	ErrGroupNotEmpty = errors.New("coordinator: group not empty")
+	// ErrUnknownGroup: no such group.
+	ErrUnknownGroup = errors.New("coordinator: unknown group")
+	// ErrClosed: the coordinator (its Dir) closed.
+	ErrClosed = errors.New("coordinator: closed")
+)
+
+// GroupState is a classic group's state, as Kafka names them.
+type GroupState string
+
+const (
+	StateEmpty               GroupState = "Empty"
+	StatePreparingRebalance  GroupState = "PreparingRebalance"
+	StateCompletingRebalance GroupState = "CompletingRebalance"
+	StateStable              GroupState = "Stable"
+	StateDead                GroupState = "Dead"
+)
+
+// MemberDescription describes a member.
+type MemberDescription struct {
+	MemberID, ClientID, InstanceID string
+	Topics                         []string
+	Assignment                     []TopicPartition
+	LastHeartbeat                  time.Time
+}
+
+// GroupDescription describes a group.
+type GroupDescription struct {
+	GroupID    string
+	State      GroupState
+	Generation int32
+	Protocol   string // the assignor in use
+	Leader     string
+	Members    []MemberDescription
+	Offsets    map[TopicPartition]OffsetAndMetadata
+}
