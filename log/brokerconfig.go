@@ -369,7 +369,7 @@ var ignoredBrokerProps = map[string]func(string) error{
 	"replica.high.watermark.checkpoint.interval.ms": nil, "auto.leader.rebalance.enable": nil,
 	"unclean.leader.election.enable": checkBool, "min.insync.replicas": checkLongAtLeast(1, true),
 	// Coordinators' internal topics.
-	"offsets.topic.replication.factor": nil,
+	"offsets.topic.replication.factor":         nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
 	"transaction.state.log.num.partitions": nil,
 	// The cleaner's tuning (the compaction package may use them later).
