@@ -313,6 +313,7 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			if err := c.resetOutOfRange(ps, err); err != nil {
 				return read, err
 			}
+			fetched = false // read again from the reset position
 			continue
 		}
 		if err != nil {

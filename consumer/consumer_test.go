@@ -233,3 +233,5 @@ func TestConcurrentUseDetected(t *testing.T) {
 	require.ErrorIs(t, c.Seek(tp("t", 0), 0), ErrConcurrentUse)
 	<-done
 }
+
+func newMemFS() *vfs.MemFS { return vfs.NewMem() }

@@ -80,7 +80,7 @@ func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 	if err := c.load(); err != nil {
 		return nil, err
 	}
-	go c.run()
+	go c.run(c.now()) // the clock is read here, not when the goroutine first runs
 	return c, nil
 }
 
@@ -114,11 +114,10 @@ func (c *Coordinator) wake() {
 
 // run expires sessions, completes rebalances past their deadline and
 // expires old offsets of empty groups.
-func (c *Coordinator) run() {
+func (c *Coordinator) run(lastExpiry time.Time) {
 	defer close(c.done)
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	lastExpiry := c.now()
 	for {
 		select {
 		case <-c.stop:

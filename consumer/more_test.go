@@ -1,0 +1,172 @@
+package consumer
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEachAssignorSurvivesJoinAndLeave: with every assignor, members
+// joining and leaving always leave every partition owned exactly once.
+func TestEachAssignorSurvivesJoinAndLeave(t *testing.T) {
+	for _, strategy := range []assignor.Assignor{assignor.Range(), assignor.RoundRobin(), assignor.Sticky(), assignor.CooperativeSticky()} {
+		t.Run(strategy.Name(), func(t *testing.T) {
+			e := newEnv(t)
+			e.topic("a", 3)
+			e.topic("b", 5)
+			var members []*Consumer
+			owned := func() bool {
+				seen := map[TopicPartition]int{}
+				for _, c := range members {
+					for _, tp := range c.Assignment() {
+						seen[tp]++
+					}
+				}
+				if len(seen) != 8 {
+					return false
+				}
+				for _, c := range members {
+					if len(c.Assignment()) == 0 {
+						return false
+					}
+				}
+				for _, n := range seen {
+					if n != 1 {
+						return false
+					}
+				}
+				return true
+			}
+			for range 3 {
+				c := groupConsumer(e, strategy)
+				require.NoError(t, c.Subscribe([]string{"a", "b"}, nil))
+				members = append(members, c)
+				pollUntil(t, members, owned)
+			}
+			for _, c := range members {
+				require.LessOrEqual(t, len(c.Assignment()), 3, "balanced: 8 partitions over 3 members")
+			}
+			require.NoError(t, members[0].Close(context.Background()))
+			members = members[1:]
+			pollUntil(t, members, owned)
+		})
+	}
+}
+
+// TestStalledMemberLosesPartitions: a member that stops calling Poll for
+// max.poll.interval.ms leaves the group; its partitions go to the others,
+// and its next Poll reports them lost and rejoins.
+func TestStalledMemberLosesPartitions(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 2)
+	a := groupConsumer(e, assignor.Range())
+	b := e.consumer(func(c *Config) {
+		c.GroupID = "g"
+		c.HeartbeatInterval = 5 * time.Millisecond
+		c.SessionTimeout = 10 * time.Second
+		c.MaxPollInterval = 150 * time.Millisecond
+		c.EnableAutoCommit = false
+		c.PartitionAssignmentStrategy = []assignor.Assignor{assignor.Range()}
+	})
+	lb := &recordingListener{}
+	require.NoError(t, a.Subscribe([]string{"t"}, nil))
+	require.NoError(t, b.Subscribe([]string{"t"}, lb))
+	pollUntil(t, []*Consumer{a, b}, func() bool { return len(a.Assignment()) == 1 && len(b.Assignment()) == 1 })
+	// b stops polling; a keeps going and gets everything.
+	pollUntil(t, []*Consumer{a}, func() bool { return len(a.Assignment()) == 2 })
+	pollUntil(t, []*Consumer{a, b}, func() bool { return len(a.Assignment()) == 1 && len(b.Assignment()) == 1 })
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	require.NotEmpty(t, lb.lost, "the stalled member was told its partitions were lost")
+}
+
+// TestCommitsSurviveCrash: a CommitSync that returned is durable.
+func TestCommitsSurviveCrash(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	e.produce("t", 0, 30)
+	c := e.consumer(func(c *Config) { c.GroupID = "g" })
+	require.NoError(t, c.Assign([]TopicPartition{tp("t", 0)}))
+	pollN(t, c, 30)
+	require.NoError(t, c.CommitSync(context.Background(), nil))
+
+	crashed := e.mem.CrashClone() // a power loss now; the Dir is never closed
+	cfg := e.cfg
+	cfg.FS = crashed
+	d, err := log.Open(context.Background(), "/data", cfg)
+	require.NoError(t, err)
+	defer d.Close()
+	require.False(t, d.Recovery().Clean)
+	ccfg := DefaultConfig()
+	ccfg.GroupID = "g"
+	c2, err := New(d, ccfg)
+	require.NoError(t, err)
+	defer c2.Close(context.Background())
+	committed, err := c2.Committed([]TopicPartition{tp("t", 0)})
+	require.NoError(t, err)
+	require.Equal(t, int64(30), committed[tp("t", 0)].Offset)
+}
+
+// TestOffsetsExpire: an empty group's offsets go after
+// offsets.retention.minutes.
+func TestOffsetsExpire(t *testing.T) {
+	var mu sync.Mutex
+	now := time.UnixMilli(1_800_000_000_000)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	e := &env{t: t}
+	e.mem = newMemFS()
+	e.cfg = log.DefaultConfig()
+	e.cfg.FS = e.mem
+	e.cfg.OffsetsTopicNumPartitions = 1
+	e.cfg.OffsetsRetention = time.Hour
+	e.cfg.Now = clock
+	e.open()
+	t.Cleanup(func() { _ = e.dir.Close() })
+	e.topic("t", 1)
+	c := e.consumer(func(c *Config) { c.GroupID = "g"; c.Now = clock })
+	require.NoError(t, c.Assign([]TopicPartition{tp("t", 0)}))
+	require.NoError(t, c.CommitSync(context.Background(), map[TopicPartition]OffsetAndMetadata{tp("t", 0): {Offset: 0, LeaderEpoch: -1}}))
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	require.Eventually(t, func() bool {
+		got, err := c.Committed([]TopicPartition{tp("t", 0)})
+		return err == nil && len(got) == 0
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+func TestBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	e.produce("t", 0, 10)
+	c := e.consumer(func(c *Config) { c.AutoOffsetReset = OffsetResetNone; c.GroupID = "g" })
+	require.ErrorIs(t, c.Assign([]TopicPartition{tp("missing", 0)}), log.ErrUnknownTopicOrPartition)
+	require.ErrorIs(t, c.Assign([]TopicPartition{tp("t", 1)}), log.ErrUnknownTopicOrPartition)
+	require.NoError(t, c.Assign([]TopicPartition{tp("t", 0)}))
+	require.ErrorIs(t, c.Subscribe([]string{"t"}, nil), ErrIllegalState)
+
+	// A position beyond the log: a typed error under none, a reset otherwise.
+	require.NoError(t, c.Seek(tp("t", 0), 500))
+	_, err := c.Poll(context.Background())
+	require.ErrorIs(t, err, log.ErrOffsetOutOfRange)
+	reset := e.consumer(func(c *Config) { c.AutoOffsetReset = OffsetResetEarliest })
+	require.NoError(t, reset.Assign([]TopicPartition{tp("t", 0)}))
+	require.NoError(t, reset.Seek(tp("t", 0), 500))
+	recs := pollN(t, reset, 10)
+	require.Equal(t, int64(0), recs[0].Offset)
+
+	noGroup := e.consumer(nil)
+	require.ErrorIs(t, noGroup.Subscribe([]string{"t"}, nil), ErrNoGroup)
+	_, err = noGroup.Committed(nil)
+	require.ErrorIs(t, err, ErrNoGroup)
+
+	require.NoError(t, reset.Close(context.Background()))
+	_, err = reset.Poll(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, reset.Close(context.Background()), "a second Close returns nil")
+}
