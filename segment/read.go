@@ -50,6 +50,32 @@ func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// Batches reads the slice into buf (reused, grown as needed, and returned)
+// and calls fn for each batch in it with its header: the decoded view of a
+// read, for callers that want batches rather than bytes. batch references
+// buf. It stops at fn's first error.
+func (sl *Slice) Batches(buf []byte, fn func(h *record.BatchHeader, batch []byte) error) ([]byte, error) {
+	buf, err := sl.Bytes(buf[:0])
+	if err != nil {
+		return buf, err
+	}
+	for pos := 0; pos < len(buf); {
+		n, err := record.BatchSize(buf[pos:])
+		if err != nil || pos+n > len(buf) {
+			return buf, &Error{File: sl.seg.LogFile(), Position: sl.Position + int64(pos), Err: errors.Join(err, record.ErrTruncated)}
+		}
+		h, err := record.ParseHeader(buf[pos : pos+n])
+		if err != nil {
+			return buf, &Error{File: sl.seg.LogFile(), Position: sl.Position + int64(pos), Err: err}
+		}
+		if err := fn(&h, buf[pos:pos+n]); err != nil {
+			return buf, err
+		}
+		pos += n
+	}
+	return buf, nil
+}
+
 // WriteTo writes the slice's bytes to w without copying them through a
 // user-space buffer where the platform allows: sendfile(2) to a socket on
 // Linux, a copy elsewhere.

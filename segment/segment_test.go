@@ -449,3 +449,23 @@ func TestSliceWriteToAndReadAt(t *testing.T) {
 		require.ErrorIs(t, err, io.EOF)
 	})
 }
+
+func TestSliceBatches(t *testing.T) {
+	e := fsKinds(t)[1]
+	s := create(t, e, 0, testConfig())
+	defer s.Close()
+	batches := fill(t, s, 0, 4, 3, 20, 1000)
+	sl, err := s.Read(4, 1<<20, s.Size(), true)
+	require.NoError(t, err)
+	defer sl.Release()
+	var bases []int64
+	var got [][]byte
+	_, err = sl.Batches(nil, func(h *record.BatchHeader, b []byte) error {
+		bases = append(bases, h.BaseOffset)
+		got = append(got, bytes.Clone(b))
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []int64{3, 6, 9}, bases)
+	require.Equal(t, batches[1:], got)
+}
