@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 
@@ -218,9 +219,10 @@ type pointReader struct {
 
 // ReadRecord returns a copy of the first record at or after offset (the
 // record at offset unless compaction removed it or it is a control record),
-// for point lookups: the offset index finds the batch, and inside the batch
-// the reader skips to the record by lengths and offset deltas without
-// decoding the records before it. ok is false if no record follows offset.
+// for point lookups: the offset index finds the batch; inside an
+// uncompressed batch only the prefix up to the record is read, and the
+// records before it are skipped by their lengths and offset deltas without
+// being decoded. ok is false if no record follows offset.
 func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 	pr := pointReadPool.Get().(*pointReader)
 	defer pointReadPool.Put(pr)
@@ -229,26 +231,92 @@ func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 		if err != nil || res.Slice == nil {
 			return record.Record{}, false, err
 		}
-		size := int(res.Slice.Size)
-		if cap(pr.buf) < size {
-			pr.buf = make([]byte, size)
-		}
-		b := pr.buf[:size]
-		_, err = res.Slice.ReadAt(b, 0)
+		rec, found, err := pr.readIn(res.Slice, offset)
 		next := res.Slice.LastOffset + 1
 		res.Release()
-		if err != nil && !errors.Is(err, io.EOF) {
+		if err != nil {
 			return record.Record{}, false, l.perr(err)
 		}
-		if err := pr.r.Reset(b); err != nil {
-			return record.Record{}, false, l.perr(err)
-		}
-		if h := pr.r.Header(); !h.Attributes.IsControl() && pr.r.SkipTo(offset) && pr.r.Next() {
-			return pr.r.Record().Clone(), true, nil
-		}
-		if err := pr.r.Err(); err != nil {
-			return record.Record{}, false, l.perr(err)
+		if found {
+			return rec, true, nil
 		}
 		offset = next // a control batch, or nothing at or after offset in it
 	}
+}
+
+// pointReadChunk is the first read of a point read inside a batch; later
+// reads double it.
+const pointReadChunk = 16 << 10
+
+// readIn finds the record at or after offset in the slice's first batch.
+func (pr *pointReader) readIn(sl *segment.Slice, offset int64) (record.Record, bool, error) {
+	// The first read takes the header and the first records together.
+	have := int(min(sl.Size, int64(record.BatchHeaderLen+pointReadChunk)))
+	pr.buf = slices.Grow(pr.buf[:0], have)[:have]
+	if _, err := sl.ReadAt(pr.buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return record.Record{}, false, err
+	}
+	h, err := record.ParseHeader(pr.buf)
+	if err != nil {
+		return record.Record{}, false, err
+	}
+	size := min(h.Size(), int(sl.Size))
+	if h.Attributes.IsControl() {
+		return record.Record{}, false, nil
+	}
+	if h.Attributes.Compression() != record.None {
+		// The whole batch is needed to decompress it.
+		return pr.decode(sl, size, offset, -1)
+	}
+	have = min(have, size)
+	pr.buf = pr.buf[:have]
+	chunk := pointReadChunk
+	pos, skipped := 0, 0
+	for first := true; ; first = false {
+		if !first {
+			// The record lies further on: read the next, doubled, chunk.
+			want := min(size, have+chunk)
+			pr.buf = slices.Grow(pr.buf, want-len(pr.buf))[:want]
+			if _, err := sl.ReadAt(pr.buf[have:want], int64(have)); err != nil && !errors.Is(err, io.EOF) {
+				return record.Record{}, false, err
+			}
+			have = want
+		}
+		next, n, k, more, err := record.SkipRecords(pr.buf[record.BatchHeaderLen:have], pos, h.BaseOffset, offset)
+		if err != nil {
+			return record.Record{}, false, err
+		}
+		pos, skipped = next, skipped+k
+		if !more {
+			end := record.BatchHeaderLen + next + n
+			return pr.decode(sl, end, offset, int32(skipped+1))
+		}
+		if have == size {
+			return record.Record{}, false, nil // no record at or after offset here
+		}
+		chunk *= 2
+	}
+}
+
+// decode reads the first size bytes of the slice's batch (already in
+// pr.buf when count >= 0, which trims the batch to count records) and
+// returns the record at or after offset.
+func (pr *pointReader) decode(sl *segment.Slice, size int, offset int64, count int32) (record.Record, bool, error) {
+	b := pr.buf[:size]
+	if count < 0 {
+		pr.buf = slices.Grow(pr.buf[:0], size)[:size]
+		b = pr.buf
+		if _, err := sl.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+			return record.Record{}, false, err
+		}
+	} else if err := record.TrimBatch(b, count); err != nil {
+		return record.Record{}, false, err
+	}
+	if err := pr.r.Reset(b); err != nil {
+		return record.Record{}, false, err
+	}
+	if pr.r.SkipTo(offset) && pr.r.Next() {
+		return pr.r.Record().Clone(), true, nil
+	}
+	return record.Record{}, false, pr.r.Err()
 }

@@ -326,3 +326,21 @@ func (h BatchHeader) String() string {
 		h.BaseOffset, h.LastOffset(), h.RecordsCount, h.Size(), h.Attributes.Compression(), h.Attributes, h.PartitionLeaderEpoch,
 		h.CRC, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 }
+
+// TrimBatch rewrites the header of b, the first bytes of an uncompressed
+// batch ending on a record boundary, so that b reads as a batch of its
+// first count records: batchLength and recordsCount change, nothing else,
+// so the CRC no longer matches and the result must be read with
+// ReaderOptions.SkipCRC. A point read uses it to decode a record without
+// reading the rest of its batch.
+func TrimBatch(b []byte, count int32) error {
+	if err := checkHeaderLen(b); err != nil {
+		return err
+	}
+	if Attributes(binary.BigEndian.Uint16(b[offAttributes:])).Compression() != None {
+		return batchErr(-1, offAttributes, ErrCompression, "only an uncompressed batch can be trimmed")
+	}
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-LogOverhead))
+	binary.BigEndian.PutUint32(b[offRecordsCount:], uint32(count))
+	return nil
+}

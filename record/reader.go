@@ -353,3 +353,43 @@ func skipBytes(b []byte, pos int) (n int32, next int, ok bool) {
 	}
 	return n, next, true
 }
+
+// SkipRecords walks the records section of an uncompressed batch whose base
+// offset is base, from byte pos (a record boundary), past the records whose
+// offset is below target, reading only their lengths and offset deltas. It
+// returns the position of the first record at or after target, its total
+// length (length varint included) and how many records it skipped. more is
+// true when section ends before that record does: the caller reads more of
+// the batch and calls again from next, as a point read does to avoid reading
+// a whole batch.
+func SkipRecords(section []byte, pos int, base, target int64) (next, length, skipped int, more bool, err error) {
+	for {
+		bodyLen, p, ok := readVarint(section, pos)
+		if !ok {
+			if len(section)-pos < maxVarintLen {
+				return pos, 0, skipped, true, nil // the length itself may be cut
+			}
+			return pos, 0, skipped, false, recordsErr(base, pos, ErrVarint, "record length")
+		}
+		if bodyLen < 1 {
+			return pos, 0, skipped, false, recordsErr(base, pos, ErrBadRecord, "record length %d", bodyLen)
+		}
+		end := p + int(bodyLen)
+		if end > len(section) {
+			return pos, 0, skipped, true, nil
+		}
+		_, q, ok := readVarlong(section[:end], p+1)
+		var delta int32
+		if ok {
+			delta, _, ok = readVarint(section[:end], q)
+		}
+		if !ok {
+			return pos, 0, skipped, false, recordsErr(base, p, ErrVarint, "record header")
+		}
+		if base+int64(delta) >= target {
+			return pos, end - pos, skipped, false, nil
+		}
+		pos = end
+		skipped++
+	}
+}

@@ -486,3 +486,48 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestSkipRecords walks a batch's records section in pieces, as a point
+// read does.
+func TestSkipRecords(t *testing.T) {
+	h := producerHeader()
+	h.BaseOffset = 50
+	batch, err := AppendBatch(nil, h, DefaultLevel, withOffsets(sampleRecords(), 50))
+	require.NoError(t, err)
+	section := batch[BatchHeaderLen:]
+	for target := int64(50); target < 55; target++ {
+		// With the whole section at once.
+		next, n, skipped, more, err := SkipRecords(section, 0, 50, target)
+		require.NoError(t, err)
+		require.False(t, more)
+		require.Equal(t, int(target-50), skipped)
+		r := NewReader(ReaderOptions{})
+		require.NoError(t, r.Reset(batch))
+		require.True(t, r.SkipTo(target))
+		// The record found starts at next and is n bytes long.
+		require.Positive(t, n)
+		require.LessOrEqual(t, next+n, len(section))
+		// Growing prefixes: every cut either asks for more or finds it.
+		for cut := 0; cut <= len(section); cut++ {
+			pos, total := 0, 0
+			for {
+				p, l, k, more, err := SkipRecords(section[:cut], pos, 50, target)
+				require.NoError(t, err)
+				total += k
+				if more {
+					require.Less(t, cut, next+n, "asks for more only when the record is cut")
+					break
+				}
+				require.Equal(t, next, p)
+				require.Equal(t, n, l)
+				require.Equal(t, skipped, total)
+				break
+			}
+		}
+	}
+	_, _, _, more, err := SkipRecords(section, 0, 50, 1000)
+	require.NoError(t, err)
+	require.True(t, more, "past the last record, more is asked for")
+	_, _, _, _, err = SkipRecords([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80}, 0, 0, 1)
+	require.ErrorIs(t, err, ErrVarint)
+}

@@ -112,12 +112,12 @@ func (s *Segment) acquire() error {
 // offset at or after startOffset.
 func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, error) {
 	size := min(s.size.Load(), maxPosition)
-	pos, h, err := s.translateOffset(startOffset, size)
+	sc := newScanner(s.log, size, scanWindow)
+	defer sc.release()
+	pos, h, err := s.translateOffsetWith(sc, startOffset, size)
 	if err != nil || pos < 0 {
 		return nil, err
 	}
-	sc := newScanner(s.log, size, scanWindow)
-	defer sc.release()
 	end, last := pos, h.LastOffset()
 	for p := pos; p < size; {
 		hp, err := sc.header(p)
@@ -147,6 +147,14 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 // offset, searching from the offset index's entry for it; it returns
 // position -1 if there is none before limit.
 func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeader, error) {
+	sc := newScanner(s.log, limit, scanWindow)
+	defer sc.release()
+	return s.translateOffsetWith(sc, offset, limit)
+}
+
+// translateOffsetWith is translateOffset with the caller's scanner, whose
+// window the caller's own walk then reuses.
+func (s *Segment) translateOffsetWith(sc *scanner, offset, limit int64) (int64, record.BatchHeader, error) {
 	oi, _, err := s.indexes()
 	if err != nil {
 		return -1, record.BatchHeader{}, err
@@ -155,8 +163,6 @@ func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeade
 	if err != nil {
 		return -1, record.BatchHeader{}, err
 	}
-	sc := newScanner(s.log, limit, scanWindow)
-	defer sc.release()
 	for pos := int64(e.Position); pos < limit; {
 		h, err := sc.header(pos)
 		if err != nil {
