@@ -170,3 +170,57 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.NoError(t, reset.Close(context.Background()), "a second Close returns nil")
 }
+
+func TestStatsAndResetVariants(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	e.produce("t", 0, 20)
+	c := e.consumer(func(c *Config) { c.GroupID = "g" })
+	require.NoError(t, c.Assign([]TopicPartition{tp("t", 0)}))
+	pollN(t, c, 12) // all 20 come in one poll, so positions and lag are exact after it
+	require.NoError(t, c.CommitSync(context.Background(), nil))
+	st := c.Stats()
+	require.Equal(t, int64(20), st.Records)
+	require.Positive(t, st.Bytes)
+	require.Equal(t, int64(1), st.Commits)
+	require.Positive(t, st.CommitLatencyAvg)
+	require.Zero(t, st.Lag[tp("t", 0)])
+	e.produce("t", 0, 5)
+	require.Equal(t, int64(5), c.Stats().Lag[tp("t", 0)])
+
+	for _, tc := range []struct {
+		to   ResetTo
+		want int64
+	}{
+		{ResetEarliest, 0},
+		{ResetLatest, 25},
+		{ResetToOffset(7), 7},
+		{ResetToOffset(1000), 25}, // clamped to the log
+		{ResetToTimestamp(0), 0},
+	} {
+		got, err := ResetOffsets(context.Background(), e.dir, "g", []TopicPartition{tp("t", 0)}, tc.to)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got[tp("t", 0)])
+		committed, err := c.Committed([]TopicPartition{tp("t", 0)})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, committed[tp("t", 0)].Offset)
+	}
+}
+
+// TestInitialRebalanceDelay: with group.initial.rebalance.delay.ms, a new
+// group's first rebalance waits for more members before assigning.
+func TestInitialRebalanceDelay(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.GroupInitialRebalanceDelay = 300 * time.Millisecond
+	e.reopen()
+	e.topic("t", 2)
+	a := groupConsumer(e, assignor.Range())
+	b := groupConsumer(e, assignor.Range())
+	require.NoError(t, a.Subscribe([]string{"t"}, nil))
+	require.NoError(t, b.Subscribe([]string{"t"}, nil))
+	start := time.Now()
+	pollUntil(t, []*Consumer{a, b}, func() bool { return len(a.Assignment()) == 1 && len(b.Assignment()) == 1 })
+	require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+	_, gen := a.group.identity()
+	require.Equal(t, int32(1), gen, "both members made the first generation: no rebalance in between")
+}
