@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/props"
 )
 
 // Configuration of a consumer ([Config]), mirroring Kafka's consumer
@@ -81,22 +82,26 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	if errors.Is(e.Err, ErrUnknownProperty) {
-		return fmt.Sprintf("consumer: unknown property %q", e.Property)
-	}
-	return fmt.Sprintf("consumer: invalid %s=%q: %s", e.Property, e.Value, e.Reason)
+	return props.ErrorMessage("consumer", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
 }
 
 // Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error {
-	if e.Err == nil {
-		return ErrInvalidConfig
-	}
-	return e.Err
-}
+func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
 
 // Is matches ErrInvalidConfig, whatever Err is.
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// newConfigError makes a *ConfigError for props; a nil sentinel means
+// ErrInvalidConfig.
+func newConfigError(prop, value, reason string, sentinel error) error {
+	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+}
+
+// unknownProperty is the error for a name Kafka's consumer does not define.
+var unknownProperty = props.Unknown(newConfigError, ErrUnknownProperty)
+
+// configErrorProperty is the key errors are sorted by: their property.
+func configErrorProperty(err error) string { return err.(*ConfigError).Property }
 
 // OffsetReset mirrors auto.offset.reset: where the consumer starts in a
 // partition that has no committed offset, or whose offset is out of range
@@ -145,7 +150,7 @@ const offsetResetValues = "latest, earliest, none, by_duration:<ISO-8601 duratio
 // AutoOffsetResetStrategy.fromString does: the names are case sensitive,
 // and by_duration takes a non-negative java.time.Duration after a colon.
 func parseOffsetReset(v string) (OffsetReset, time.Duration, error) {
-	switch s := propTrim(v); s {
+	switch s := props.Trim(v); s {
 	case "latest":
 		return OffsetResetLatest, 0, nil
 	case "earliest":
@@ -297,7 +302,7 @@ func (l IsolationLevel) String() string {
 
 // parseIsolationLevel accepts Kafka's two values, case sensitive.
 func parseIsolationLevel(v string) (IsolationLevel, error) {
-	switch propTrim(v) {
+	switch props.Trim(v) {
 	case "read_uncommitted":
 		return ReadUncommitted, nil
 	case "read_committed":
@@ -468,56 +473,56 @@ func DefaultConfig() Config {
 // isolation.level=read_committed and group.protocol=consumer match
 // [ErrNotSupported] as well.
 func (c Config) Validate() error {
-	var v propValidator
+	v := props.Validator{New: newConfigError, Key: configErrorProperty}
 	if c.GroupInstanceID != "" {
 		if reason := groupInstanceIDProblem(c.GroupInstanceID); reason != "" {
-			v.add("group.instance.id", c.GroupInstanceID, reason)
+			v.Add("group.instance.id", c.GroupInstanceID, reason)
 		}
 	}
 	switch {
 	case !c.AutoOffsetReset.valid():
-		v.add("auto.offset.reset", c.AutoOffsetReset.String(), "must be one of "+offsetResetValues)
+		v.Add("auto.offset.reset", c.AutoOffsetReset.String(), "must be one of "+offsetResetValues)
 	case c.AutoOffsetResetDuration < 0:
-		v.add("auto.offset.reset", formatOffsetReset(c.AutoOffsetReset, c.AutoOffsetResetDuration),
+		v.Add("auto.offset.reset", formatOffsetReset(c.AutoOffsetReset, c.AutoOffsetResetDuration),
 			"the duration must not be negative")
 	case c.AutoOffsetResetDuration != 0 && c.AutoOffsetReset != OffsetResetByDuration:
-		v.add("auto.offset.reset", c.AutoOffsetReset.String(), fmt.Sprintf(
+		v.Add("auto.offset.reset", c.AutoOffsetReset.String(), fmt.Sprintf(
 			"AutoOffsetResetDuration (%s) is set, but only by_duration takes a duration", c.AutoOffsetResetDuration))
 	}
-	v.duration("auto.commit.interval.ms", c.AutoCommitInterval, 0)
-	v.intRange("max.poll.records", c.MaxPollRecords, 1)
-	v.intRange("fetch.max.bytes", c.FetchMaxBytes, 0)
-	v.intRange("max.partition.fetch.bytes", c.MaxPartitionFetchBytes, 0)
-	v.intRange("fetch.min.bytes", c.FetchMinBytes, 0)
-	v.duration("fetch.max.wait.ms", c.FetchMaxWait, 0)
+	v.IntMillis("auto.commit.interval.ms", c.AutoCommitInterval, 0)
+	v.IntRange("max.poll.records", c.MaxPollRecords, 1)
+	v.IntRange("fetch.max.bytes", c.FetchMaxBytes, 0)
+	v.IntRange("max.partition.fetch.bytes", c.MaxPartitionFetchBytes, 0)
+	v.IntRange("fetch.min.bytes", c.FetchMinBytes, 0)
+	v.IntMillis("fetch.max.wait.ms", c.FetchMaxWait, 0)
 	switch c.IsolationLevel {
 	case ReadUncommitted:
 	case ReadCommitted:
-		v.notSupported("isolation.level", c.IsolationLevel.String(),
-			"read_committed needs transactions, which kafkalite does not support yet (issue 6/9)")
+		v.AddErr("isolation.level", c.IsolationLevel.String(),
+			"read_committed needs transactions, which kafkalite does not support yet (issue 6/9)", ErrNotSupported)
 	default:
-		v.add("isolation.level", c.IsolationLevel.String(), "must be one of read_committed, read_uncommitted")
+		v.Add("isolation.level", c.IsolationLevel.String(), "must be one of read_committed, read_uncommitted")
 	}
-	sessionOK := v.duration("session.timeout.ms", c.SessionTimeout, 1)
-	heartbeatOK := v.duration("heartbeat.interval.ms", c.HeartbeatInterval, 1)
+	sessionOK := v.IntMillis("session.timeout.ms", c.SessionTimeout, 1)
+	heartbeatOK := v.IntMillis("heartbeat.interval.ms", c.HeartbeatInterval, 1)
 	if c.GroupID != "" && sessionOK && heartbeatOK && c.HeartbeatInterval >= c.SessionTimeout {
 		// Kafka's Heartbeat: "Heartbeat must be set lower than the session timeout".
-		v.add("heartbeat.interval.ms", formatPropMillis(c.HeartbeatInterval),
-			fmt.Sprintf("must be lower than session.timeout.ms (%s)", formatPropMillis(c.SessionTimeout)))
+		v.Add("heartbeat.interval.ms", props.FormatMillis(c.HeartbeatInterval, false),
+			fmt.Sprintf("must be lower than session.timeout.ms (%s)", props.FormatMillis(c.SessionTimeout, false)))
 	}
-	v.duration("max.poll.interval.ms", c.MaxPollInterval, 1)
+	v.IntMillis("max.poll.interval.ms", c.MaxPollInterval, 1)
 	if reason := assignorsProblem(c.PartitionAssignmentStrategy, c.GroupID != ""); reason != "" {
-		v.add("partition.assignment.strategy", formatAssignors(c.PartitionAssignmentStrategy), reason)
+		v.Add("partition.assignment.strategy", formatAssignors(c.PartitionAssignmentStrategy), reason)
 	}
 	switch {
 	case strings.EqualFold(c.GroupProtocol, groupProtocolClassic):
 	case strings.EqualFold(c.GroupProtocol, groupProtocolConsumer):
-		v.notSupported("group.protocol", c.GroupProtocol,
-			"the consumer group protocol (KIP-848) is not supported by kafkalite; use classic")
+		v.AddErr("group.protocol", c.GroupProtocol,
+			"the consumer group protocol (KIP-848) is not supported by kafkalite; use classic", ErrNotSupported)
 	default:
-		v.add("group.protocol", c.GroupProtocol, "must be one of classic, consumer")
+		v.Add("group.protocol", c.GroupProtocol, "must be one of classic, consumer")
 	}
-	return v.err()
+	return v.Err()
 }
 
 // groupInstanceIDProblem applies Kafka's JoinGroupRequest.validateGroupInstanceId
@@ -558,53 +563,6 @@ func assignorsProblem(as []assignor.Assignor, group bool) string {
 	return ""
 }
 
-// propValidator collects ConfigErrors.
-type propValidator struct{ errs []error }
-
-func (v *propValidator) add(prop, value, reason string) {
-	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason})
-}
-
-func (v *propValidator) notSupported(prop, value, reason string) {
-	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason, Err: ErrNotSupported})
-}
-
-// intRange checks an int property: minimum to 2147483647.
-func (v *propValidator) intRange(prop string, n, minimum int) {
-	if n < minimum || n > math.MaxInt32 {
-		v.add(prop, strconv.Itoa(n), fmt.Sprintf("must be between %d and %d", minimum, math.MaxInt32))
-	}
-}
-
-// duration checks a millisecond property (an int in Kafka): a whole number
-// of milliseconds from minMillis to 2147483647. It reports whether d is
-// valid.
-func (v *propValidator) duration(prop string, d time.Duration, minMillis int64) bool {
-	switch {
-	case d%time.Millisecond != 0:
-		v.add(prop, d.String(), "not a whole number of milliseconds")
-	case d.Milliseconds() < minMillis:
-		v.add(prop, formatPropMillis(d), fmt.Sprintf("must be at least %d", minMillis))
-	case d.Milliseconds() > math.MaxInt32:
-		v.add(prop, formatPropMillis(d), fmt.Sprintf("must be at most %d (an int in Kafka)", math.MaxInt32))
-	default:
-		return true
-	}
-	return false
-}
-
-// err joins the errors, in property name order.
-func (v *propValidator) err() error {
-	sortConfigErrors(v.errs)
-	return errors.Join(v.errs...)
-}
-
-func sortConfigErrors(errs []error) {
-	slices.SortStableFunc(errs, func(a, b error) int {
-		return strings.Compare(a.(*ConfigError).Property, b.(*ConfigError).Property)
-	})
-}
-
 // ParseConfig returns [DefaultConfig] with props, Kafka consumer property
 // names and values, applied and validated.
 //
@@ -643,41 +601,21 @@ func sortConfigErrors(errs []error) {
 // be unset), socket.connection.setup.timeout.max.ms,
 // socket.connection.setup.timeout.ms, value.deserializer, and ssl.*,
 // sasl.*.
-func ParseConfig(props map[string]string) (Config, []string, error) {
+func ParseConfig(props map[string]string) (Config, []string, error) { return parseConfig(props) }
+
+// parseConfig is ParseConfig, with props (the package) in scope.
+func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
-	var unused []string
-	var errs []error
-	for _, k := range sortedPropKeys(props) {
-		if _, ok := consumerProps[k]; ok {
-			continue
-		}
-		check, ok := ignoredConsumerProp(k)
-		if !ok {
-			errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
-			continue
-		}
-		unused = append(unused, k)
-		if check != nil {
-			if err := check(props[k]); err != nil {
-				errs = append(errs, propError(k, props[k], err))
-			}
-		}
-	}
-	for _, k := range sortedPropKeys(consumerProps) {
-		if v, ok := props[k]; ok {
-			if err := consumerProps[k].set(&c, v); err != nil {
-				errs = append(errs, propError(k, v, err))
-			}
-		}
-	}
-	_, hasGroup := props["group.id"]
-	if v, ok := props["enable.auto.commit"]; ok && !hasGroup && c.EnableAutoCommit {
+	unused, errs := props.Sift(m, consumerProps, ignoredConsumerProp, unknownProperty, propError)
+	errs = append(errs, props.Apply(&c, m, consumerProps, props.SortedKeys(consumerProps), propError)...)
+	_, hasGroup := m["group.id"]
+	if v, ok := m["enable.auto.commit"]; ok && !hasGroup && c.EnableAutoCommit {
 		// ConsumerConfig.maybeOverrideEnableAutoCommit.
 		errs = append(errs, &ConfigError{Property: "enable.auto.commit", Value: v,
 			Reason: "cannot be true when group.id is not set"})
 	}
 	if len(errs) > 0 {
-		sortConfigErrors(errs)
+		props.SortErrors(errs, configErrorProperty)
 		return Config{}, nil, errors.Join(errs...)
 	}
 	if err := c.Validate(); err != nil {
@@ -688,9 +626,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 
 // propError makes err, from parsing property k's value v, a *ConfigError
 // with err as the reason.
-func propError(k, v string, err error) *ConfigError {
-	return &ConfigError{Property: k, Value: v, Reason: err.Error()}
-}
+var propError = props.Invalid(newConfigError)
 
 // Properties prints the settings as Kafka consumer properties, so that
 // ParseConfig(c.Properties()) returns c for a valid c whose hooks (Logger,
@@ -703,97 +639,76 @@ func propError(k, v string, err error) *ConfigError {
 // rejects it (and it has no effect). partition.assignment.strategy prints
 // Kafka's Java class names for the built-in assignors and the protocol
 // name for any other.
-func (c Config) Properties() map[string]string {
-	m := make(map[string]string, len(consumerProps))
-	for name, p := range consumerProps {
-		if v, ok := p.get(&c); ok {
-			m[name] = v
-		}
-	}
-	return m
-}
+func (c Config) Properties() map[string]string { return props.Print(&c, consumerProps) }
 
 // String returns the properties as sorted "name=value" lines.
-func (c Config) String() string {
-	m := c.Properties()
-	var b strings.Builder
-	for _, k := range sortedPropKeys(m) {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(m[k])
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func (c Config) String() string { return props.String(c.Properties()) }
 
 // consumerProp parses a consumer property into a Config and prints it
-// back; get's false means "not printed".
-type consumerProp struct {
-	set func(c *Config, v string) error
-	get func(c *Config) (string, bool)
-}
+// back; Get's false means "not printed".
+type consumerProp = props.Prop[Config]
 
 // consumerProps: the consumer properties kafkalite uses. Verified against
 // Apache Kafka 4.x ConsumerConfig.java.
 var consumerProps = map[string]consumerProp{
 	"group.id": {
-		func(c *Config, v string) error {
+		Set: func(c *Config, v string) error {
 			// ClassicKafkaConsumer: InvalidGroupIdException.
-			if c.GroupID = propTrim(v); c.GroupID == "" {
+			if c.GroupID = props.Trim(v); c.GroupID == "" {
 				return errors.New("should not be an empty string or whitespace (leave group.id out for no group)")
 			}
 			return nil
 		},
-		func(c *Config) (string, bool) { return c.GroupID, c.GroupID != "" }},
+		Get: func(c *Config) (string, bool) { return c.GroupID, c.GroupID != "" }},
 	"group.instance.id": {
-		func(c *Config, v string) error {
+		Set: func(c *Config, v string) error {
 			// Kafka's NonEmptyString validator: set means non-empty.
-			if c.GroupInstanceID = propTrim(v); c.GroupInstanceID == "" {
+			if c.GroupInstanceID = props.Trim(v); c.GroupInstanceID == "" {
 				return errors.New("must be non-empty when set")
 			}
 			return nil
 		},
-		func(c *Config) (string, bool) { return c.GroupInstanceID, c.GroupInstanceID != "" }},
+		Get: func(c *Config) (string, bool) { return c.GroupInstanceID, c.GroupInstanceID != "" }},
 	"client.id": {
-		func(c *Config, v string) error { c.ClientID = propTrim(v); return nil },
-		func(c *Config) (string, bool) { return c.ClientID, c.ClientID != "" }},
+		Set: func(c *Config, v string) error { c.ClientID = props.Trim(v); return nil },
+		Get: func(c *Config) (string, bool) { return c.ClientID, c.ClientID != "" }},
 	"client.rack": {
-		func(c *Config, v string) error { c.ClientRack = propTrim(v); return nil },
-		func(c *Config) (string, bool) { return c.ClientRack, c.ClientRack != "" }},
+		Set: func(c *Config, v string) error { c.ClientRack = props.Trim(v); return nil },
+		Get: func(c *Config) (string, bool) { return c.ClientRack, c.ClientRack != "" }},
 	"auto.offset.reset": {
-		func(c *Config, v string) (err error) {
+		Set: func(c *Config, v string) (err error) {
 			c.AutoOffsetReset, c.AutoOffsetResetDuration, err = parseOffsetReset(v)
 			return err
 		},
-		func(c *Config) (string, bool) {
+		Get: func(c *Config) (string, bool) {
 			return formatOffsetReset(c.AutoOffsetReset, c.AutoOffsetResetDuration), true
 		}},
 	"enable.auto.commit": {
-		func(c *Config, v string) (err error) { c.EnableAutoCommit, err = propBool(v); return },
-		func(c *Config) (string, bool) {
+		Set: func(c *Config, v string) (err error) { c.EnableAutoCommit, err = props.Bool(v); return },
+		Get: func(c *Config) (string, bool) {
 			return strconv.FormatBool(c.EnableAutoCommit), c.GroupID != "" || !c.EnableAutoCommit
 		}},
-	"auto.commit.interval.ms":   millisConsumerProp(func(c *Config) *time.Duration { return &c.AutoCommitInterval }),
-	"max.poll.records":          intConsumerProp(func(c *Config) *int { return &c.MaxPollRecords }),
-	"fetch.max.bytes":           intConsumerProp(func(c *Config) *int { return &c.FetchMaxBytes }),
-	"max.partition.fetch.bytes": intConsumerProp(func(c *Config) *int { return &c.MaxPartitionFetchBytes }),
-	"fetch.min.bytes":           intConsumerProp(func(c *Config) *int { return &c.FetchMinBytes }),
-	"fetch.max.wait.ms":         millisConsumerProp(func(c *Config) *time.Duration { return &c.FetchMaxWait }),
+	"auto.commit.interval.ms":   props.MillisProp(func(c *Config) *time.Duration { return &c.AutoCommitInterval }, true),
+	"max.poll.records":          props.IntProp(func(c *Config) *int { return &c.MaxPollRecords }),
+	"fetch.max.bytes":           props.IntProp(func(c *Config) *int { return &c.FetchMaxBytes }),
+	"max.partition.fetch.bytes": props.IntProp(func(c *Config) *int { return &c.MaxPartitionFetchBytes }),
+	"fetch.min.bytes":           props.IntProp(func(c *Config) *int { return &c.FetchMinBytes }),
+	"fetch.max.wait.ms":         props.MillisProp(func(c *Config) *time.Duration { return &c.FetchMaxWait }, true),
 	"isolation.level": {
-		func(c *Config, v string) (err error) { c.IsolationLevel, err = parseIsolationLevel(v); return },
-		func(c *Config) (string, bool) { return c.IsolationLevel.String(), true }},
-	"session.timeout.ms":    millisConsumerProp(func(c *Config) *time.Duration { return &c.SessionTimeout }),
-	"heartbeat.interval.ms": millisConsumerProp(func(c *Config) *time.Duration { return &c.HeartbeatInterval }),
-	"max.poll.interval.ms":  millisConsumerProp(func(c *Config) *time.Duration { return &c.MaxPollInterval }),
+		Set: func(c *Config, v string) (err error) { c.IsolationLevel, err = parseIsolationLevel(v); return },
+		Get: func(c *Config) (string, bool) { return c.IsolationLevel.String(), true }},
+	"session.timeout.ms":    props.MillisProp(func(c *Config) *time.Duration { return &c.SessionTimeout }, true),
+	"heartbeat.interval.ms": props.MillisProp(func(c *Config) *time.Duration { return &c.HeartbeatInterval }, true),
+	"max.poll.interval.ms":  props.MillisProp(func(c *Config) *time.Duration { return &c.MaxPollInterval }, true),
 	"partition.assignment.strategy": {
-		func(c *Config, v string) (err error) { c.PartitionAssignmentStrategy, err = parseAssignors(v); return },
-		func(c *Config) (string, bool) { return formatAssignors(c.PartitionAssignmentStrategy), true }},
-	"check.crcs":               boolConsumerProp(func(c *Config) *bool { return &c.CheckCRCs }),
-	"allow.auto.create.topics": boolConsumerProp(func(c *Config) *bool { return &c.AllowAutoCreateTopics }),
-	"exclude.internal.topics":  boolConsumerProp(func(c *Config) *bool { return &c.ExcludeInternalTopics }),
+		Set: func(c *Config, v string) (err error) { c.PartitionAssignmentStrategy, err = parseAssignors(v); return },
+		Get: func(c *Config) (string, bool) { return formatAssignors(c.PartitionAssignmentStrategy), true }},
+	"check.crcs":               props.BoolProp(func(c *Config) *bool { return &c.CheckCRCs }),
+	"allow.auto.create.topics": props.BoolProp(func(c *Config) *bool { return &c.AllowAutoCreateTopics }),
+	"exclude.internal.topics":  props.BoolProp(func(c *Config) *bool { return &c.ExcludeInternalTopics }),
 	"group.protocol": {
-		func(c *Config, v string) error { c.GroupProtocol = propTrim(v); return nil },
-		func(c *Config) (string, bool) { return c.GroupProtocol, true }},
+		Set: func(c *Config, v string) error { c.GroupProtocol = props.Trim(v); return nil },
+		Get: func(c *Config) (string, bool) { return c.GroupProtocol, true }},
 }
 
 // builtinAssignorClasses: Kafka's assignor classes, which resolve to
@@ -805,7 +720,7 @@ var builtinAssignorClasses = []string{
 // parseAssignors resolves a partition.assignment.strategy list: Java class
 // names, or protocol names; no entry twice (Kafka's ValidList).
 func parseAssignors(v string) ([]assignor.Assignor, error) {
-	names := propList(v)
+	names := props.List(v)
 	var as []assignor.Assignor
 	for i, name := range names {
 		if name == "" {
@@ -871,14 +786,14 @@ var ignoredConsumerProps = map[string]func(string) error{
 	"reconnect.backoff.ms": nil, "reconnect.backoff.max.ms": nil, "socket.connection.setup.timeout.ms": nil,
 	"socket.connection.setup.timeout.max.ms": nil,
 	// Requests and retries: in-process calls neither time out nor retry.
-	"request.timeout.ms":     checkIntAtLeast(0),
-	"default.api.timeout.ms": checkIntAtLeast(0),
+	"request.timeout.ms":     props.CheckAtLeast(0, true),
+	"default.api.timeout.ms": props.CheckAtLeast(0, true),
 	"retry.backoff.ms":       nil,
 	"retry.backoff.max.ms":   nil,
 	// Deserializers and interceptors are Go code.
 	"key.deserializer": nil, "value.deserializer": nil, "interceptor.classes": checkNoInterceptors,
 	// Metrics.
-	"enable.metrics.push": checkPropBool, "metric.reporters": nil, "metrics.num.samples": nil,
+	"enable.metrics.push": props.CheckBool, "metric.reporters": nil, "metrics.num.samples": nil,
 	"metrics.recording.level": nil, "metrics.sample.window.ms": nil,
 	// Security and plugins (ssl.* and sasl.* too: see ignoredConsumerProp).
 	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
@@ -886,8 +801,8 @@ var ignoredConsumerProps = map[string]func(string) error{
 	// rejects them with group.protocol=classic.
 	"group.remote.assignor": checkUnsetWithClassic, "share.acknowledgement.mode": checkUnsetWithClassic,
 	// Kafka's internal settings.
-	"internal.leave.group.on.close":                     checkPropBool,
-	"internal.throw.on.fetch.stable.offset.unsupported": checkPropBool,
+	"internal.leave.group.on.close":                     props.CheckBool,
+	"internal.throw.on.fetch.stable.offset.unsupported": props.CheckBool,
 }
 
 // ignoredConsumerProp looks name up in ignoredConsumerProps, accepting any
@@ -902,20 +817,8 @@ func ignoredConsumerProp(name string) (check func(string) error, ok bool) {
 	return nil, false
 }
 
-func checkPropBool(v string) error { _, err := propBool(v); return err }
-
-func checkIntAtLeast(minimum int) func(string) error {
-	return func(v string) error {
-		n, err := propInt(v)
-		if err == nil && n < minimum {
-			err = fmt.Errorf("must be at least %d", minimum)
-		}
-		return err
-	}
-}
-
 func checkNoInterceptors(v string) error {
-	if len(propList(v)) > 0 {
+	if len(props.List(v)) > 0 {
 		return errors.New("cannot load Java interceptor classes")
 	}
 	return nil
@@ -924,88 +827,8 @@ func checkNoInterceptors(v string) error {
 // checkUnsetWithClassic is ConsumerConfig's check of the settings that
 // group.protocol=classic does not take (kafkalite has only classic).
 func checkUnsetWithClassic(v string) error {
-	if propTrim(v) != "" {
+	if props.Trim(v) != "" {
 		return errors.New("cannot be set when group.protocol=classic, the only protocol kafkalite supports")
 	}
 	return nil
-}
-
-func intConsumerProp(field func(*Config) *int) consumerProp {
-	return consumerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propInt(v); return },
-		func(c *Config) (string, bool) { return strconv.Itoa(*field(c)), true }}
-}
-
-func boolConsumerProp(field func(*Config) *bool) consumerProp {
-	return consumerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propBool(v); return },
-		func(c *Config) (string, bool) { return strconv.FormatBool(*field(c)), true }}
-}
-
-// millisConsumerProp is a millisecond property, an int in Kafka.
-func millisConsumerProp(field func(*Config) *time.Duration) consumerProp {
-	return consumerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propMillis(v); return },
-		func(c *Config) (string, bool) { return formatPropMillis(*field(c)), true }}
-}
-
-// Value parsing, as Kafka's ConfigDef does it.
-
-// propTrim removes what Java's String.trim removes: every character up to
-// U+0020 at either end.
-func propTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
-func propInt(v string) (int, error) {
-	n, err := strconv.ParseInt(propTrim(v), 10, 32)
-	if err != nil {
-		return 0, errors.New("not an int (32-bit decimal integer)")
-	}
-	return int(n), nil
-}
-
-func propBool(v string) (bool, error) {
-	switch s := propTrim(v); {
-	case strings.EqualFold(s, "true"):
-		return true, nil
-	case strings.EqualFold(s, "false"):
-		return false, nil
-	}
-	return false, errors.New("not true or false")
-}
-
-// propList splits a Kafka list value; an empty value is the empty list.
-func propList(v string) []string {
-	s := propTrim(v)
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = propTrim(p)
-	}
-	return parts
-}
-
-// propMillis parses a millisecond count, an int in Kafka; negative counts
-// are returned for Validate to reject.
-func propMillis(v string) (time.Duration, error) {
-	ms, err := propInt(v)
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
-// formatPropMillis prints d in whole milliseconds.
-func formatPropMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-
-func sortedPropKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -2,7 +2,9 @@ package consumer
 
 import (
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/props"
 )
 
 // Kafka's assignor classes (ConsumerConfig.java).
@@ -402,7 +405,7 @@ func TestParseConfigValues(t *testing.T) {
 
 func propertiesLine(m map[string]string) string {
 	var parts []string
-	for _, k := range sortedPropKeys(m) {
+	for _, k := range props.SortedKeys(m) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
@@ -641,7 +644,7 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 	assert.Equal(t, 20, c.MaxPollRecords)
 	assert.Equal(t, "g", c.GroupID)
 	var want []string
-	for _, k := range sortedPropKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if k != "max.poll.records" && k != "group.id" {
 			want = append(want, k)
 		}

@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/props"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 )
 
@@ -97,27 +97,26 @@ func DefaultConfig() Config {
 // Validate checks the directory's settings and DefaultTopic; errors about
 // DefaultTopic name the broker property (log.roll.ms, not segment.ms).
 func (c Config) Validate() error {
-	var v validator
-	v.check(c.NodeID >= 0, "node.id", c.NodeID, "must be at least 0")
-	v.intRange("num.recovery.threads.per.data.dir", c.RecoveryThreads, 1)
-	v.duration("log.retention.check.interval.ms", c.RetentionCheckInterval, time.Millisecond, false)
+	v := props.Validator{New: newConfigError, Key: error.Error}
+	v.Check(c.NodeID >= 0, "node.id", c.NodeID, "must be at least 0")
+	v.IntRange("num.recovery.threads.per.data.dir", c.RecoveryThreads, 1)
+	v.Millis("log.retention.check.interval.ms", c.RetentionCheckInterval, 1, false)
 	for prop, d := range map[string]time.Duration{
 		"log.flush.offset.checkpoint.interval.ms":       c.FlushOffsetCheckpointInterval,
 		"log.flush.start.offset.checkpoint.interval.ms": c.FlushStartOffsetCheckpointInterval,
 	} {
-		v.duration(prop, d, 0, false)
-		v.check(d.Milliseconds() <= math.MaxInt32, prop, d.Milliseconds(), "must be at most 2147483647 (an int in Kafka)")
+		v.Millis(prop, d, 0, false)
+		v.Check(d.Milliseconds() <= math.MaxInt32, prop, d.Milliseconds(), "must be at most 2147483647 (an int in Kafka)")
 	}
-	v.duration("log.flush.scheduler.interval.ms", c.FlushSchedulerInterval, time.Millisecond, true)
-	v.intRange("num.partitions", c.NumPartitions, 1)
-	v.intRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
-	v.check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
-	v.check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
+	v.Millis("log.flush.scheduler.interval.ms", c.FlushSchedulerInterval, 1, true)
+	v.IntRange("num.partitions", c.NumPartitions, 1)
+	v.IntRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
+	v.Check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
+	v.Check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
 	if err := c.DefaultTopic.Validate(); err != nil {
-		v.errs = append(v.errs, renameProperties(err, brokerNameOf)...)
+		v.Append(renameProperties(err, brokerNameOf)...)
 	}
-	slices.SortStableFunc(v.errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return v.err()
+	return v.Err()
 }
 
 // ParseConfig returns [DefaultConfig] with props, Kafka broker property
@@ -131,32 +130,16 @@ func (c Config) Validate() error {
 // kafkalite ignores (see [UnusedBrokerProperties]) are returned, sorted;
 // their values are not interpreted. Unknown names are errors matching
 // [ErrUnknownProperty].
-func ParseConfig(props map[string]string) (Config, []string, error) {
+func ParseConfig(props map[string]string) (Config, []string, error) { return parseConfig(props) }
+
+// parseConfig is ParseConfig, with props (the package) in scope.
+func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
-	var unused []string
-	var errs []error
-	fail := func(k string, err error) {
-		errs = append(errs, &ConfigError{Property: k, Value: props[k], Reason: err.Error()})
-	}
-	for _, k := range sortedKeys(props) {
-		if _, ok := brokerProps[k]; ok {
-			continue
-		}
-		if check, ok := ignoredBrokerProps[k]; ok {
-			unused = append(unused, k)
-			if check != nil {
-				if err := check(props[k]); err != nil {
-					fail(k, err)
-				}
-			}
-			continue
-		}
-		errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
-	}
+	unused, errs := props.Sift(m, brokerProps, props.In(ignoredBrokerProps), unknownProperty, invalidProperty)
 	for _, name := range brokerOrder {
-		if v, ok := props[name]; ok {
+		if v, ok := m[name]; ok {
 			if err := brokerProps[name].set(&c, v); err != nil {
-				fail(name, err)
+				errs = append(errs, invalidProperty(name, v, err))
 			}
 		}
 	}
@@ -186,14 +169,14 @@ func (c Config) Properties() map[string]string {
 }
 
 // String returns the properties as sorted "name=value" lines.
-func (c Config) String() string { return propertiesString(c.Properties()) }
+func (c Config) String() string { return props.String(c.Properties()) }
 
 // UnusedBrokerProperties returns, sorted, the broker properties ParseConfig
 // accepts and ignores: networking, KRaft, replication, coordinators, the
 // cleaner's tuning, and topic defaults kafkalite does not use. (log.dir and
 // log.dirs are among them: a Dir's path is an argument of its Open.)
 // remote.log.storage.system.enable must be false.
-func UnusedBrokerProperties() []string { return sortedKeys(ignoredBrokerProps) }
+func UnusedBrokerProperties() []string { return props.SortedKeys(ignoredBrokerProps) }
 
 type brokerProp struct {
 	set func(c *Config, v string) error
@@ -240,41 +223,41 @@ var brokerProps = func() map[string]brokerProp {
 	m := map[string]brokerProp{
 		"node.id": {
 			func(c *Config, v string) error {
-				n, err := parseInt(v)
+				n, err := props.Int(v)
 				c.NodeID = int32(n)
 				return err
 			},
 			func(c *Config) string { return strconv.FormatInt(int64(c.NodeID), 10) }},
 		"num.recovery.threads.per.data.dir": {
-			func(c *Config, v string) (err error) { c.RecoveryThreads, err = parseInt(v); return },
+			func(c *Config, v string) (err error) { c.RecoveryThreads, err = props.Int(v); return },
 			func(c *Config) string { return strconv.Itoa(c.RecoveryThreads) }},
 		"num.partitions": {
-			func(c *Config, v string) (err error) { c.NumPartitions, err = parseInt(v); return },
+			func(c *Config, v string) (err error) { c.NumPartitions, err = props.Int(v); return },
 			func(c *Config) string { return strconv.Itoa(c.NumPartitions) }},
 		"offsets.topic.num.partitions": {
-			func(c *Config, v string) (err error) { c.OffsetsTopicNumPartitions, err = parseInt(v); return },
+			func(c *Config, v string) (err error) { c.OffsetsTopicNumPartitions, err = props.Int(v); return },
 			func(c *Config) string { return strconv.Itoa(c.OffsetsTopicNumPartitions) }},
 		"offsets.retention.minutes": {
 			func(c *Config, v string) error {
-				n, err := parseInt(v)
+				n, err := props.Int(v)
 				c.OffsetsRetention = time.Duration(n) * time.Minute
 				return err
 			},
 			func(c *Config) string { return strconv.FormatInt(int64(c.OffsetsRetention/time.Minute), 10) }},
 		"group.initial.rebalance.delay.ms": configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
 		"auto.create.topics.enable": {
-			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = parseBool(v); return },
+			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = props.Bool(v); return },
 			func(c *Config) string { return strconv.FormatBool(c.AutoCreateTopics) }},
 		"log.retention.check.interval.ms":               configMillis(func(c *Config) *time.Duration { return &c.RetentionCheckInterval }, false),
 		"log.flush.offset.checkpoint.interval.ms":       configMillis(func(c *Config) *time.Duration { return &c.FlushOffsetCheckpointInterval }, false),
 		"log.flush.start.offset.checkpoint.interval.ms": configMillis(func(c *Config) *time.Duration { return &c.FlushStartOffsetCheckpointInterval }, false),
 		"log.flush.scheduler.interval.ms": {
 			func(c *Config, v string) error {
-				d, err := parseMillis(v, true)
+				d, err := props.Millis(v, true)
 				c.FlushSchedulerInterval, c.DefaultTopic.FlushInterval = d, d // flush.ms's last synonym
 				return err
 			},
-			func(c *Config) string { return formatMillis(c.FlushSchedulerInterval, true) }},
+			func(c *Config) string { return props.FormatMillis(c.FlushSchedulerInterval, true) }},
 		// Lower-precedence synonyms, applied before the ones above them.
 		"log.roll.hours":        hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.SegmentRollTime }, time.Hour, false),
 		"log.roll.jitter.hours": hoursProp(func(c *Config) *time.Duration { return &c.DefaultTopic.SegmentJitter }, time.Hour, false),
@@ -289,7 +272,7 @@ var brokerProps = func() map[string]brokerProp {
 	}
 	m["log.retention.ms"] = brokerProp{ // any negative value is Unlimited at the broker level
 		func(c *Config, v string) error {
-			if n, err := parseLong(v); err == nil && n < 0 {
+			if n, err := props.Long(v); err == nil && n < 0 {
 				c.DefaultTopic.Retention = Unlimited
 				return nil
 			}
@@ -316,8 +299,8 @@ var brokerOrder = func() []string {
 
 func configMillis(field func(*Config) *time.Duration, unlimited bool) brokerProp {
 	return brokerProp{
-		func(c *Config, v string) (err error) { *field(c), err = parseMillis(v, unlimited); return },
-		func(c *Config) string { return formatMillis(*field(c), unlimited) }}
+		func(c *Config, v string) (err error) { *field(c), err = props.Millis(v, unlimited); return },
+		func(c *Config) string { return props.FormatMillis(*field(c), unlimited) }}
 }
 
 // hoursProp parses an int count of unit (log.roll.hours, ...). With
@@ -325,7 +308,7 @@ func configMillis(field func(*Config) *time.Duration, unlimited bool) brokerProp
 // rule); otherwise a negative count is an error.
 func hoursProp(field func(*Config) *time.Duration, unit time.Duration, negativeUnlimited bool) brokerProp {
 	return brokerProp{set: func(c *Config, v string) error {
-		n, err := parseInt(v)
+		n, err := props.Int(v)
 		switch {
 		case err != nil:
 			return err
@@ -333,8 +316,8 @@ func hoursProp(field func(*Config) *time.Duration, unit time.Duration, negativeU
 			*field(c) = Unlimited
 		case n < 0:
 			return errors.New("must be at least 0")
-		case int64(n) > maxMillis/unit.Milliseconds():
-			*field(c) = time.Duration(maxMillis) * time.Millisecond
+		case int64(n) > props.MaxMillis/unit.Milliseconds():
+			*field(c) = time.Duration(props.MaxMillis) * time.Millisecond
 			if negativeUnlimited {
 				*field(c) = Unlimited
 			}
@@ -367,7 +350,7 @@ var ignoredBrokerProps = map[string]func(string) error{
 	"default.replication.factor": nil, "num.replica.fetchers": nil, "num.replica.alter.log.dirs.threads": nil,
 	"replica.lag.time.max.ms": nil, "replica.fetch.max.bytes": nil, "replica.fetch.wait.max.ms": nil,
 	"replica.high.watermark.checkpoint.interval.ms": nil, "auto.leader.rebalance.enable": nil,
-	"unclean.leader.election.enable": checkBool, "min.insync.replicas": checkLongAtLeast(1, true),
+	"unclean.leader.election.enable": props.CheckBool, "min.insync.replicas": props.CheckAtLeast(1, true),
 	// Coordinators' internal topics.
 	"offsets.topic.replication.factor":         nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
@@ -377,7 +360,7 @@ var ignoredBrokerProps = map[string]func(string) error{
 	"log.cleaner.io.buffer.size": nil, "log.cleaner.io.buffer.load.factor": nil, "log.cleaner.backoff.ms": nil,
 	"log.cleaner.io.max.bytes.per.second": nil,
 	// Tiered storage and removed features.
-	"log.local.retention.ms": checkLongAtLeast(-2, false), "log.local.retention.bytes": checkLongAtLeast(-2, false),
-	"log.message.downconversion.enable": checkBool,
+	"log.local.retention.ms": props.CheckAtLeast(-2, false), "log.local.retention.bytes": props.CheckAtLeast(-2, false),
+	"log.message.downconversion.enable": props.CheckBool,
 	"remote.log.storage.system.enable":  checkNoTieredStorage,
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/props"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -91,22 +92,27 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	if errors.Is(e.Err, ErrUnknownProperty) {
-		return fmt.Sprintf("log: unknown property %q", e.Property)
-	}
-	return fmt.Sprintf("log: invalid %s=%q: %s", e.Property, e.Value, e.Reason)
+	return props.ErrorMessage("log", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
 }
 
 // Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error {
-	if e.Err == nil {
-		return ErrInvalidConfig
-	}
-	return e.Err
-}
+func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
 
 // Is matches ErrInvalidConfig, whatever Err is.
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// newConfigError makes a *ConfigError for props; a nil sentinel means
+// ErrInvalidConfig.
+func newConfigError(prop, value, reason string, sentinel error) error {
+	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+}
+
+// unknownProperty and invalidProperty make the errors for a name Kafka
+// does not define and for a value that does not parse.
+var (
+	unknownProperty = props.Unknown(newConfigError, ErrUnknownProperty)
+	invalidProperty = props.Invalid(newConfigError)
+)
 
 // CleanupPolicy mirrors cleanup.policy: a list of "delete" and "compact", in
 // any order. Neither (the empty list) is valid too: Kafka 4.x documents it
@@ -133,7 +139,7 @@ func (p CleanupPolicy) String() string {
 // ParseCleanupPolicy parses a cleanup.policy list.
 func ParseCleanupPolicy(s string) (CleanupPolicy, error) {
 	var p CleanupPolicy
-	for _, v := range parseList(s) {
+	for _, v := range props.List(s) {
 		switch v {
 		case "delete":
 			p.Delete = true
@@ -163,7 +169,7 @@ const (
 
 // ParseCompressionType parses a compression.type value.
 func ParseCompressionType(s string) (CompressionType, error) {
-	t := CompressionType(javaTrim(s))
+	t := CompressionType(props.Trim(s))
 	if !t.Valid() {
 		return "", fmt.Errorf("%q is not one of producer, uncompressed, gzip, snappy, lz4, zstd", string(t))
 	}
@@ -328,77 +334,42 @@ func (c TopicConfig) compressionLevel(codec record.Compression) int {
 // Validate applies Kafka's ranges (and kafkalite's smaller segment.bytes
 // minimum). It returns nil or one [*ConfigError] per bad property, joined.
 func (c TopicConfig) Validate() error {
-	var v validator
-	v.duration("retention.ms", c.Retention, 0, true)
-	v.check(c.SegmentBytes >= MinSegmentBytes && c.SegmentBytes <= math.MaxInt32,
+	v := props.Validator{New: newConfigError}
+	v.Millis("retention.ms", c.Retention, 0, true)
+	v.Check(c.SegmentBytes >= MinSegmentBytes && c.SegmentBytes <= math.MaxInt32,
 		"segment.bytes", c.SegmentBytes, fmt.Sprintf("must be between %d and %d", MinSegmentBytes, math.MaxInt32))
-	v.duration("segment.ms", c.SegmentRollTime, time.Millisecond, false)
-	v.duration("segment.jitter.ms", c.SegmentJitter, 0, false)
-	v.intRange("segment.index.bytes", c.SegmentIndexBytes, 4)
-	v.intRange("index.interval.bytes", c.IndexIntervalBytes, 0)
-	v.intRange("max.message.bytes", c.MaxMessageBytes, 0)
-	v.check(c.MessageTimestampType == record.CreateTime || c.MessageTimestampType == record.LogAppendTime,
+	v.Millis("segment.ms", c.SegmentRollTime, 1, false)
+	v.Millis("segment.jitter.ms", c.SegmentJitter, 0, false)
+	v.IntRange("segment.index.bytes", c.SegmentIndexBytes, 4)
+	v.IntRange("index.interval.bytes", c.IndexIntervalBytes, 0)
+	v.IntRange("max.message.bytes", c.MaxMessageBytes, 0)
+	v.Check(c.MessageTimestampType == record.CreateTime || c.MessageTimestampType == record.LogAppendTime,
 		"message.timestamp.type", int8(c.MessageTimestampType), "must be CreateTime or LogAppendTime")
-	v.duration("message.timestamp.before.max.ms", c.MessageTimestampBeforeMax, 0, true)
-	v.duration("message.timestamp.after.max.ms", c.MessageTimestampAfterMax, 0, true)
-	v.check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
+	v.Millis("message.timestamp.before.max.ms", c.MessageTimestampBeforeMax, 0, true)
+	v.Millis("message.timestamp.after.max.ms", c.MessageTimestampAfterMax, 0, true)
+	v.Check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
 		"must be one of producer, uncompressed, gzip, snappy, lz4, zstd")
-	v.check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
+	v.Check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
 		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
-	v.check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
+	v.Check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
 		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
-	v.check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
+	v.Check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
 		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
-	v.check(c.FlushMessages >= 1 || c.FlushMessages == UnlimitedMessages,
+	v.Check(c.FlushMessages >= 1 || c.FlushMessages == UnlimitedMessages,
 		"flush.messages", c.FlushMessages, "must be at least 1, or -1 (unlimited)")
-	v.duration("flush.ms", c.FlushInterval, 0, true)
-	v.duration("file.delete.delay.ms", c.FileDeleteDelay, 0, false)
-	v.duration("min.compaction.lag.ms", c.MinCompactionLag, 0, false)
-	v.duration("max.compaction.lag.ms", c.MaxCompactionLag, time.Millisecond, true)
-	v.duration("delete.retention.ms", c.DeleteRetention, 0, false)
-	v.check(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1, // false for NaN
+	v.Millis("flush.ms", c.FlushInterval, 0, true)
+	v.Millis("file.delete.delay.ms", c.FileDeleteDelay, 0, false)
+	v.Millis("min.compaction.lag.ms", c.MinCompactionLag, 0, false)
+	v.Millis("max.compaction.lag.ms", c.MaxCompactionLag, 1, true)
+	v.Millis("delete.retention.ms", c.DeleteRetention, 0, false)
+	v.Check(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1, // false for NaN
 		"min.cleanable.dirty.ratio", c.MinCleanableDirtyRatio, "must be between 0 and 1")
 	if c.MaxCompactionLag != Unlimited && c.MinCompactionLag > c.MaxCompactionLag {
-		v.add("min.compaction.lag.ms", formatMillis(c.MinCompactionLag, false),
-			"greater than max.compaction.lag.ms ("+formatMillis(c.MaxCompactionLag, true)+")")
+		v.Add("min.compaction.lag.ms", props.FormatMillis(c.MinCompactionLag, false),
+			"greater than max.compaction.lag.ms ("+props.FormatMillis(c.MaxCompactionLag, true)+")")
 	}
-	return v.err()
+	return v.Err()
 }
-
-// validator collects ConfigErrors.
-type validator struct{ errs []error }
-
-func (v *validator) add(prop, value, reason string) {
-	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason})
-}
-
-func (v *validator) check(ok bool, prop string, value any, reason string) {
-	if !ok {
-		v.add(prop, fmt.Sprint(value), reason)
-	}
-}
-
-func (v *validator) intRange(prop string, n, minimum int) {
-	v.check(n >= minimum && n <= math.MaxInt32, prop, n, fmt.Sprintf("must be between %d and %d", minimum, math.MaxInt32))
-}
-
-// duration checks a millisecond property: Unlimited (if allowed), or a
-// whole number of milliseconds of at least minimum.
-func (v *validator) duration(prop string, d, minimum time.Duration, unlimited bool) {
-	switch {
-	case unlimited && d == Unlimited:
-	case d%time.Millisecond != 0:
-		v.add(prop, d.String(), "not a whole number of milliseconds")
-	case d < minimum:
-		reason := fmt.Sprintf("must be at least %d", minimum.Milliseconds())
-		if unlimited {
-			reason += ", or -1 (unlimited)"
-		}
-		v.add(prop, formatMillis(d, false), reason)
-	}
-}
-
-func (v *validator) err() error { return errors.Join(v.errs...) }
 
 // ParseTopicConfig returns [DefaultTopicConfig] with props, Kafka topic
 // property names and values, applied; see [TopicConfig.WithProperties].
@@ -418,9 +389,14 @@ func ParseTopicConfig(props map[string]string) (TopicConfig, []string, error) {
 // accepted and sets SegmentBytes, winning over segment.bytes as in Kafka;
 // [TopicConfig.Properties] prints segment.bytes.
 func (c TopicConfig) WithProperties(props map[string]string) (TopicConfig, []string, error) {
+	return c.withProperties(props)
+}
+
+// withProperties is WithProperties, with props (the package) in scope.
+func (c TopicConfig) withProperties(m map[string]string) (TopicConfig, []string, error) {
 	var unused []string
 	var errs []error
-	keys := sortedKeys(props)
+	keys := props.SortedKeys(m)
 	for _, k := range keys {
 		if k == internalSegmentBytes {
 			continue // applied last
@@ -429,26 +405,26 @@ func (c TopicConfig) WithProperties(props map[string]string) (TopicConfig, []str
 		if !ok {
 			if check, ok := ignoredTopicProps[k]; ok {
 				unused = append(unused, k)
-				if err := check(props[k]); err != nil {
-					errs = append(errs, &ConfigError{Property: k, Value: props[k], Reason: err.Error()})
+				if err := check(m[k]); err != nil {
+					errs = append(errs, invalidProperty(k, m[k], err))
 				}
 				continue
 			}
-			errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
+			errs = append(errs, unknownProperty(k, m[k]))
 			continue
 		}
-		if err := p.set(&c, props[k]); err != nil {
-			errs = append(errs, &ConfigError{Property: k, Value: props[k], Reason: err.Error()})
+		if err := p.set(&c, m[k]); err != nil {
+			errs = append(errs, invalidProperty(k, m[k], err))
 		}
 	}
-	if v, ok := props[internalSegmentBytes]; ok {
+	if v, ok := m[internalSegmentBytes]; ok {
 		if err := topicProps["segment.bytes"].set(&c, v); err != nil {
-			errs = append(errs, &ConfigError{Property: internalSegmentBytes, Value: v, Reason: err.Error()})
+			errs = append(errs, invalidProperty(internalSegmentBytes, v, err))
 		}
 	}
 	if len(errs) == 0 {
 		if err := c.Validate(); err != nil {
-			_, internal := props[internalSegmentBytes]
+			_, internal := m[internalSegmentBytes]
 			errs = renameProperties(err, func(p string) string {
 				if internal && p == "segment.bytes" {
 					return internalSegmentBytes // the value came from there
@@ -467,7 +443,7 @@ func (c TopicConfig) WithProperties(props map[string]string) (TopicConfig, []str
 // ConfigError's Property passed through rename.
 func renameProperties(err error, rename func(string) string) []error {
 	var out []error
-	for _, e := range flattenJoin(err) {
+	for _, e := range props.FlattenJoin(err) {
 		var ce *ConfigError
 		if errors.As(e, &ce) {
 			renamed := *ce
@@ -504,14 +480,14 @@ func (c TopicConfig) Overrides(base TopicConfig) map[string]string {
 }
 
 // String returns the properties as sorted "name=value" lines.
-func (c TopicConfig) String() string { return propertiesString(c.Properties()) }
+func (c TopicConfig) String() string { return props.String(c.Properties()) }
 
 // UnusedTopicProperties returns, sorted, the topic properties Kafka 4.x
 // defines that kafkalite accepts (checking their values' types) but does
 // not use: replication, throttling and tiered storage settings.
 // remote.storage.enable must be false: kafkalite has no tiered storage, as
 // a broker whose remote.log.storage.system.enable is false.
-func UnusedTopicProperties() []string { return sortedKeys(ignoredTopicProps) }
+func UnusedTopicProperties() []string { return props.SortedKeys(ignoredTopicProps) }
 
 const internalSegmentBytes = "internal.segment.bytes"
 
@@ -535,11 +511,11 @@ var topicProps = map[string]topicProp{
 	"segment.index.bytes":             intProp(func(c *TopicConfig) *int { return &c.SegmentIndexBytes }),
 	"index.interval.bytes":            intProp(func(c *TopicConfig) *int { return &c.IndexIntervalBytes }),
 	"max.message.bytes":               intProp(func(c *TopicConfig) *int { return &c.MaxMessageBytes }),
-	"message.timestamp.before.max.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampBeforeMax }, true, maxLong),
-	"message.timestamp.after.max.ms":  millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampAfterMax }, true, maxLong),
+	"message.timestamp.before.max.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampBeforeMax }, true, props.MaxLong),
+	"message.timestamp.after.max.ms":  millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampAfterMax }, true, props.MaxLong),
 	"message.timestamp.type": {
 		func(c *TopicConfig, v string) error {
-			switch javaTrim(v) {
+			switch props.Trim(v) {
 			case "CreateTime":
 				c.MessageTimestampType = record.CreateTime
 			case "LogAppendTime":
@@ -558,7 +534,7 @@ var topicProps = map[string]topicProp{
 	"compression.zstd.level": intProp(func(c *TopicConfig) *int { return &c.CompressionZstdLevel }),
 	"flush.messages": {
 		func(c *TopicConfig, v string) error {
-			n, err := parseLong(v)
+			n, err := props.Long(v)
 			if n == -1 || n == math.MaxInt64 {
 				n = UnlimitedMessages
 			}
@@ -567,65 +543,60 @@ var topicProps = map[string]topicProp{
 		},
 		func(c *TopicConfig) string {
 			if c.FlushMessages == UnlimitedMessages {
-				return maxLong
+				return props.MaxLong
 			}
 			return strconv.FormatInt(c.FlushMessages, 10)
 		}},
-	"flush.ms":             millisProp(func(c *TopicConfig) *time.Duration { return &c.FlushInterval }, true, maxLong),
+	"flush.ms":             millisProp(func(c *TopicConfig) *time.Duration { return &c.FlushInterval }, true, props.MaxLong),
 	"file.delete.delay.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.FileDeleteDelay }, false, ""),
 	"preallocate": {
-		func(c *TopicConfig, v string) (err error) { c.Preallocate, err = parseBool(v); return },
+		func(c *TopicConfig, v string) (err error) { c.Preallocate, err = props.Bool(v); return },
 		func(c *TopicConfig) string { return strconv.FormatBool(c.Preallocate) }},
 	"min.compaction.lag.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MinCompactionLag }, false, ""),
-	"max.compaction.lag.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MaxCompactionLag }, true, maxLong),
+	"max.compaction.lag.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MaxCompactionLag }, true, props.MaxLong),
 	"delete.retention.ms":   millisProp(func(c *TopicConfig) *time.Duration { return &c.DeleteRetention }, false, ""),
 	"min.cleanable.dirty.ratio": {
-		func(c *TopicConfig, v string) (err error) { c.MinCleanableDirtyRatio, err = parseDouble(v); return },
+		func(c *TopicConfig, v string) (err error) { c.MinCleanableDirtyRatio, err = props.Double(v); return },
 		func(c *TopicConfig) string { return strconv.FormatFloat(c.MinCleanableDirtyRatio, 'f', -1, 64) }},
 }
 
 // ignoredTopicProps: defined by Kafka 4.x, not used by kafkalite; each
 // value is type-checked as Kafka's ConfigDef would.
 var ignoredTopicProps = map[string]func(string) error{
-	"unclean.leader.election.enable":          checkBool,
-	"min.insync.replicas":                     checkLongAtLeast(1, true),
+	"unclean.leader.election.enable":          props.CheckBool,
+	"min.insync.replicas":                     props.CheckAtLeast(1, true),
 	"leader.replication.throttled.replicas":   checkThrottledReplicas,
 	"follower.replication.throttled.replicas": checkThrottledReplicas,
-	"message.downconversion.enable":           checkBool, // a no-op since 4.0
+	"message.downconversion.enable":           props.CheckBool, // a no-op since 4.0
 	"remote.storage.enable":                   checkNoTieredStorage,
-	"local.retention.ms":                      checkLongAtLeast(-2, false),
-	"local.retention.bytes":                   checkLongAtLeast(-2, false),
-	"remote.log.copy.disable":                 checkBool,
-	"remote.log.delete.on.disable":            checkBool,
-	"remote.copy.lag.ms":                      checkLongAtLeast(-1, false), // KIP-1241
-	"remote.copy.lag.bytes":                   checkLongAtLeast(-1, false), // KIP-1241
+	"local.retention.ms":                      props.CheckAtLeast(-2, false),
+	"local.retention.bytes":                   props.CheckAtLeast(-2, false),
+	"remote.log.copy.disable":                 props.CheckBool,
+	"remote.log.delete.on.disable":            props.CheckBool,
+	"remote.copy.lag.ms":                      props.CheckAtLeast(-1, false), // KIP-1241
+	"remote.copy.lag.bytes":                   props.CheckAtLeast(-1, false), // KIP-1241
 }
-
-const maxLong = "9223372036854775807"
-
-// maxMillis is the largest millisecond count a time.Duration holds.
-const maxMillis = math.MaxInt64 / int64(time.Millisecond)
 
 func millisProp(field func(*TopicConfig) *time.Duration, unlimited bool, infinite string) topicProp {
 	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = parseMillis(v, unlimited); return },
+		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Millis(v, unlimited); return },
 		func(c *TopicConfig) string {
 			if d := *field(c); unlimited && d == Unlimited {
 				return infinite
 			}
-			return formatMillis(*field(c), false)
+			return props.FormatMillis(*field(c), false)
 		}}
 }
 
 func longProp(field func(*TopicConfig) *int64) topicProp {
 	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = parseLong(v); return },
+		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Long(v); return },
 		func(c *TopicConfig) string { return strconv.FormatInt(*field(c), 10) }}
 }
 
 func intProp(field func(*TopicConfig) *int) topicProp {
 	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = parseInt(v); return },
+		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Int(v); return },
 		func(c *TopicConfig) string { return strconv.Itoa(*field(c)) }}
 }
 
@@ -633,7 +604,7 @@ func intProp(field func(*TopicConfig) *int) topicProp {
 func intProp64(field func(*TopicConfig) *int64) topicProp {
 	return topicProp{
 		func(c *TopicConfig, v string) error {
-			n, err := parseInt(v)
+			n, err := props.Int(v)
 			*field(c) = int64(n)
 			return err
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kafkalite/kafkalite/internal/props"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -82,7 +83,7 @@ func TestTopicConfigDefaults(t *testing.T) {
 }
 
 func TestTopicConfigRoundTrip(t *testing.T) {
-	huge := time.Duration(maxMillis) * time.Millisecond
+	huge := time.Duration(props.MaxMillis) * time.Millisecond
 	tests := []struct {
 		name   string
 		modify func(c *TopicConfig)
@@ -128,7 +129,7 @@ func TestTopicConfigRoundTrip(t *testing.T) {
 }
 
 func TestTopicConfigParseValues(t *testing.T) {
-	huge := time.Duration(maxMillis) * time.Millisecond
+	huge := time.Duration(props.MaxMillis) * time.Millisecond
 	tests := []struct {
 		prop, value string
 		check       func(t *testing.T, c TopicConfig)
@@ -690,7 +691,7 @@ func TestConfigErrorMessages(t *testing.T) {
 // ErrInvalidConfig; a config that parses is valid and round-trips through
 // Properties.
 func FuzzTopicConfigParse(f *testing.F) {
-	names := append(sortedKeys(topicProps), append(sortedKeys(ignoredTopicProps), internalSegmentBytes, "unknown")...)
+	names := append(props.SortedKeys(topicProps), append(props.SortedKeys(ignoredTopicProps), internalSegmentBytes, "unknown")...)
 	for i := range names {
 		f.Add(uint8(i), "-1")
 		f.Add(uint8(i), "9223372036854775807")

@@ -6,10 +6,10 @@ import (
 	"log/slog"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/props"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -73,22 +73,26 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	if errors.Is(e.Err, ErrUnknownProperty) {
-		return fmt.Sprintf("producer: unknown property %q", e.Property)
-	}
-	return fmt.Sprintf("producer: invalid %s=%q: %s", e.Property, e.Value, e.Reason)
+	return props.ErrorMessage("producer", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
 }
 
 // Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error {
-	if e.Err == nil {
-		return ErrInvalidConfig
-	}
-	return e.Err
-}
+func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
 
 // Is matches ErrInvalidConfig, whatever Err is.
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// newConfigError makes a *ConfigError for props; a nil sentinel means
+// ErrInvalidConfig.
+func newConfigError(prop, value, reason string, sentinel error) error {
+	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+}
+
+// unknownProperty is the error for a name Kafka's producer does not define.
+var unknownProperty = props.Unknown(newConfigError, ErrUnknownProperty)
+
+// configErrorProperty is the key errors are sorted by: their property.
+func configErrorProperty(err error) string { return err.(*ConfigError).Property }
 
 // Acks mirrors acks: how much of the write the producer waits for before a
 // record counts as sent. In-process there are no followers, so acks=1 and
@@ -120,7 +124,7 @@ func (a Acks) valid() bool { return a == AcksNone || a == AcksLeader || a == Ack
 
 // parseAcks accepts what Kafka's validator accepts: "all", "-1", "0", "1".
 func parseAcks(v string) (Acks, error) {
-	switch propTrim(v) {
+	switch props.Trim(v) {
 	case "all", "-1":
 		return AcksAll, nil
 	case "0":
@@ -284,41 +288,41 @@ func (c Config) compressionLevel() int {
 // enable.idempotence=true and a transactional.id match [ErrNotSupported] as
 // well.
 func (c Config) Validate() error {
-	var v propValidator
-	v.check(c.Acks.valid(), "acks", c.Acks, "must be one of all, -1, 0, 1")
-	v.check(c.BatchSize >= 0 && c.BatchSize <= math.MaxInt32,
+	v := props.Validator{New: newConfigError, Key: configErrorProperty}
+	v.Check(c.Acks.valid(), "acks", c.Acks, "must be one of all, -1, 0, 1")
+	v.Check(c.BatchSize >= 0 && c.BatchSize <= math.MaxInt32,
 		"batch.size", c.BatchSize, fmt.Sprintf("must be between 0 and %d", math.MaxInt32))
-	v.duration("linger.ms", c.Linger, false)
-	v.check(c.BufferMemory > 0, "buffer.memory", c.BufferMemory, "must be at least 1")
-	v.duration("max.block.ms", c.MaxBlock, false)
-	v.check(c.MaxRequestSize > 0 && c.MaxRequestSize <= math.MaxInt32,
+	v.Millis("linger.ms", c.Linger, 0, false)
+	v.Check(c.BufferMemory > 0, "buffer.memory", c.BufferMemory, "must be at least 1")
+	v.Millis("max.block.ms", c.MaxBlock, 0, false)
+	v.Check(c.MaxRequestSize > 0 && c.MaxRequestSize <= math.MaxInt32,
 		"max.request.size", c.MaxRequestSize, fmt.Sprintf("must be between 1 and %d", math.MaxInt32))
-	v.check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
+	v.Check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
 		"must be one of none, gzip, snappy, lz4, zstd")
-	v.check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
+	v.Check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
 		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
-	v.check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
+	v.Check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
 		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
-	v.check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
+	v.Check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
 		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
-	v.duration("delivery.timeout.ms", c.DeliveryTimeout, true)
-	v.duration("request.timeout.ms", c.RequestTimeout, true)
+	v.IntMillis("delivery.timeout.ms", c.DeliveryTimeout, 0)
+	v.IntMillis("request.timeout.ms", c.RequestTimeout, 0)
 	if c.DeliveryTimeout >= 0 && c.Linger >= 0 && c.RequestTimeout >= 0 &&
 		c.DeliveryTimeout.Milliseconds() < lingerPlusRequestMillis(c) {
-		v.add("delivery.timeout.ms", formatPropMillis(c.DeliveryTimeout),
+		v.Add("delivery.timeout.ms", props.FormatMillis(c.DeliveryTimeout, false),
 			fmt.Sprintf("must be at least linger.ms + request.timeout.ms (%d)", lingerPlusRequestMillis(c)))
 	}
 	if c.EnableIdempotence {
-		v.notSupported("enable.idempotence", "true",
-			"the idempotent producer is not supported by kafkalite yet (issue 6/9)")
+		v.AddErr("enable.idempotence", "true",
+			"the idempotent producer is not supported by kafkalite yet (issue 6/9)", ErrNotSupported)
 	}
 	if c.TransactionalID != "" {
-		v.notSupported("transactional.id", c.TransactionalID,
-			"transactions are not supported by kafkalite yet (issue 6/9)")
+		v.AddErr("transactional.id", c.TransactionalID,
+			"transactions are not supported by kafkalite yet (issue 6/9)", ErrNotSupported)
 	}
-	v.duration("transaction.timeout.ms", c.TransactionTimeout, true)
-	v.duration("partitioner.availability.timeout.ms", c.PartitionerAvailabilityTimeout, false)
-	return v.err()
+	v.IntMillis("transaction.timeout.ms", c.TransactionTimeout, 0)
+	v.Millis("partitioner.availability.timeout.ms", c.PartitionerAvailabilityTimeout, 0, false)
+	return v.Err()
 }
 
 // lingerPlusRequestMillis is Kafka's bound for delivery.timeout.ms:
@@ -326,44 +330,6 @@ func (c Config) Validate() error {
 func lingerPlusRequestMillis(c Config) int64 {
 	linger := min(c.Linger.Milliseconds(), math.MaxInt32)
 	return min(linger+c.RequestTimeout.Milliseconds(), math.MaxInt32)
-}
-
-// propValidator collects ConfigErrors.
-type propValidator struct{ errs []error }
-
-func (v *propValidator) add(prop, value, reason string) {
-	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason})
-}
-
-func (v *propValidator) notSupported(prop, value, reason string) {
-	v.errs = append(v.errs, &ConfigError{Property: prop, Value: value, Reason: reason, Err: ErrNotSupported})
-}
-
-func (v *propValidator) check(ok bool, prop string, value any, reason string) {
-	if !ok {
-		v.add(prop, fmt.Sprint(value), reason)
-	}
-}
-
-// duration checks a millisecond property: a whole number of milliseconds,
-// at least 0, and with isInt at most 2147483647 ms (an int in Kafka).
-func (v *propValidator) duration(prop string, d time.Duration, isInt bool) {
-	switch {
-	case d%time.Millisecond != 0:
-		v.add(prop, d.String(), "not a whole number of milliseconds")
-	case d < 0:
-		v.add(prop, formatPropMillis(d), "must be at least 0")
-	case isInt && d.Milliseconds() > math.MaxInt32:
-		v.add(prop, formatPropMillis(d), fmt.Sprintf("must be at most %d (an int in Kafka)", math.MaxInt32))
-	}
-}
-
-// err joins the errors, in property name order.
-func (v *propValidator) err() error {
-	slices.SortStableFunc(v.errs, func(a, b error) int {
-		return strings.Compare(a.(*ConfigError).Property, b.(*ConfigError).Property)
-	})
-	return errors.Join(v.errs...)
 }
 
 // ParseConfig returns [DefaultConfig] with props, Kafka producer property
@@ -400,43 +366,21 @@ func (v *propValidator) err() error {
 // socket.connection.setup.timeout.max.ms,
 // socket.connection.setup.timeout.ms, transaction.two.phase.commit.enable
 // (must be false), value.serializer, and ssl.*, sasl.*.
-func ParseConfig(props map[string]string) (Config, []string, error) {
+func ParseConfig(props map[string]string) (Config, []string, error) { return parseConfig(props) }
+
+// parseConfig is ParseConfig, with props (the package) in scope.
+func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
-	var unused []string
-	var errs []error
-	for _, k := range sortedPropKeys(props) {
-		if _, ok := producerProps[k]; ok {
-			continue
-		}
-		check, ok := ignoredProducerProp(k)
-		if !ok {
-			errs = append(errs, &ConfigError{Property: k, Value: props[k], Err: ErrUnknownProperty})
-			continue
-		}
-		unused = append(unused, k)
-		if check != nil {
-			if err := check(props[k]); err != nil {
-				errs = append(errs, propError(k, props[k], err))
-			}
-		}
-	}
-	for _, k := range producerOrder {
-		if v, ok := props[k]; ok {
-			if err := producerProps[k].set(&c, v); err != nil {
-				errs = append(errs, propError(k, v, err))
-			}
-		}
-	}
-	if _, ok := props["delivery.timeout.ms"]; !ok && c.Linger >= 0 && c.RequestTimeout >= 0 {
+	unused, errs := props.Sift(m, producerProps, ignoredProducerProp, unknownProperty, propError)
+	errs = append(errs, props.Apply(&c, m, producerProps, producerOrder, propError)...)
+	if _, ok := m["delivery.timeout.ms"]; !ok && c.Linger >= 0 && c.RequestTimeout >= 0 {
 		// KafkaProducer.configureDeliveryTimeout: the default yields.
 		if bound := lingerPlusRequestMillis(c); c.DeliveryTimeout.Milliseconds() < bound {
 			c.DeliveryTimeout = time.Duration(bound) * time.Millisecond
 		}
 	}
 	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b error) int {
-			return strings.Compare(a.(*ConfigError).Property, b.(*ConfigError).Property)
-		})
+		props.SortErrors(errs, configErrorProperty)
 		return Config{}, nil, errors.Join(errs...)
 	}
 	if err := c.Validate(); err != nil {
@@ -447,7 +391,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) {
 
 // propError makes err, from parsing property k's value v, a *ConfigError:
 // err itself if it is one (given k and v), else one with err as the reason.
-func propError(k, v string, err error) *ConfigError {
+func propError(k, v string, err error) error {
 	var ce *ConfigError
 	if errors.As(err, &ce) {
 		ce.Property, ce.Value = k, v
@@ -464,82 +408,58 @@ func propError(k, v string, err error) *ConfigError {
 // when set, because Kafka treats an empty client.id as "no name", not as
 // "generate one"; partitioner.class only for a built-in partitioner that
 // has a Java class name ([partitioner.ClassName]).
-func (c Config) Properties() map[string]string {
-	m := make(map[string]string, len(producerProps))
-	for name, p := range producerProps {
-		if p.get == nil {
-			continue
-		}
-		if v, ok := p.get(&c); ok {
-			m[name] = v
-		}
-	}
-	return m
-}
+func (c Config) Properties() map[string]string { return props.Print(&c, producerProps) }
 
 // String returns the properties as sorted "name=value" lines.
-func (c Config) String() string {
-	m := c.Properties()
-	var b strings.Builder
-	for _, k := range sortedPropKeys(m) {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(m[k])
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func (c Config) String() string { return props.String(c.Properties()) }
 
 // producerProp parses a producer property into a Config and prints it
-// back; get's false means "not printed".
-type producerProp struct {
-	set func(c *Config, v string) error
-	get func(c *Config) (string, bool)
-}
+// back; Get's false means "not printed".
+type producerProp = props.Prop[Config]
 
 // producerProps: the producer properties kafkalite uses. Verified against
 // Apache Kafka 4.x ProducerConfig.java.
 var producerProps = map[string]producerProp{
 	"client.id": {
-		func(c *Config, v string) error { c.ClientID = propTrim(v); return nil },
-		func(c *Config) (string, bool) { return c.ClientID, c.ClientID != "" }},
+		Set: func(c *Config, v string) error { c.ClientID = props.Trim(v); return nil },
+		Get: func(c *Config) (string, bool) { return c.ClientID, c.ClientID != "" }},
 	"acks": {
-		func(c *Config, v string) (err error) { c.Acks, err = parseAcks(v); return },
-		func(c *Config) (string, bool) { return c.Acks.String(), true }},
-	"batch.size":       intProducerProp(func(c *Config) *int { return &c.BatchSize }),
-	"linger.ms":        millisProducerProp(func(c *Config) *time.Duration { return &c.Linger }, false),
-	"buffer.memory":    longProducerProp(func(c *Config) *int64 { return &c.BufferMemory }),
-	"max.block.ms":     millisProducerProp(func(c *Config) *time.Duration { return &c.MaxBlock }, false),
-	"max.request.size": intProducerProp(func(c *Config) *int { return &c.MaxRequestSize }),
+		Set: func(c *Config, v string) (err error) { c.Acks, err = parseAcks(v); return },
+		Get: func(c *Config) (string, bool) { return c.Acks.String(), true }},
+	"batch.size":       props.IntProp(func(c *Config) *int { return &c.BatchSize }),
+	"linger.ms":        props.MillisProp(func(c *Config) *time.Duration { return &c.Linger }, false),
+	"buffer.memory":    props.LongProp(func(c *Config) *int64 { return &c.BufferMemory }),
+	"max.block.ms":     props.MillisProp(func(c *Config) *time.Duration { return &c.MaxBlock }, false),
+	"max.request.size": props.IntProp(func(c *Config) *int { return &c.MaxRequestSize }),
 	"compression.type": {
-		func(c *Config, v string) error {
-			codec, err := record.ParseCompression(propTrim(v))
+		Set: func(c *Config, v string) error {
+			codec, err := record.ParseCompression(props.Trim(v))
 			if err != nil {
 				return errors.New("must be one of none, gzip, snappy, lz4, zstd")
 			}
 			c.CompressionType = codec
 			return nil
 		},
-		func(c *Config) (string, bool) { return c.CompressionType.String(), true }},
-	"compression.gzip.level": intProducerProp(func(c *Config) *int { return &c.CompressionGzipLevel }),
-	"compression.lz4.level":  intProducerProp(func(c *Config) *int { return &c.CompressionLZ4Level }),
-	"compression.zstd.level": intProducerProp(func(c *Config) *int { return &c.CompressionZstdLevel }),
-	"delivery.timeout.ms":    millisProducerProp(func(c *Config) *time.Duration { return &c.DeliveryTimeout }, true),
-	"request.timeout.ms":     millisProducerProp(func(c *Config) *time.Duration { return &c.RequestTimeout }, true),
-	"enable.idempotence":     boolProducerProp(func(c *Config) *bool { return &c.EnableIdempotence }),
+		Get: func(c *Config) (string, bool) { return c.CompressionType.String(), true }},
+	"compression.gzip.level": props.IntProp(func(c *Config) *int { return &c.CompressionGzipLevel }),
+	"compression.lz4.level":  props.IntProp(func(c *Config) *int { return &c.CompressionLZ4Level }),
+	"compression.zstd.level": props.IntProp(func(c *Config) *int { return &c.CompressionZstdLevel }),
+	"delivery.timeout.ms":    props.MillisProp(func(c *Config) *time.Duration { return &c.DeliveryTimeout }, true),
+	"request.timeout.ms":     props.MillisProp(func(c *Config) *time.Duration { return &c.RequestTimeout }, true),
+	"enable.idempotence":     props.BoolProp(func(c *Config) *bool { return &c.EnableIdempotence }),
 	"transactional.id": {
-		func(c *Config, v string) error {
+		Set: func(c *Config, v string) error {
 			// Kafka's NonEmptyString validator: set means non-empty.
-			if c.TransactionalID = propTrim(v); c.TransactionalID == "" {
+			if c.TransactionalID = props.Trim(v); c.TransactionalID == "" {
 				return errors.New("must be non-empty when set")
 			}
 			return nil
 		},
-		func(c *Config) (string, bool) { return c.TransactionalID, c.TransactionalID != "" }},
-	"transaction.timeout.ms": millisProducerProp(func(c *Config) *time.Duration { return &c.TransactionTimeout }, true),
+		Get: func(c *Config) (string, bool) { return c.TransactionalID, c.TransactionalID != "" }},
+	"transaction.timeout.ms": props.MillisProp(func(c *Config) *time.Duration { return &c.TransactionTimeout }, true),
 	"partitioner.class": {
-		func(c *Config, v string) error {
-			name := propTrim(v)
+		Set: func(c *Config, v string) error {
+			name := props.Trim(v)
 			if name == "" {
 				c.Partitioner = nil // Kafka's null: the built-in partitioner
 				return nil
@@ -551,30 +471,30 @@ var producerProps = map[string]producerProp{
 			c.Partitioner = p
 			return nil
 		},
-		func(c *Config) (string, bool) {
+		Get: func(c *Config) (string, bool) {
 			// A *partitioner.Default prints nothing: it is the built-in.
 			name, ok := partitioner.ClassName(c.Partitioner)
 			return name, ok && name != ""
 		}},
-	"partitioner.ignore.keys":                  boolProducerProp(func(c *Config) *bool { return &c.PartitionerIgnoreKeys }),
-	"partitioner.adaptive.partitioning.enable": boolProducerProp(func(c *Config) *bool { return &c.PartitionerAdaptive }),
-	"partitioner.availability.timeout.ms": millisProducerProp(
+	"partitioner.ignore.keys":                  props.BoolProp(func(c *Config) *bool { return &c.PartitionerIgnoreKeys }),
+	"partitioner.adaptive.partitioning.enable": props.BoolProp(func(c *Config) *bool { return &c.PartitionerAdaptive }),
+	"partitioner.availability.timeout.ms": props.MillisProp(
 		func(c *Config) *time.Duration { return &c.PartitionerAvailabilityTimeout }, false),
 	"interceptor.classes": {
-		func(c *Config, v string) error {
-			if len(propList(v)) > 0 {
+		Set: func(c *Config, v string) error {
+			if len(props.List(v)) > 0 {
 				return errors.New("cannot load Java interceptor classes; set Config.Interceptors in code")
 			}
 			return nil
 		},
-		nil}, // Go values: never printed
+		Get: nil}, // Go values: never printed
 }
 
 // producerOrder is the order ParseConfig applies properties in: by name,
 // except partitioner.class last, because it is built with the final
 // batch.size.
 var producerOrder = func() []string {
-	names := sortedPropKeys(producerProps)
+	names := props.SortedKeys(producerProps)
 	names = slices.DeleteFunc(names, func(n string) bool { return n == "partitioner.class" })
 	return append(names, "partitioner.class")
 }()
@@ -590,14 +510,14 @@ var ignoredProducerProps = map[string]func(string) error{
 	"reconnect.backoff.ms": nil, "reconnect.backoff.max.ms": nil, "socket.connection.setup.timeout.ms": nil,
 	"socket.connection.setup.timeout.max.ms": nil,
 	// Retries and in-flight requests: in-process writes are not retried.
-	"retries":                               checkIntAtLeast(0),
+	"retries":                               props.CheckAtLeast(0, true),
 	"retry.backoff.ms":                      nil,
 	"retry.backoff.max.ms":                  nil,
-	"max.in.flight.requests.per.connection": checkIntAtLeast(1),
+	"max.in.flight.requests.per.connection": props.CheckAtLeast(1, true),
 	// Serializers are Go code.
 	"key.serializer": nil, "value.serializer": nil,
 	// Metrics.
-	"enable.metrics.push": checkPropBool, "metric.reporters": nil, "metrics.num.samples": nil,
+	"enable.metrics.push": props.CheckBool, "metric.reporters": nil, "metrics.num.samples": nil,
 	"metrics.recording.level": nil, "metrics.sample.window.ms": nil,
 	// Security and plugins (ssl.* and sasl.* too: see ignoredProducerProp).
 	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
@@ -617,137 +537,13 @@ func ignoredProducerProp(name string) (check func(string) error, ok bool) {
 	return nil, false
 }
 
-func checkPropBool(v string) error { _, err := propBool(v); return err }
-
-func checkIntAtLeast(minimum int) func(string) error {
-	return func(v string) error {
-		n, err := propInt(v)
-		if err == nil && n < minimum {
-			err = fmt.Errorf("must be at least %d", minimum)
-		}
-		return err
-	}
-}
-
 // checkNoTwoPhaseCommit accepts only false: two-phase commit is part of
 // transactions, which kafkalite does not have yet.
 func checkNoTwoPhaseCommit(v string) error {
-	b, err := propBool(v)
+	b, err := props.Bool(v)
 	if err == nil && b {
 		return &ConfigError{Reason: "two-phase commit transactions are not supported by kafkalite yet (issue 6/9)",
 			Err: ErrNotSupported}
 	}
 	return err
-}
-
-func intProducerProp(field func(*Config) *int) producerProp {
-	return producerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propInt(v); return },
-		func(c *Config) (string, bool) { return strconv.Itoa(*field(c)), true }}
-}
-
-func longProducerProp(field func(*Config) *int64) producerProp {
-	return producerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propLong(v); return },
-		func(c *Config) (string, bool) { return strconv.FormatInt(*field(c), 10), true }}
-}
-
-func boolProducerProp(field func(*Config) *bool) producerProp {
-	return producerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propBool(v); return },
-		func(c *Config) (string, bool) { return strconv.FormatBool(*field(c)), true }}
-}
-
-// millisProducerProp is a millisecond property; with isInt it is an int in
-// Kafka (delivery.timeout.ms, ...), otherwise a long.
-func millisProducerProp(field func(*Config) *time.Duration, isInt bool) producerProp {
-	return producerProp{
-		func(c *Config, v string) (err error) { *field(c), err = propMillis(v, isInt); return },
-		func(c *Config) (string, bool) { return formatPropMillis(*field(c)), true }}
-}
-
-// Value parsing, as Kafka's ConfigDef does it.
-
-// propTrim removes what Java's String.trim removes: every character up to
-// U+0020 at either end.
-func propTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
-func propLong(v string) (int64, error) {
-	n, err := strconv.ParseInt(propTrim(v), 10, 64)
-	if err != nil {
-		return 0, errors.New("not a long (64-bit decimal integer)")
-	}
-	return n, nil
-}
-
-func propInt(v string) (int, error) {
-	n, err := strconv.ParseInt(propTrim(v), 10, 32)
-	if err != nil {
-		return 0, errors.New("not an int (32-bit decimal integer)")
-	}
-	return int(n), nil
-}
-
-func propBool(v string) (bool, error) {
-	switch s := propTrim(v); {
-	case strings.EqualFold(s, "true"):
-		return true, nil
-	case strings.EqualFold(s, "false"):
-		return false, nil
-	}
-	return false, errors.New("not true or false")
-}
-
-// propList splits a Kafka list value; an empty value is the empty list.
-func propList(v string) []string {
-	s := propTrim(v)
-	if s == "" {
-		return nil
-	}
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		parts[i] = propTrim(p)
-	}
-	return parts
-}
-
-// maxPropMillis is the largest millisecond count a time.Duration holds.
-const maxPropMillis = math.MaxInt64 / int64(time.Millisecond)
-
-// propMillis parses a millisecond count, an int (isInt) or a long. Longs
-// beyond time.Duration's range clamp to the largest whole-millisecond
-// Duration; negative counts are returned for Validate to reject.
-func propMillis(v string, isInt bool) (time.Duration, error) {
-	var ms int64
-	var err error
-	if isInt {
-		var n int
-		n, err = propInt(v)
-		ms = int64(n)
-	} else {
-		ms, err = propLong(v)
-	}
-	switch {
-	case err != nil:
-		return 0, err
-	case ms > maxPropMillis:
-		ms = maxPropMillis
-	case ms < -maxPropMillis:
-		return 0, errors.New("out of range")
-	}
-	return time.Duration(ms) * time.Millisecond, nil
-}
-
-// formatPropMillis prints d in whole milliseconds.
-func formatPropMillis(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-
-func sortedPropKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

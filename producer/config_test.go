@@ -2,7 +2,9 @@ package producer
 
 import (
 	"errors"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kafkalite/kafkalite/internal/props"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -99,7 +102,7 @@ func customConfig() Config {
 }
 
 func TestConfigRoundTrip(t *testing.T) {
-	huge := time.Duration(maxPropMillis) * time.Millisecond
+	huge := time.Duration(props.MaxMillis) * time.Millisecond
 	tests := []struct {
 		name   string
 		modify func(c *Config)
@@ -162,7 +165,7 @@ type customPartitioner struct{}
 func (customPartitioner) Partition(string, []byte, []byte, int32) int32 { return 0 }
 
 func TestParseConfigValues(t *testing.T) {
-	huge := time.Duration(maxPropMillis) * time.Millisecond
+	huge := time.Duration(props.MaxMillis) * time.Millisecond
 	tests := []struct {
 		props map[string]string
 		check func(t *testing.T, c Config)
@@ -221,7 +224,7 @@ func TestParseConfigValues(t *testing.T) {
 
 func propertiesLine(m map[string]string) string {
 	var parts []string
-	for _, k := range sortedPropKeys(m) {
+	for _, k := range props.SortedKeys(m) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ",")
@@ -363,7 +366,7 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Millisecond, c.Linger)
 	var want []string
-	for _, k := range sortedPropKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		if k != "linger.ms" {
 			want = append(want, k)
 		}
