@@ -66,6 +66,82 @@ var zeroChunk [64 << 10]byte
 // keyFunc extracts the search key of one entry's bytes.
 type keyFunc func(entry []byte, baseOffset int64) int64
 
+// fileState is what every index knows of its file: the name and mode it
+// was opened with, which never change, and, protected by the index's mu,
+// the file itself and the sticky error. It is shared by [indexFile] and
+// [TxnIndex].
+type fileState struct {
+	name     string
+	writable bool
+	f        vfs.File // nil once closed
+	err      error    // sticky error of a failed write, truncate or sync
+}
+
+// openFile opens name read-only or read-write, as mode says.
+func openFile(fsys vfs.FS, name string, mode Mode) (vfs.File, error) {
+	switch mode {
+	case ReadOnly:
+		return fsys.Open(name)
+	case ReadWrite:
+		return fsys.OpenReadWrite(name)
+	}
+	return nil, fmt.Errorf("index: open %s: invalid mode %v", name, mode)
+}
+
+func (s *fileState) closeFile() error {
+	f := s.f
+	s.f = nil
+	return f.Close()
+}
+
+// checkOpenLocked returns ErrClosed after Close.
+func (s *fileState) checkOpenLocked() error {
+	if s.f == nil {
+		return fmt.Errorf("%w: %s", ErrClosed, s.name)
+	}
+	return nil
+}
+
+// checkWritableLocked returns the error a mutation must return, if any.
+func (s *fileState) checkWritableLocked() error {
+	if err := s.checkOpenLocked(); err != nil {
+		return err
+	}
+	if !s.writable {
+		return fmt.Errorf("%w: %s", ErrReadOnly, s.name)
+	}
+	return s.err
+}
+
+// fail records err as the sticky error and returns it.
+func (s *fileState) fail(err error) error {
+	if s.err == nil {
+		s.err = err
+	}
+	return err
+}
+
+// syncer is what syncLocked makes durable: a file or a memory mapping.
+type syncer interface{ Sync() error }
+
+// syncLocked makes a writable file durable through to, which is only used
+// once the file is known to be open. It is a no-op on a read-only file.
+func (s *fileState) syncLocked(to syncer) error {
+	if err := s.checkOpenLocked(); err != nil {
+		return err
+	}
+	if !s.writable {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if err := to.Sync(); err != nil {
+		return s.fail(fmt.Errorf("index: sync %s: %w", s.name, err))
+	}
+	return nil
+}
+
 // indexFile is the machinery shared by [OffsetIndex] and [TimeIndex]: the
 // file, its optional memory mapping, and the count of entries in use.
 //
@@ -73,14 +149,13 @@ type keyFunc func(entry []byte, baseOffset int64) int64
 // run concurrently with each other and see either the state before or after
 // a mutation.
 type indexFile struct {
-	name          string
+	fileState // f and err are protected by mu
+
 	baseOffset    int64
 	entrySize     int
 	maxIndexBytes int
-	writable      bool
 
-	mu sync.RWMutex // protects the fields below
-	f  vfs.File     // nil once closed
+	mu sync.RWMutex // protects the fields below and fileState's f and err
 	// data is the memory mapping's bytes (len == length) while the file is
 	// mapped, nil otherwise: then entries are read and written with ReadAt
 	// and WriteAt. noMap is set once the vfs reports that the file cannot
@@ -91,7 +166,6 @@ type indexFile struct {
 	length     int64 // the file's size in bytes
 	maxEntries int   // length / entrySize
 	entries    int   // entries in use
-	err        error // sticky error of a failed write, truncate or sync
 	wbuf       entryBuf
 }
 
@@ -130,18 +204,7 @@ func (x *indexFile) open(fsys vfs.FS, name string, baseOffset int64, entrySize, 
 	if maxIndexBytes < entrySize || int64(maxIndexBytes) > maxFileBytes {
 		return fmt.Errorf("%w: %d bytes for %s (entries are %d bytes)", ErrInvalidSize, maxIndexBytes, name, entrySize)
 	}
-	var (
-		f   vfs.File
-		err error
-	)
-	switch mode {
-	case ReadOnly:
-		f, err = fsys.Open(name)
-	case ReadWrite:
-		f, err = fsys.OpenReadWrite(name)
-	default:
-		return fmt.Errorf("index: open %s: invalid mode %v", name, mode)
-	}
+	f, err := openFile(fsys, name, mode)
 	if err != nil {
 		return err
 	}
@@ -151,12 +214,6 @@ func (x *indexFile) open(fsys vfs.FS, name string, baseOffset int64, entrySize, 
 		return errors.Join(err, x.unmapLocked(), x.closeFile())
 	}
 	return nil
-}
-
-func (x *indexFile) closeFile() error {
-	f := x.f
-	x.f = nil
-	return f.Close()
 }
 
 // load sizes, maps and counts the entries of a freshly opened file.
@@ -236,31 +293,19 @@ func readFull(f vfs.File, name string, p []byte, off int64) error {
 	return fmt.Errorf("index: read %s at %d: %w", name, off, err)
 }
 
-// checkOpenLocked returns ErrClosed after Close.
-func (x *indexFile) checkOpenLocked() error {
-	if x.f == nil {
-		return fmt.Errorf("%w: %s", ErrClosed, x.name)
-	}
-	return nil
+// indexStats is a consistent snapshot of an index's counters.
+type indexStats struct {
+	entries    int   // entries in use
+	maxEntries int   // slots of the file
+	length     int64 // the file's size in bytes
+	mapped     bool  // served from a memory mapping
 }
 
-// checkWritableLocked returns the error a mutation must return, if any.
-func (x *indexFile) checkWritableLocked() error {
-	if err := x.checkOpenLocked(); err != nil {
-		return err
-	}
-	if !x.writable {
-		return fmt.Errorf("%w: %s", ErrReadOnly, x.name)
-	}
-	return x.err
-}
-
-// fail records err as the sticky error and returns it.
-func (x *indexFile) fail(err error) error {
-	if x.err == nil {
-		x.err = err
-	}
-	return err
+// stats returns the counters, taking mu for reading.
+func (x *indexFile) stats() indexStats {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return indexStats{entries: x.entries, maxEntries: x.maxEntries, length: x.length, mapped: x.data != nil}
 }
 
 // entryLocked returns the bytes of slot n. With a mapping they alias it;
@@ -403,6 +448,16 @@ func (x *indexFile) firstAtLeastLocked(target int64, key keyFunc, buf *entryBuf)
 	return lo, nil
 }
 
+// appendEntryLocked stores e in the first free slot and counts it.
+// REQUIRES: entries < maxEntries, x.mu held for writing, x writable.
+func (x *indexFile) appendEntryLocked(e []byte) error {
+	if err := x.writeEntryLocked(x.entries, e); err != nil {
+		return err
+	}
+	x.entries++
+	return nil
+}
+
 // truncateToEntriesLocked drops the entries from slot n on and zeroes their
 // bytes, so that the zero-tail rule of [ReadWrite] opens holds after a crash.
 // REQUIRES: 0 ≤ n, x.mu held for writing, x writable.
@@ -454,28 +509,32 @@ func (x *indexFile) resizeLocked(newSize int64) (bool, error) {
 	return true, nil
 }
 
-// flushLocked makes the entries durable.
-func (x *indexFile) flushLocked() error {
-	if err := x.checkOpenLocked(); err != nil {
-		return err
+// resize is resizeLocked for a writable index, taking mu.
+func (x *indexFile) resize(newSize int64) (bool, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.checkWritableLocked(); err != nil {
+		return false, err
 	}
-	if !x.writable {
-		return nil
-	}
-	if x.err != nil {
-		return x.err
-	}
+	return x.resizeLocked(newSize)
+}
+
+// flush makes the entries durable, taking mu.
+func (x *indexFile) flush() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.m != nil {
 		// Mapping.Sync is msync followed by an fsync of the file.
-		if err := x.m.Sync(); err != nil {
-			return x.fail(fmt.Errorf("index: sync %s: %w", x.name, err))
-		}
-		return nil
+		return x.syncLocked(x.m)
 	}
-	if err := x.f.Sync(); err != nil {
-		return x.fail(fmt.Errorf("index: sync %s: %w", x.name, err))
-	}
-	return nil
+	return x.syncLocked(x.f)
+}
+
+// trim is trimLocked, taking mu.
+func (x *indexFile) trim() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.trimLocked()
 }
 
 // trimLocked truncates a writable index to the bytes in use. A read-only
@@ -498,9 +557,11 @@ func (x *indexFile) trimLocked() error {
 	return err
 }
 
-// closeLocked trims a writable index, unmaps and closes the file, joining
-// every error. A second call returns nil.
-func (x *indexFile) closeLocked() error {
+// close trims a writable index, unmaps and closes the file, joining every
+// error, taking mu. A second call returns nil.
+func (x *indexFile) close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.f == nil {
 		return nil
 	}
@@ -511,6 +572,19 @@ func (x *indexFile) closeLocked() error {
 	errs = append(errs, x.unmapLocked(), x.f.Close())
 	x.f = nil
 	return errors.Join(errs...)
+}
+
+// sanityCheckLocked applies the checks Kafka makes of both fixed-size
+// indexes: the last entry's offset, lastOffset, is not below the base
+// offset, and the file size is a multiple of the entry size.
+func (x *indexFile) sanityCheckLocked(lastOffset int64) error {
+	if x.entries != 0 && lastOffset < x.baseOffset {
+		return corruptf(x.name, "the last offset %d is below the base offset %d", lastOffset, x.baseOffset)
+	}
+	if x.length%int64(x.entrySize) != 0 {
+		return corruptf(x.name, "size %d is not a multiple of %d", x.length, x.entrySize)
+	}
+	return nil
 }
 
 // mapLocked maps the file's length bytes, read-write if the index is

@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/vfs"
@@ -21,10 +20,19 @@ const TimeIndexEntryBytes = 12
 // other; mutations are serialised with them. Kafka expects a single writer,
 // the segment's appender.
 type TimeIndex struct {
-	x indexFile
-	// lastEntry is the last entry, (NoTimestamp, baseOffset) when there is
+	// x.last is the last entry, (NoTimestamp, baseOffset) when there is
 	// none. Protected by x.mu.
-	lastEntry TimestampOffset
+	x fixedIndex[TimestampOffset]
+}
+
+// timeCodec describes .timeindex entries to fixedIndex.
+var timeCodec = entryCodec[TimestampOffset]{
+	size:  TimeIndexEntryBytes,
+	parse: parseTimeEntry,
+	none: func(baseOffset int64) TimestampOffset {
+		return TimestampOffset{Timestamp: NoTimestamp, Offset: baseOffset}
+	},
+	offset: timeOffsetKey,
 }
 
 func timestampKey(e []byte, _ int64) int64 {
@@ -45,8 +53,8 @@ func parseTimeEntry(e []byte, baseOffset int64) TimestampOffset {
 // appending. It fails if the file exists. The new file is durable only after
 // [TimeIndex.Flush] and a sync of its directory.
 func CreateTimeIndex(fsys vfs.FS, name string, baseOffset int64, maxIndexBytes int) (*TimeIndex, error) {
-	ix := &TimeIndex{lastEntry: TimestampOffset{Timestamp: NoTimestamp, Offset: baseOffset}}
-	if err := ix.x.create(fsys, name, baseOffset, TimeIndexEntryBytes, maxIndexBytes); err != nil {
+	ix := &TimeIndex{x: fixedIndex[TimestampOffset]{codec: &timeCodec}}
+	if err := ix.x.createIndex(fsys, name, baseOffset, maxIndexBytes); err != nil {
 		return nil, err
 	}
 	return ix, nil
@@ -58,32 +66,11 @@ func CreateTimeIndex(fsys vfs.FS, name string, baseOffset int64, maxIndexBytes i
 // zeroed tail); it does not check the entries: call
 // [TimeIndex.SanityCheck].
 func OpenTimeIndex(fsys vfs.FS, name string, baseOffset int64, maxIndexBytes int, mode Mode) (*TimeIndex, error) {
-	ix := &TimeIndex{}
-	if err := ix.x.open(fsys, name, baseOffset, TimeIndexEntryBytes, maxIndexBytes, mode); err != nil {
+	ix := &TimeIndex{x: fixedIndex[TimestampOffset]{codec: &timeCodec}}
+	if err := ix.x.openIndex(fsys, name, baseOffset, maxIndexBytes, mode); err != nil {
 		return nil, err
 	}
-	if err := ix.loadLastLocked(); err != nil {
-		return nil, errors.Join(err, ix.x.unmapLocked(), ix.x.closeFile())
-	}
 	return ix, nil
-}
-
-// loadLastLocked sets lastEntry from the file (Kafka's
-// lastEntryFromIndexFile).
-func (ix *TimeIndex) loadLastLocked() error {
-	x := &ix.x
-	if x.entries == 0 {
-		ix.lastEntry = TimestampOffset{Timestamp: NoTimestamp, Offset: x.baseOffset}
-		return nil
-	}
-	buf := x.scratch()
-	defer release(buf)
-	e, err := x.entryLocked(x.entries-1, buf)
-	if err != nil {
-		return err
-	}
-	ix.lastEntry = parseTimeEntry(e, x.baseOffset)
-	return nil
 }
 
 // Name returns the file's name, as it was created or opened.
@@ -94,48 +81,37 @@ func (ix *TimeIndex) BaseOffset() int64 { return ix.x.baseOffset }
 
 // Entries returns the number of entries in use.
 func (ix *TimeIndex) Entries() int {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.x.entries
+	return ix.x.stats().entries
 }
 
 // MaxEntries returns the number of slots of the file: its size / 12.
 func (ix *TimeIndex) MaxEntries() int {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.x.maxEntries
+	return ix.x.stats().maxEntries
 }
 
 // SizeBytes returns the file's current size (Kafka's length).
 func (ix *TimeIndex) SizeBytes() int64 {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.x.length
+	return ix.x.stats().length
 }
 
 // Mapped reports whether the index is served from a memory mapping rather
 // than through ReadAt and WriteAt.
 func (ix *TimeIndex) Mapped() bool {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.x.data != nil
+	return ix.x.stats().mapped
 }
 
 // IsFull reports whether the index has no slot left for a regular append:
 // entries ≥ maxEntries − 1. The last slot is reserved for the entry
 // appended on roll or close with skipFullCheck (KAFKA_FORMAT §3.4).
 func (ix *TimeIndex) IsFull() bool {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.x.entries >= ix.x.maxEntries-1
+	st := ix.x.stats()
+	return st.entries >= st.maxEntries-1
 }
 
 // LastEntry returns the last entry, or (NoTimestamp, base offset) if the
 // index is empty.
 func (ix *TimeIndex) LastEntry() TimestampOffset {
-	ix.x.mu.RLock()
-	defer ix.x.mu.RUnlock()
-	return ix.lastEntry
+	return ix.x.lastEntry()
 }
 
 // CanAppendOffset reports whether offset can be stored relative to the base
@@ -167,7 +143,7 @@ func (ix *TimeIndex) MaybeAppend(timestamp, offset int64, skipFullCheck bool) er
 	if !skipFullCheck && x.entries >= x.maxEntries-1 {
 		return fmt.Errorf("%w: %s has %d of %d entries, the last one reserved", ErrIndexFull, x.name, x.entries, x.maxEntries)
 	}
-	last := ix.lastEntry
+	last := x.last
 	if x.entries != 0 && offset < last.Offset {
 		return fmt.Errorf("%w: append offset %d at slot %d of %s, below the last offset %d",
 			ErrInvalidOffset, offset, x.entries, x.name, last.Offset)
@@ -188,11 +164,10 @@ func (ix *TimeIndex) MaybeAppend(timestamp, offset int64, skipFullCheck bool) er
 	e := x.wbuf[:TimeIndexEntryBytes]
 	binary.BigEndian.PutUint64(e, uint64(timestamp))
 	binary.BigEndian.PutUint32(e[8:], uint32(offset-x.baseOffset))
-	if err := x.writeEntryLocked(x.entries, e); err != nil {
+	if err := x.appendEntryLocked(e); err != nil {
 		return err
 	}
-	x.entries++
-	ix.lastEntry = TimestampOffset{Timestamp: timestamp, Offset: offset}
+	x.last = TimestampOffset{Timestamp: timestamp, Offset: offset}
 	return nil
 }
 
@@ -202,151 +177,57 @@ func (ix *TimeIndex) MaybeAppend(timestamp, offset int64, skipFullCheck bool) er
 // (NoTimestamp, base offset). It searches the last 8 KiB of entries first
 // (Kafka's warm section) and does not allocate.
 func (ix *TimeIndex) Lookup(target int64) (TimestampOffset, error) {
-	x := &ix.x
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if err := x.checkOpenLocked(); err != nil {
-		return TimestampOffset{}, err
-	}
-	buf := x.scratch()
-	defer release(buf)
-	slot, err := x.largestLowerBoundLocked(target, timestampKey, buf)
-	if err != nil {
-		return TimestampOffset{}, err
-	}
-	if slot < 0 {
-		return TimestampOffset{Timestamp: NoTimestamp, Offset: x.baseOffset}, nil
-	}
-	e, err := x.entryLocked(slot, buf)
-	if err != nil {
-		return TimestampOffset{}, err
-	}
-	return parseTimeEntry(e, x.baseOffset), nil
+	return ix.x.lookup(target, timestampKey)
 }
 
 // Entry returns entry n, 0 ≤ n < Entries() ([ErrEntryOutOfRange]).
 func (ix *TimeIndex) Entry(n int) (TimestampOffset, error) {
-	x := &ix.x
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if err := x.checkOpenLocked(); err != nil {
-		return TimestampOffset{}, err
-	}
-	if n < 0 || n >= x.entries {
-		return TimestampOffset{}, fmt.Errorf("%w: entry %d of %s, which has %d", ErrEntryOutOfRange, n, x.name, x.entries)
-	}
-	buf := x.scratch()
-	defer release(buf)
-	e, err := x.entryLocked(n, buf)
-	if err != nil {
-		return TimestampOffset{}, err
-	}
-	return parseTimeEntry(e, x.baseOffset), nil
+	return ix.x.entry(n)
 }
 
 // AppendEntries appends every entry in use to dst, in file order, and
 // returns the extended slice. It is meant for tools and tests.
 func (ix *TimeIndex) AppendEntries(dst []TimestampOffset) ([]TimestampOffset, error) {
-	x := &ix.x
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if err := x.checkOpenLocked(); err != nil {
-		return dst, err
-	}
-	buf := x.scratch()
-	defer release(buf)
-	for n := range x.entries {
-		e, err := x.entryLocked(n, buf)
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, parseTimeEntry(e, x.baseOffset))
-	}
-	return dst, nil
+	return ix.x.appendEntries(dst)
 }
 
 // TruncateTo removes the entries whose offset is ≥ offset, keeping those
 // below it. Truncating to an offset above the last entry has no effect.
 // The removed slots are zeroed.
 func (ix *TimeIndex) TruncateTo(offset int64) error {
-	x := &ix.x
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.checkWritableLocked(); err != nil {
-		return err
-	}
-	buf := x.scratch()
-	defer release(buf)
-	n, err := x.firstAtLeastLocked(offset, timeOffsetKey, buf)
-	if err != nil {
-		return err
-	}
-	return ix.truncateToEntriesLocked(n)
+	return ix.x.truncateTo(offset)
 }
 
 // TruncateToEntries keeps the first n entries (all of them if n ≥
 // Entries()) and zeroes the rest.
 func (ix *TimeIndex) TruncateToEntries(n int) error {
-	x := &ix.x
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.checkWritableLocked(); err != nil {
-		return err
-	}
-	return ix.truncateToEntriesLocked(max(n, 0))
-}
-
-func (ix *TimeIndex) truncateToEntriesLocked(n int) error {
-	if err := ix.x.truncateToEntriesLocked(n); err != nil {
-		return err
-	}
-	return ix.loadLastLocked()
+	return ix.x.truncateToEntries(n)
 }
 
 // Reset removes every entry and resizes the file back to maxIndexBytes,
 // ready for a rebuild from the .log (Kafka's reset).
 func (ix *TimeIndex) Reset() error {
-	x := &ix.x
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.checkWritableLocked(); err != nil {
-		return err
-	}
-	if err := ix.truncateToEntriesLocked(0); err != nil {
-		return err
-	}
-	_, err := x.resizeLocked(int64(x.maxIndexBytes))
-	return err
+	return ix.x.reset()
 }
 
 // Resize sets the file's size to roundDown(newSize, 12) bytes and remaps
 // it, reporting whether the size changed. Shrinking below the entries in
 // use is [ErrInvalidSize].
 func (ix *TimeIndex) Resize(newSize int64) (bool, error) {
-	x := &ix.x
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if err := x.checkWritableLocked(); err != nil {
-		return false, err
-	}
-	return x.resizeLocked(newSize)
+	return ix.x.resize(newSize)
 }
 
 // TrimToValidSize truncates the file to Entries() × 12 bytes (on roll and
 // close). On a [ReadOnly] index it succeeds only if there is nothing to
 // trim.
 func (ix *TimeIndex) TrimToValidSize() error {
-	ix.x.mu.Lock()
-	defer ix.x.mu.Unlock()
-	return ix.x.trimLocked()
+	return ix.x.trim()
 }
 
 // Flush makes the entries durable (msync of the mapping, then fsync). It
 // is a no-op on a [ReadOnly] index.
 func (ix *TimeIndex) Flush() error {
-	ix.x.mu.Lock()
-	defer ix.x.mu.Unlock()
-	return ix.x.flushLocked()
+	return ix.x.flush()
 }
 
 // SanityCheck applies Kafka's checks to the index as opened: the last
@@ -361,7 +242,7 @@ func (ix *TimeIndex) SanityCheck() error {
 	if err := x.checkOpenLocked(); err != nil {
 		return err
 	}
-	last := ix.lastEntry
+	last := x.last
 	if x.entries != 0 {
 		buf := x.scratch()
 		defer release(buf)
@@ -372,21 +253,13 @@ func (ix *TimeIndex) SanityCheck() error {
 		if first := timestampKey(e, x.baseOffset); last.Timestamp < first {
 			return corruptf(x.name, "the last timestamp %d is below the first timestamp %d", last.Timestamp, first)
 		}
-		if last.Offset < x.baseOffset {
-			return corruptf(x.name, "the last offset %d is below the base offset %d", last.Offset, x.baseOffset)
-		}
 	}
-	if x.length%TimeIndexEntryBytes != 0 {
-		return corruptf(x.name, "size %d is not a multiple of %d", x.length, TimeIndexEntryBytes)
-	}
-	return nil
+	return x.sanityCheckLocked(last.Offset)
 }
 
 // Close trims a [ReadWrite] index to its entries, unmaps and closes the
 // file, and returns every error joined. Deleting or renaming the file is the
 // segment's job. A second Close returns nil.
 func (ix *TimeIndex) Close() error {
-	ix.x.mu.Lock()
-	defer ix.x.mu.Unlock()
-	return ix.x.closeLocked()
+	return ix.x.close()
 }

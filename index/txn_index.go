@@ -95,17 +95,15 @@ func parseAbortedTxn(b []byte) (AbortedTxn, int16) {
 // A TxnIndex is safe for concurrent use; reads run in parallel with each
 // other.
 type TxnIndex struct {
-	name        string
-	startOffset int64
-	writable    bool
+	fileState // f and err are protected by mu
 
-	mu         sync.RWMutex // protects the fields below
-	f          vfs.File     // nil once closed
+	startOffset int64
+
+	mu         sync.RWMutex // protects the fields below and fileState's f and err
 	size       int64        // bytes of whole entries
 	torn       int64        // bytes of a partial last entry found on open
 	hasLast    bool         // lastOffset is set
 	lastOffset int64        // LastOffset of the last entry
-	err        error        // sticky error of a failed write, truncate or sync
 	wbuf       [AbortedTxnBytes]byte
 }
 
@@ -118,7 +116,7 @@ func CreateTxnIndex(fsys vfs.FS, name string, startOffset int64) (*TxnIndex, err
 	if err != nil {
 		return nil, err
 	}
-	return &TxnIndex{name: name, startOffset: startOffset, writable: true, f: f}, nil
+	return &TxnIndex{fileState: fileState{name: name, writable: true, f: f}, startOffset: startOffset}, nil
 }
 
 // OpenTxnIndex opens an existing .txnindex file of the segment starting at
@@ -126,22 +124,11 @@ func CreateTxnIndex(fsys vfs.FS, name string, startOffset int64) (*TxnIndex, err
 // [ReadOnly] mode it is ignored. Open reads the last entry only; call
 // [TxnIndex.SanityCheck] to check them all.
 func OpenTxnIndex(fsys vfs.FS, name string, startOffset int64, mode Mode) (*TxnIndex, error) {
-	var (
-		f   vfs.File
-		err error
-	)
-	switch mode {
-	case ReadOnly:
-		f, err = fsys.Open(name)
-	case ReadWrite:
-		f, err = fsys.OpenReadWrite(name)
-	default:
-		return nil, fmt.Errorf("index: open %s: invalid mode %v", name, mode)
-	}
+	f, err := openFile(fsys, name, mode)
 	if err != nil {
 		return nil, err
 	}
-	t := &TxnIndex{name: name, startOffset: startOffset, writable: mode == ReadWrite, f: f}
+	t := &TxnIndex{fileState: fileState{name: name, writable: mode == ReadWrite, f: f}, startOffset: startOffset}
 	if err := t.load(); err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
@@ -357,20 +344,7 @@ func (t *TxnIndex) SanityCheck() error {
 func (t *TxnIndex) Flush() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err := t.checkOpenLocked(); err != nil {
-		return err
-	}
-	if !t.writable {
-		return nil
-	}
-	if t.err != nil {
-		return t.err
-	}
-	if err := t.f.Sync(); err != nil {
-		t.err = fmt.Errorf("index: sync %s: %w", t.name, err)
-		return t.err
-	}
-	return nil
+	return t.syncLocked(t.f)
 }
 
 // Close closes the file. Deleting or renaming it is the segment's job. A
@@ -381,24 +355,5 @@ func (t *TxnIndex) Close() error {
 	if t.f == nil {
 		return nil
 	}
-	f := t.f
-	t.f = nil
-	return f.Close()
-}
-
-func (t *TxnIndex) checkOpenLocked() error {
-	if t.f == nil {
-		return fmt.Errorf("%w: %s", ErrClosed, t.name)
-	}
-	return nil
-}
-
-func (t *TxnIndex) checkWritableLocked() error {
-	if err := t.checkOpenLocked(); err != nil {
-		return err
-	}
-	if !t.writable {
-		return fmt.Errorf("%w: %s", ErrReadOnly, t.name)
-	}
-	return t.err
+	return t.closeFile()
 }
