@@ -169,7 +169,6 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend}
 	cfg := o.config
 	l.config.Store(&cfg)
-	l.sync.init()
 	if o.create {
 		if err := o.fsys.MkdirAll(o.dir); err != nil {
 			return nil, st, err
