@@ -97,7 +97,7 @@ func ResetToOffset(o int64) ResetTo     { return ResetTo{Timestamp: -1, Offset: 
 
 // ResetOffsets rewrites an empty group's committed offsets for the
 // partitions (kafka-consumer-groups --reset-offsets); a group with members
-// is refused (coordinator.ErrGroupNotEmpty).
+// is refused (ErrGroupNotEmpty).
 func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []TopicPartition, to ResetTo) (map[TopicPartition]int64, error) {
 	coord, err := coordinator.For(ctx, dir)
 	if err != nil {

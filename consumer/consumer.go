@@ -624,7 +624,7 @@ func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAnd
 // CommitSync commits offsets for the group, durably (fsynced in
 // __consumer_offsets when it returns). nil commits the current positions of
 // all assigned partitions. A member of an older generation is refused
-// (coordinator.ErrIllegalGeneration: the partitions may be someone else's).
+// (ErrIllegalGeneration: the partitions may be someone else's).
 func (c *Consumer) CommitSync(ctx context.Context, offsets map[TopicPartition]OffsetAndMetadata) error {
 	if err := c.enter(); err != nil {
 		return err

@@ -3,6 +3,8 @@ package consumer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kafkalite/kafkalite/internal/coordinator"
 )
 
 // Sentinel errors. Compare with errors.Is.
@@ -22,6 +24,26 @@ var (
 	ErrNoGroup = errors.New("consumer: no group.id configured")
 	// ErrIllegalState: Subscribe and Assign mixed, as Kafka forbids.
 	ErrIllegalState = errors.New("consumer: illegal state")
+)
+
+// Errors of the group coordinator, as Kafka's group error codes. They are
+// the coordinator's own values, so errors.Is matches what CommitSync,
+// Poll and the group functions return.
+var (
+	// ErrIllegalGeneration: a commit from a member of an older generation
+	// (the partitions may belong to someone else now).
+	ErrIllegalGeneration = coordinator.ErrIllegalGeneration
+	// ErrUnknownMember: the member was dropped from its group.
+	ErrUnknownMember = coordinator.ErrUnknownMember
+	// ErrRebalanceInProgress: the group is rebalancing; the next Poll rejoins.
+	ErrRebalanceInProgress = coordinator.ErrRebalanceInProgress
+	// ErrInconsistentGroupProtocol: the member shares no assignor with its
+	// group.
+	ErrInconsistentGroupProtocol = coordinator.ErrInconsistentProtocol
+	// ErrGroupNotEmpty: deleting or resetting a group that has members.
+	ErrGroupNotEmpty = coordinator.ErrGroupNotEmpty
+	// ErrUnknownGroup: no such group.
+	ErrUnknownGroup = coordinator.ErrUnknownGroup
 )
 
 // NoOffsetError names the partitions without a committed offset under

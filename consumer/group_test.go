@@ -87,7 +87,7 @@ func TestGroupSplitsPartitions(t *testing.T) {
 	coord, err := coordinator.For(context.Background(), e.dir)
 	require.NoError(t, err)
 	err = coord.Commit(context.Background(), "g", idA, genA, map[coordinator.TopicPartition]coordinator.OffsetAndMetadata{{Topic: "t"}: {Offset: 1}})
-	require.ErrorIs(t, err, coordinator.ErrIllegalGeneration)
+	require.ErrorIs(t, err, ErrIllegalGeneration)
 	require.NoError(t, a.CommitSync(context.Background(), map[TopicPartition]OffsetAndMetadata{tp("t", 0): {Offset: 0, LeaderEpoch: -1}}))
 
 	require.NotEmpty(t, la.assigned)
@@ -97,7 +97,7 @@ func TestGroupSplitsPartitions(t *testing.T) {
 	require.Equal(t, "Stable", desc.State)
 	require.Len(t, desc.Members, 1)
 	require.Equal(t, "range", desc.Assignor)
-	require.ErrorIs(t, DeleteGroup(context.Background(), e.dir, "g"), coordinator.ErrGroupNotEmpty)
+	require.ErrorIs(t, DeleteGroup(context.Background(), e.dir, "g"), ErrGroupNotEmpty)
 }
 
 // TestCooperativeKeepsUnaffectedPartitions: with cooperative-sticky, a
