@@ -1,0 +1,107 @@
+package coordinator
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/stretchr/testify/require"
+)
+
+func openCoordinator(t *testing.T) (*log.Dir, *Coordinator) {
+	t.Helper()
+	cfg := log.DefaultConfig()
+	cfg.FS = vfs.NewMem()
+	cfg.OffsetsTopicNumPartitions = 3
+	d, err := log.Open(context.Background(), "/data", cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	_, err = d.CreateTopic(context.Background(), "t", 4, nil)
+	require.NoError(t, err)
+	c, err := For(context.Background(), d)
+	require.NoError(t, err)
+	again, err := For(context.Background(), d)
+	require.NoError(t, err)
+	require.Same(t, c, again, "one coordinator per Dir")
+	return d, c
+}
+
+func join(t *testing.T, c *Coordinator, id string, assignors ...assignor.Assignor) JoinResult {
+	t.Helper()
+	res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", MemberID: id, ClientID: "c", Topics: []string{"t"},
+		Assignors: assignors, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+	require.NoError(t, err)
+	return res
+}
+
+func TestJoinAssignsAndFences(t *testing.T) {
+	_, c := openCoordinator(t)
+	first := join(t, c, "", assignor.Range(), assignor.RoundRobin())
+	require.Equal(t, int32(1), first.Generation)
+	require.Equal(t, "range", first.Protocol)
+	require.Len(t, first.Assignment, 4)
+	require.Equal(t, first.MemberID, first.Leader)
+
+	// A member offering no common assignor is refused.
+	_, err := c.Join(context.Background(), JoinRequest{GroupID: "g", ClientID: "x", Topics: []string{"t"},
+		Assignors: []assignor.Assignor{assignor.Sticky()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+	require.ErrorIs(t, err, ErrInconsistentProtocol)
+
+	// Heartbeats: fine in the current generation, fenced otherwise.
+	require.NoError(t, c.Heartbeat("g", first.MemberID, 1))
+	require.ErrorIs(t, c.Heartbeat("g", first.MemberID, 0), ErrIllegalGeneration)
+	require.ErrorIs(t, c.Heartbeat("g", "nobody", 1), ErrUnknownMember)
+
+	// Commits: by the member in its generation; not without membership
+	// while the group has members.
+	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 5, LeaderEpoch: -1}}
+	require.NoError(t, c.Commit(context.Background(), "g", first.MemberID, 1, off))
+	require.ErrorIs(t, c.Commit(context.Background(), "g", first.MemberID, 0, off), ErrIllegalGeneration)
+	require.ErrorIs(t, c.Commit(context.Background(), "g", "", -1, off), ErrIllegalGeneration)
+	require.Equal(t, int64(5), c.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+
+	// Leaving empties the group; a commit without membership is fine then.
+	c.Leave("g", first.MemberID)
+	d, err := c.Describe("g")
+	require.NoError(t, err)
+	require.Equal(t, StateEmpty, d.State)
+	require.NoError(t, c.Commit(context.Background(), "g", "", -1, off))
+	_, err = c.Describe("missing")
+	require.ErrorIs(t, err, ErrUnknownGroup)
+}
+
+// TestLoadAfterRestart: offsets and the last generation come back from
+// __consumer_offsets; members do not.
+func TestLoadAfterRestart(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := log.DefaultConfig()
+	cfg.FS = mem
+	cfg.OffsetsTopicNumPartitions = 3
+	d, err := log.Open(context.Background(), "/data", cfg)
+	require.NoError(t, err)
+	_, err = d.CreateTopic(context.Background(), "t", 2, nil)
+	require.NoError(t, err)
+	c, err := For(context.Background(), d)
+	require.NoError(t, err)
+	m := join(t, c, "", assignor.Range())
+	require.NoError(t, c.Commit(context.Background(), "g", m.MemberID, m.Generation,
+		map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 1}: {Offset: 9, LeaderEpoch: -1, Metadata: "x"}}))
+	require.NoError(t, d.Close())
+
+	d, err = log.Open(context.Background(), "/data", cfg)
+	require.NoError(t, err)
+	defer d.Close()
+	c, err = For(context.Background(), d)
+	require.NoError(t, err)
+	got := c.Fetch("g", []TopicPartition{{Topic: "t", Partition: 1}})
+	require.Equal(t, int64(9), got[TopicPartition{Topic: "t", Partition: 1}].Offset)
+	require.Equal(t, "x", got[TopicPartition{Topic: "t", Partition: 1}].Metadata)
+	desc, err := c.Describe("g")
+	require.NoError(t, err)
+	require.Empty(t, desc.Members)
+	next := join(t, c, "", assignor.Range())
+	require.Greater(t, next.Generation, m.Generation)
+}
