@@ -20,7 +20,6 @@ type syncState struct {
 	done    chan struct{} // closed when the running round ends
 }
 
-
 // Sync returns once every record below offset is durable: the segments that
 // hold them fsynced and, if segments were created or removed since, the
 // partition directory too. Concurrent callers share fsyncs (group commit).
