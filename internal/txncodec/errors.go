@@ -1,0 +1,70 @@
+package txncodec
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Compare with [errors.Is]: decoders return them inside a
+// [*DecodeError] that says what was being read and where.
+var (
+	// ErrCorrupt matches every decoding failure: input too short for the
+	// next field, a negative length other than the null marker (-1, or 0 in
+	// flexible encodings), a null where the schema forbids one, a length or
+	// count past the end of the input, a malformed unsigned varint, a string
+	// over 32767 bytes, a known tagged field of the wrong size, a
+	// transaction status outside 0–7, and a version Kafka does not read
+	// (which also matches [ErrUnsupportedVersion]).
+	ErrCorrupt = errors.New("txncodec: corrupt data")
+
+	// ErrUnsupportedVersion means a version this package does not handle:
+	// from a decoder, a key version other than 0 or a value version outside
+	// 0–1 (inside a [*DecodeError], together with [ErrCorrupt]); from
+	// [AppendValueVersion], a version argument outside 0–1.
+	ErrUnsupportedVersion = errors.New("txncodec: unsupported version")
+
+	// ErrInvalid means a value handed to an encoder cannot be written: a
+	// string longer than 32767 bytes, an array longer than 2^31-1, a
+	// transaction status outside 0–7, or a tagged field with a non-default
+	// value at version 0, which has no tagged fields. Nothing is appended.
+	// It does not match [ErrCorrupt].
+	ErrInvalid = errors.New("txncodec: value not representable")
+
+	// ErrTombstone is what [ParseValue] returns for a nil value: a null
+	// record value (a tombstone), which deletes the transactional id. It is
+	// not a decoding failure and does not match [ErrCorrupt]. Callers that
+	// handle tombstones check for a nil value before calling ParseValue.
+	ErrTombstone = errors.New("txncodec: null value (tombstone)")
+)
+
+// DecodeError describes input that failed to decode. It unwraps to
+// [ErrCorrupt] and, for an unknown version, to [ErrUnsupportedVersion].
+type DecodeError struct {
+	// What names the structure, its version once known and the field:
+	// "TransactionLogValue v1: transactionPartitions[0].topic".
+	What string
+	// Offset is the byte position, counted from the start of the input given
+	// to the decoder, where the offending field starts.
+	Offset int
+	// Reason says which rule is broken, with the values found.
+	Reason string
+
+	unsupported bool
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("txncodec: corrupt %s at byte %d: %s", e.What, e.Offset, e.Reason)
+}
+
+// Unwrap returns [ErrCorrupt], and [ErrUnsupportedVersion] when the error is
+// about the version.
+func (e *DecodeError) Unwrap() []error {
+	if e.unsupported {
+		return []error{ErrCorrupt, ErrUnsupportedVersion}
+	}
+	return []error{ErrCorrupt}
+}
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
