@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -110,7 +111,9 @@ func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64
 	a.incomplete++
 	res, ok := a.tryAppendLocked(tp, ts, key, value, headers, cb, estimate)
 	if !ok {
-		panic("producer: a new batch has no room for the record it was sized for") // unreachable: sized above
+		// Cannot happen: the buffer was sized for this record. Reported,
+		// not panicked on (STYLE: bugs panic only under invariants).
+		return appendResult{}, fmt.Errorf("producer: internal error: a new batch of %d bytes has no room for a record of %d", size, estimate)
 	}
 	res.newBatch = true
 	a.nudge()
