@@ -2,14 +2,12 @@ package consumer
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
-	"github.com/kafkalite/kafkalite/record"
 )
 
 // BenchmarkPoll polls 100-byte records of one partition from a directory on
@@ -146,6 +144,3 @@ func BenchmarkRebalance(b *testing.B) {
 		})
 	}
 }
-
-var _ = fmt.Sprint
-var _ = record.None

@@ -425,7 +425,6 @@ func TestClosedSegment(t *testing.T) {
 	_, err := s.Read(0, 100, 100, true)
 	require.True(t, errors.Is(err, ErrClosed))
 	require.ErrorIs(t, s.AppendAbortedTxn(index.AbortedTxn{}), ErrClosed)
-	_ = record.NoTimestamp
 }
 
 func TestSliceWriteToAndReadAt(t *testing.T) {
