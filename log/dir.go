@@ -52,6 +52,9 @@ type Dir struct {
 	notifyCh chan struct{} // closed at the next append anywhere; nil while nobody waits
 	recovery RecoveryStats
 	ckptMu   sync.Mutex // serialises checkpoint writes
+
+	pidMu sync.Mutex // protects pids; taken before a Log's mu
+	pids  producerIDs
 }
 
 type topic struct {
@@ -229,7 +232,8 @@ func (d *Dir) load(ctx context.Context) error {
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
-					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify})
+					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
+					producerIDExpiration: d.cfg.ProducerIDExpiration})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue

@@ -1,0 +1,396 @@
+package log
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/snapshot"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+)
+
+// This file holds the partition's side of idempotence and transactions
+// (KAFKA_FORMAT §2, §4.4, §5): producer state checks on append, the
+// end-transaction markers the transaction coordinator writes, the .txnindex
+// entries of aborted transactions, the last stable offset, producer-state
+// snapshots and their reload.
+
+// LastStableOffset returns the offset below which every transaction is
+// decided: the first offset of the earliest open transaction, or the high
+// watermark if none is open. read_committed readers stop there.
+func (l *Log) LastStableOffset() int64 {
+	hw := l.HighWatermark()
+	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
+		return fu
+	}
+	return hw
+}
+
+// ProducerInfo describes one producer id's state in a partition, as Kafka's
+// DescribeProducers reports it.
+type ProducerInfo struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	// LastSequence is the last sequence number the log accepted, -1 if
+	// none is remembered.
+	LastSequence int32
+	// LastTimestamp is the max timestamp of the producer's latest batch or
+	// marker.
+	LastTimestamp    int64
+	CoordinatorEpoch int32
+	// CurrentTxnStartOffset is the first offset of the producer's open
+	// transaction here, -1 if none.
+	CurrentTxnStartOffset int64
+}
+
+// Producers returns the partition's producer state, ordered by producer id.
+func (l *Log) Producers() []ProducerInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	entries := l.pstate.entries()
+	out := make([]ProducerInfo, len(entries))
+	for i, e := range entries {
+		out[i] = ProducerInfo{ProducerID: e.ProducerID, ProducerEpoch: e.ProducerEpoch, LastSequence: e.LastSequence,
+			LastTimestamp: e.Timestamp, CoordinatorEpoch: e.CoordinatorEpoch, CurrentTxnStartOffset: e.CurrentTxnFirstOffset}
+	}
+	return out
+}
+
+// VerifyTransaction registers that the transaction coordinator added this
+// partition to producerID's transaction at producerEpoch: the producer's
+// next transactional batch may open a transaction here. A transactional
+// batch without it is refused with [ErrInvalidTxnState] (Kafka's
+// transaction verification, KIP-890), so a fenced producer's late batch can
+// never open a transaction that nobody will end.
+func (l *Log) VerifyTransaction(_ access.Internal, producerID int64, producerEpoch int16) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if err := l.pstate.verify(producerID, producerEpoch); err != nil {
+		return l.perr(err)
+	}
+	return nil
+}
+
+// AppendTxnMarker appends a COMMIT or ABORT marker for producerID's
+// transaction, as the transaction coordinator does at the end of a
+// transaction (KAFKA_FORMAT §2). The marker ends the producer's open
+// transaction in this partition, if it has one; an ABORT of a transaction
+// with data here adds an entry to the active segment's .txnindex. A marker
+// of an older producer epoch or coordinator epoch than the partition has
+// seen is refused ([ErrInvalidProducerEpoch],
+// [ErrTransactionCoordinatorFenced]). Internal topics take markers too
+// (offsets committed in a transaction live in __consumer_offsets).
+func (l *Log) AppendTxnMarker(_ access.Internal, producerID int64, producerEpoch int16, m record.EndTxnMarker) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	if m.Type != record.ControlCommit && m.Type != record.ControlAbort {
+		return AppendResult{}, l.perr(fmt.Errorf("%w: marker type %s", ErrInvalidRecord, m.Type))
+	}
+	if err := l.pstate.checkMarker(producerID, producerEpoch, m.CoordinatorEpoch); err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	base := l.LogEndOffset()
+	ts := l.now().UnixMilli()
+	var err error
+	l.markerBuf, err = record.AppendEndTxnMarkerBatch(l.markerBuf[:0], base, l.leaderEpoch, producerID, producerEpoch, ts, m)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	h, err := record.ParseHeader(l.markerBuf)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	if err := l.appendLocked(l.markerBuf, &h); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{BaseOffset: base, LastOffset: base, LogAppendTime: record.NoTimestamp, LogStartOffset: l.LogStartOffset(), Records: 1}, nil
+}
+
+// updateProducerStateLocked records an appended batch in the producer
+// state: data batches of idempotent producers, and end-transaction markers,
+// whose aborted transactions go to the .txnindex of seg (the segment that
+// holds the marker). During recovery (replay) an entry already in the
+// index is not added again.
+func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader, replay bool) error {
+	if h.ProducerID < 0 {
+		return nil
+	}
+	if !h.Attributes.IsControl() {
+		l.pstate.onData(h)
+		l.firstUnstable.Store(l.pstate.firstUnstableOffset())
+		return nil
+	}
+	if h.RecordsCount == 0 || !h.Attributes.IsTransactional() {
+		return nil // a marker the cleaner emptied, or a KRaft control batch
+	}
+	m, err := l.parseMarker(batch)
+	if err != nil {
+		return err
+	}
+	if m.Type != record.ControlCommit && m.Type != record.ControlAbort {
+		return nil
+	}
+	done, ok := l.pstate.onMarker(h.ProducerID, h.ProducerEpoch, m, h.BaseOffset, h.MaxTimestamp)
+	fu := l.pstate.firstUnstableOffset()
+	l.firstUnstable.Store(fu)
+	if !ok || !done.aborted {
+		return nil
+	}
+	t := index.AbortedTxn{ProducerID: done.producerID, FirstOffset: done.firstOffset, LastOffset: done.lastOffset, LastStableOffset: done.lastOffset + 1}
+	if fu >= 0 {
+		t.LastStableOffset = fu
+	}
+	if replay {
+		have, _, err := seg.CollectAbortedTxns(t.LastOffset, t.LastOffset+1)
+		if err != nil {
+			return err
+		}
+		for _, a := range have {
+			if a.LastOffset >= t.LastOffset {
+				return nil
+			}
+		}
+	}
+	return seg.AppendAbortedTxn(t)
+}
+
+// parseMarker decodes the single record of an end-transaction marker batch.
+func (l *Log) parseMarker(batch []byte) (record.EndTxnMarker, error) {
+	r := l.markerReader
+	if err := r.Reset(batch); err != nil {
+		return record.EndTxnMarker{}, err
+	}
+	if !r.Next() {
+		return record.EndTxnMarker{}, errors.Join(r.Err(), fmt.Errorf("%w: a control batch without a record", ErrInvalidRecord))
+	}
+	rec := r.Record()
+	m, err := record.ParseEndTxnMarker(rec.Key, rec.Value)
+	if err != nil {
+		typ, kerr := record.ParseControlKey(rec.Key)
+		if kerr == nil && typ != record.ControlCommit && typ != record.ControlAbort {
+			return record.EndTxnMarker{Type: typ}, nil
+		}
+	}
+	return m, err
+}
+
+// AbortedTransactions returns the aborted transactions whose data overlaps
+// [fetchOffset, upperBound), from the .txnindex files of the segments from
+// the one holding fetchOffset on (KAFKA_FORMAT §4.4): what a broker puts in
+// a read_committed FetchResponse.
+func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
+	segs := l.segs()
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
+	var out []index.AbortedTxn
+	for i = max(i, 0); i < len(segs); i++ {
+		got, done, err := segs[i].CollectAbortedTxns(fetchOffset, upperBound)
+		if errors.Is(err, segment.ErrClosed) {
+			continue // deleted by retention after the snapshot of the list
+		}
+		if err != nil {
+			return nil, l.perr(err)
+		}
+		out = append(out, got...)
+		if done {
+			break
+		}
+	}
+	return out, nil
+}
+
+// ReadCommittedRecords is [Log.ReadRecords] for isolation.level
+// read_committed: it reads no further than the last stable offset, and
+// passes fn only the records of committed transactions and of
+// non-transactional producers, never those of aborted transactions nor
+// control records. It returns the offset to read from next; at the last
+// stable offset it returns offset and calls fn for nothing.
+func (l *Log) ReadCommittedRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
+	lso := l.LastStableOffset()
+	if offset >= lso {
+		if err := l.checkOpen(); err != nil {
+			return offset, err
+		}
+		if offset > l.LogEndOffset() || offset < l.LogStartOffset() {
+			_, err := l.Read(offset, 0, false)
+			return offset, err
+		}
+		return offset, nil
+	}
+	aborted, err := l.AbortedTransactions(offset, lso)
+	if err != nil {
+		return offset, err
+	}
+	sort.Slice(aborted, func(i, j int) bool { return aborted[i].FirstOffset < aborted[j].FirstOffset })
+	// A producer's records are dropped from the first offset of one of its
+	// aborted transactions up to that transaction's ABORT marker.
+	abortedUntil := map[int64]int64{} // producer id → marker offset
+	next := 0
+	return l.readBatches(offset, maxBytes, lso, func(h *record.BatchHeader) bool {
+		for ; next < len(aborted) && aborted[next].FirstOffset <= h.LastOffset(); next++ {
+			a := aborted[next]
+			abortedUntil[a.ProducerID] = max(abortedUntil[a.ProducerID], a.LastOffset)
+		}
+		if !h.Attributes.IsTransactional() {
+			return true
+		}
+		until, ok := abortedUntil[h.ProducerID]
+		if !ok {
+			return true
+		}
+		if h.BaseOffset >= until {
+			delete(abortedUntil, h.ProducerID)
+			return h.BaseOffset > until // the marker itself is a control batch, skipped anyway
+		}
+		return false
+	}, fn)
+}
+
+// loadProducerState builds the producer state at load: from the newest
+// snapshot at or below the log end offset (newer ones, left by a crash
+// after a truncation, are deleted; corrupt ones are deleted and the state
+// is rebuilt from the log), then by replaying the batches after it. Without
+// any snapshot the whole log is replayed.
+func (l *Log) loadProducerStateLocked() error {
+	l.pstate = newProducerState()
+	leo := l.LogEndOffset()
+	offsets, err := snapshot.List(l.fsys, l.dir)
+	if err != nil {
+		return err
+	}
+	from := l.LogStartOffset()
+	l.snapshotOffset = -1
+	for i := len(offsets) - 1; i >= 0; i-- {
+		off := offsets[i]
+		path := filepath.Join(l.dir, snapshot.FileName(off))
+		if off > leo {
+			if err := l.fsys.Remove(path); err != nil && !isNotExist(err) {
+				return err
+			}
+			continue
+		}
+		entries, err := snapshot.Read(l.fsys, path)
+		if errors.Is(err, snapshot.ErrCorrupt) {
+			l.logger.Warn("deleting a corrupt producer snapshot", "partition", l.tp(), "file", path, "err", err)
+			if err := l.fsys.Remove(path); err != nil && !isNotExist(err) {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		l.pstate.load(entries)
+		l.snapshotOffset = off
+		from = max(from, off)
+		break
+	}
+	if err := l.replayLocked(from, leo); err != nil {
+		return err
+	}
+	l.pstate.expire(l.now(), l.producerIDExpiration)
+	l.firstUnstable.Store(l.pstate.firstUnstableOffset())
+	return nil
+}
+
+// reloadProducerStateLocked rebuilds the producer state after a truncation.
+func (l *Log) reloadProducerStateLocked() error {
+	if err := l.loadProducerStateLocked(); err != nil {
+		return fmt.Errorf("reloading the producer state: %w", err)
+	}
+	return nil
+}
+
+// replayLocked feeds the batches in [from, to) to the producer state, as
+// recovery does: no sequence checks, missing .txnindex entries restored.
+func (l *Log) replayLocked(from, to int64) error {
+	if from >= to {
+		return nil
+	}
+	segs := l.segs()
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > from }) - 1
+	var buf []byte
+	for i = max(i, 0); i < len(segs); i++ {
+		s := segs[i]
+		pos := from
+		for {
+			sl, err := s.Read(pos, 1<<20, s.Size(), true)
+			if err != nil {
+				return err
+			}
+			if sl == nil {
+				break
+			}
+			last := pos
+			buf, err = sl.Batches(buf, func(h *record.BatchHeader, batch []byte) error {
+				last = h.NextOffset()
+				if h.LastOffset() < from {
+					return nil
+				}
+				return l.updateProducerStateLocked(s, batch, h, true)
+			})
+			sl.Release()
+			if err != nil {
+				return err
+			}
+			if last <= pos {
+				break
+			}
+			pos = last
+		}
+	}
+	return nil
+}
+
+// snapshotLocked writes the producer state to <offset>.snapshot, offset
+// being the log end offset, unless that snapshot is already written.
+func (l *Log) snapshotLocked() error {
+	leo := l.LogEndOffset()
+	if l.snapshotOffset == leo {
+		return nil
+	}
+	if err := snapshot.Write(l.fsys, l.dir, leo, l.pstate.entries()); err != nil {
+		return err
+	}
+	l.snapshotOffset = leo
+	return nil
+}
+
+// deleteSnapshotsLocked removes the snapshots below from and above to.
+func (l *Log) deleteSnapshotsLocked(from, to int64) error {
+	offsets, err := snapshot.List(l.fsys, l.dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, off := range offsets {
+		if off < from || off > to {
+			if err := l.fsys.Remove(filepath.Join(l.dir, snapshot.FileName(off))); err != nil && !isNotExist(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if l.snapshotOffset > to || l.snapshotOffset < from {
+		l.snapshotOffset = -1
+	}
+	return errors.Join(errs...)
+}
+
+// ExpireProducers drops the producer ids of this partition whose latest
+// batch is older than producer.id.expiration.ms and that have no open
+// transaction; the Dir runs it every
+// producer.id.expiration.check.interval.ms. It returns how many went.
+func (l *Log) ExpireProducers() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pstate.expire(l.now(), l.producerIDExpiration)
+}
