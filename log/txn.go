@@ -161,6 +161,9 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 			}
 		}
 	}
+	// The first entry creates the segment's .txnindex, whose directory
+	// entry the next flush must sync.
+	l.dirDirty = true
 	return seg.AppendAbortedTxn(t)
 }
 
