@@ -39,7 +39,7 @@ func (c *testClock) Advance(d time.Duration) {
 // txnEnv is a Dir with topic t (2 partitions) and both coordinators.
 type txnEnv struct {
 	t      *testing.T
-	fs     vfs.FS
+	mem    *vfs.MemFS
 	clock  *testClock
 	cfg    log.Config
 	dir    *log.Dir
@@ -58,9 +58,9 @@ type seqKey struct {
 // work directly.
 func newTxnEnv(t *testing.T, configure func(*log.Config)) *txnEnv {
 	t.Helper()
-	e := &txnEnv{t: t, fs: vfs.NewMem(), clock: newTestClock(), seq: map[seqKey]int32{}}
+	e := &txnEnv{t: t, mem: vfs.NewMem(), clock: newTestClock(), seq: map[seqKey]int32{}}
 	e.cfg = log.DefaultConfig()
-	e.cfg.FS = e.fs
+	e.cfg.FS = e.mem
 	e.cfg.Now = e.clock.Now
 	e.cfg.OffsetsTopicNumPartitions = 3
 	e.cfg.TransactionStateNumPartitions = 3
@@ -98,6 +98,15 @@ func (e *txnEnv) reopen() {
 	e.open()
 }
 
+// crash simulates a power loss: the Dir opens again on what was durable.
+func (e *txnEnv) crash() {
+	e.t.Helper()
+	e.mem = e.mem.CrashClone()
+	require.NoError(e.t, e.dir.Close()) // releases the lock; the clone does not see what it writes
+	e.cfg.FS = e.mem
+	e.open()
+}
+
 func (e *txnEnv) log(p int32) *log.Log {
 	e.t.Helper()
 	l, err := e.dir.Partition("t", p)
@@ -113,7 +122,7 @@ func (e *txnEnv) init(id string) ProducerIDAndEpoch {
 }
 
 // produce appends a batch of n records of producer pe to t-p,
-// transactional or not, and returns its base offset.
+// transactional or not, durably (acks=all), and returns its base offset.
 func (e *txnEnv) produce(pe ProducerIDAndEpoch, p int32, n int, txn bool) (int64, error) {
 	k := seqKey{pe, p}
 	var b record.Builder
@@ -124,10 +133,12 @@ func (e *txnEnv) produce(pe ProducerIDAndEpoch, p int32, n int, txn bool) (int64
 	}
 	batch, err := b.Build()
 	require.NoError(e.t, err)
-	res, err := e.log(p).Append(batch)
+	l := e.log(p)
+	res, err := l.Append(batch)
 	if err != nil {
 		return -1, err
 	}
+	require.NoError(e.t, l.Sync(context.Background(), res.LastOffset+1)) // acks=all
 	e.seq[k] += int32(n)
 	return res.BaseOffset, nil
 }
@@ -464,8 +475,8 @@ func TestPendingOffsetsSurviveRestart(t *testing.T) {
 // TestCrashBetweenPrepareAndMarkers: a PrepareCommit persisted without its
 // markers is completed when the coordinator loads.
 func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
-	for _, restart := range []bool{true, false} {
-		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+	for _, recovery := range []string{"retry", "restart", "power loss"} {
+		t.Run(recovery, func(t *testing.T) {
 			e := newTxnEnv(t, nil)
 			ctx := context.Background()
 			tp := TopicPartition{"t", 0}
@@ -487,10 +498,13 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 			require.ErrorIs(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}), ErrConcurrentTransactions)
 			require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, false), ErrInvalidTxnState)
 
-			if restart {
-				e.reopen()
-			} else {
+			switch recovery {
+			case "retry":
 				require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true), "a retried EndTxn completes it")
+			case "restart":
+				e.reopen()
+			case "power loss":
+				e.crash()
 			}
 			d, err = e.txn.Describe("tx")
 			require.NoError(t, err)
