@@ -572,15 +572,17 @@ func (tc *TxnCoordinator) release(m *txnMeta) {
 }
 
 // transition persists st durably and makes it m's state. The caller holds
-// m's lock.
+// m's lock. If the record was appended but waiting for its fsync failed
+// (ctx ended), st still becomes the state, since a reload would read it,
+// and the error is returned: the caller does not know the outcome.
 func (tc *TxnCoordinator) transition(ctx context.Context, m *txnMeta, st txnState) error {
-	if err := tc.persist(ctx, m.id, &st); err != nil {
-		return err
+	appended, err := tc.persist(ctx, m.id, &st)
+	if appended {
+		tc.mu.Lock()
+		m.st, m.loaded = st, true
+		tc.mu.Unlock()
 	}
-	tc.mu.Lock()
-	m.st, m.loaded = st, true
-	tc.mu.Unlock()
-	return nil
+	return err
 }
 
 // endLocked ends m's Ongoing transaction: it persists PrepareCommit or

@@ -27,41 +27,42 @@ func (tc *TxnCoordinator) stateLog(id string) *log.Log {
 
 // persist writes a transactional id's state (a tombstone for nil) to its
 // partition as one batch of one record, as Kafka's coordinator does, and
-// waits for the fsync (acks=all).
-func (tc *TxnCoordinator) persist(ctx context.Context, id string, st *txnState) error {
+// waits for the fsync (acks=all). appended reports whether the record is in
+// the log, even if waiting for its fsync failed: it will be read back.
+func (tc *TxnCoordinator) persist(ctx context.Context, id string, st *txnState) (appended bool, err error) {
 	k, err := txncodec.AppendKey(nil, txncodec.Key{TransactionalID: id})
 	if err != nil {
-		return err
+		return false, err
 	}
 	var v []byte
 	if st != nil {
 		if v, err = txncodec.AppendValueVersion(nil, st.value(), txnValueVersion); err != nil {
-			return err
+			return false, err
 		}
 	}
 	return tc.appendState(ctx, tc.stateLog(id), [][]byte{k}, [][]byte{v})
 }
 
 // appendState appends state records (nil value = tombstone) in one batch
-// and waits for their fsync.
-func (tc *TxnCoordinator) appendState(ctx context.Context, l *log.Log, keys, values [][]byte) error {
+// and waits for their fsync; appended as for persist.
+func (tc *TxnCoordinator) appendState(ctx context.Context, l *log.Log, keys, values [][]byte) (appended bool, err error) {
 	var b record.Builder
 	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
 	now := tc.nowMs()
 	for i := range keys {
 		if err := b.Append(now, keys[i], values[i], nil); err != nil {
-			return err
+			return false, err
 		}
 	}
 	batch, err := b.Build()
 	if err != nil {
-		return err
+		return false, err
 	}
 	res, err := l.AppendInternal(access.Internal{}, batch)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return l.Sync(ctx, res.LastOffset+1)
+	return true, l.Sync(ctx, res.LastOffset+1)
 }
 
 // value is st in __transaction_state's schema: partitions null in state
@@ -332,12 +333,12 @@ func (tc *TxnCoordinator) expireTransactionalIDs(ctx context.Context) int {
 				keys, values = append(keys, k), append(values, nil)
 			}
 		}
-		err := tc.appendState(ctx, l, keys, values)
+		appended, err := tc.appendState(ctx, l, keys, values)
 		if err != nil && !errors.Is(err, log.ErrClosed) && !errors.Is(err, context.Canceled) {
 			tc.logger.Warn("writing expired transactional ids' tombstones failed", "partition", l.Partition(), "err", err)
 		}
 		for _, m := range ms {
-			if err == nil {
+			if appended {
 				tc.mu.Lock()
 				m.removed = true
 				delete(tc.txns, m.id)
