@@ -129,6 +129,11 @@ func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDu
 			return b, true, nil
 		}
 	}
+	if e != nil && h.ProducerEpoch < e.epoch {
+		// Checked before the transaction verification (Kafka checks it
+		// after), so that a fenced producer learns it is fenced.
+		return batchMeta{}, false, fmt.Errorf("%w: producer %d has epoch %d, the batch %d", ErrInvalidProducerEpoch, h.ProducerID, e.epoch, h.ProducerEpoch)
+	}
 	txn := h.Attributes.IsTransactional()
 	if txn && (e == nil || e.txnFirstOffset < 0) {
 		if epoch, ok := ps.verified[h.ProducerID]; !ok || epoch != h.ProducerEpoch {
@@ -137,9 +142,6 @@ func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDu
 	}
 	if e == nil {
 		return batchMeta{}, false, nil
-	}
-	if h.ProducerEpoch < e.epoch {
-		return batchMeta{}, false, fmt.Errorf("%w: producer %d has epoch %d, the batch %d", ErrInvalidProducerEpoch, h.ProducerID, e.epoch, h.ProducerEpoch)
 	}
 	if h.ProducerEpoch != e.epoch {
 		if h.BaseSequence != 0 && e.epoch != -1 {

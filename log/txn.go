@@ -142,10 +142,14 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 	}
 	done, ok := l.pstate.onMarker(h.ProducerID, h.ProducerEpoch, m, h.BaseOffset, h.MaxTimestamp)
 	fu := l.pstate.firstUnstableOffset()
-	l.firstUnstable.Store(fu)
 	if !ok || !done.aborted {
+		l.firstUnstable.Store(fu)
 		return nil
 	}
+	// The last stable offset moves past an aborted transaction only once
+	// its .txnindex entry is there: a reader that sees the new LSO must
+	// also find the entry, or it would deliver the aborted records.
+	defer l.firstUnstable.Store(fu)
 	t := index.AbortedTxn{ProducerID: done.producerID, FirstOffset: done.firstOffset, LastOffset: done.lastOffset, LastStableOffset: done.lastOffset + 1}
 	if fu >= 0 {
 		t.LastStableOffset = fu
