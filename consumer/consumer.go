@@ -82,7 +82,7 @@ type partState struct {
 	reader  *record.Reader
 	// txns drops aborted transactions' batches from the buffered fetch
 	// (read_committed only).
-	txns txnFilter
+	txns log.AbortFilter
 }
 
 // New returns a consumer reading from dir. With a group id it uses the
@@ -322,7 +322,7 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			}
 			ps.hdr = ps.reader.Header()
 			skip := ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position
-			if committed && ps.txns.aborted(&ps.hdr) {
+			if committed && ps.txns.Aborted(&ps.hdr) {
 				skip = true
 			}
 			if skip {
@@ -366,7 +366,7 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		}
 		if committed {
 			ps.bufs[ps.cur] = cutAtStable(ps.bufs[ps.cur], lso)
-			if err := ps.txns.load(ps.log, ps.position, lso); err != nil {
+			if err := ps.txns.Reset(ps.log, ps.position, lso); err != nil {
 				return read, err
 			}
 		}

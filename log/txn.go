@@ -1,9 +1,11 @@
 package log
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/kafkalite/kafkalite/index"
@@ -215,6 +217,83 @@ func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.Aborte
 	return out, nil
 }
 
+// abortedTxn is one aborted transaction of a fetch: the producer's
+// transactional batches from firstOffset up to its ABORT marker at
+// lastOffset are dropped.
+type abortedTxn struct{ producerID, firstOffset, lastOffset int64 }
+
+// AbortFilter drops the batches of aborted transactions from a
+// read_committed fetch, as Kafka's consumer does with the aborted
+// transactions of a FetchResponse (CompletedFetch.nextFetchedRecord): after
+// [AbortFilter.Reset] for a fetch from an offset below the last stable
+// offset, [AbortFilter.Aborted] is asked about every batch of the fetch in
+// order. Its slices are reused from fetch to fetch: filtering allocates
+// nothing once they have grown. The zero AbortFilter is ready for Reset.
+type AbortFilter struct {
+	// pending are the fetch's aborted transactions by first offset; those
+	// before next have been reached.
+	pending []abortedTxn
+	next    int
+	// active are the transactions reached and not yet ended: at most one
+	// per producer (its latest), dropped once a batch of the producer at
+	// or after its marker is seen (Kafka's abortedProducerIds).
+	active []abortedTxn
+}
+
+// Reset starts a fetch of l from offset, below lso: the aborted
+// transactions overlapping [offset, lso), from the log's .txnindex files.
+func (f *AbortFilter) Reset(l *Log, offset, lso int64) error {
+	txns, err := l.AbortedTransactions(offset, lso)
+	if err != nil {
+		return err
+	}
+	f.pending = f.pending[:0]
+	for _, t := range txns {
+		f.pending = append(f.pending, abortedTxn{producerID: t.ProducerID, firstOffset: t.FirstOffset, lastOffset: t.LastOffset})
+	}
+	slices.SortFunc(f.pending, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
+	f.next = 0
+	f.active = f.active[:0]
+	return nil
+}
+
+// Aborted reports whether the batch h, the next of the fetch in offset
+// order, holds data of an aborted transaction. It must see every batch of
+// the fetch, control batches included, in order.
+func (f *AbortFilter) Aborted(h *record.BatchHeader) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	for ; f.next < len(f.pending) && f.pending[f.next].firstOffset <= h.LastOffset(); f.next++ {
+		t := f.pending[f.next]
+		if i := f.find(t.producerID); i >= 0 {
+			f.active[i].lastOffset = max(f.active[i].lastOffset, t.lastOffset)
+		} else {
+			f.active = append(f.active, t)
+		}
+	}
+	i := f.find(h.ProducerID)
+	if i < 0 {
+		return false
+	}
+	if h.BaseOffset >= f.active[i].lastOffset {
+		// The ABORT marker (a control batch, skipped anyway) or a batch
+		// after it: the aborted transaction is over.
+		f.active = slices.Delete(f.active, i, i+1)
+		return false
+	}
+	return h.Attributes.IsTransactional() && !h.Attributes.IsControl()
+}
+
+func (f *AbortFilter) find(producerID int64) int {
+	for i := range f.active {
+		if f.active[i].producerID == producerID {
+			return i
+		}
+	}
+	return -1
+}
+
 // ReadCommittedRecords is [Log.ReadRecords] for isolation.level
 // read_committed: it reads no further than the last stable offset, and
 // passes fn only the records of committed transactions and of
@@ -233,33 +312,11 @@ func (l *Log) ReadCommittedRecords(offset int64, maxBytes int, fn func(rec *reco
 		}
 		return offset, nil
 	}
-	aborted, err := l.AbortedTransactions(offset, lso)
-	if err != nil {
+	var f AbortFilter
+	if err := f.Reset(l, offset, lso); err != nil {
 		return offset, err
 	}
-	sort.Slice(aborted, func(i, j int) bool { return aborted[i].FirstOffset < aborted[j].FirstOffset })
-	// A producer's records are dropped from the first offset of one of its
-	// aborted transactions up to that transaction's ABORT marker.
-	abortedUntil := map[int64]int64{} // producer id → marker offset
-	next := 0
-	return l.readBatches(offset, maxBytes, lso, func(h *record.BatchHeader) bool {
-		for ; next < len(aborted) && aborted[next].FirstOffset <= h.LastOffset(); next++ {
-			a := aborted[next]
-			abortedUntil[a.ProducerID] = max(abortedUntil[a.ProducerID], a.LastOffset)
-		}
-		if !h.Attributes.IsTransactional() {
-			return true
-		}
-		until, ok := abortedUntil[h.ProducerID]
-		if !ok {
-			return true
-		}
-		if h.BaseOffset >= until {
-			delete(abortedUntil, h.ProducerID)
-			return h.BaseOffset > until // the marker itself is a control batch, skipped anyway
-		}
-		return false
-	}, fn)
+	return l.readBatches(offset, maxBytes, lso, func(h *record.BatchHeader) bool { return !f.Aborted(h) }, fn)
 }
 
 // loadProducerState builds the producer state at load: from the newest
