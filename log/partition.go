@@ -428,7 +428,11 @@ func (l *Log) wake() {
 
 // WaitForData returns when the log end offset is above offset, the log is
 // closed or deleted ([ErrClosed], [ErrTopicDeleted]), or ctx ends. It does not
-// poll: appends wake the waiters.
+// poll: appends wake the waiters. It follows the log end offset, not the
+// last stable offset: a read_committed reader waiting at an open
+// transaction should wait for the offset after the last append, and check
+// [Log.LastStableOffset] again when woken (every append, markers included,
+// wakes it).
 func (l *Log) WaitForData(ctx context.Context, offset int64) error {
 	for {
 		l.notifyMu.Lock()
