@@ -247,6 +247,14 @@ func (f *AbortFilter) Reset(l *Log, offset, lso int64) error {
 	if err != nil {
 		return err
 	}
+	f.ResetTxns(txns)
+	return nil
+}
+
+// ResetTxns starts a fetch whose aborted transactions are txns, in any
+// order: those of a FetchResponse, or of .txnindex files read directly
+// (a tool reading a directory without opening it).
+func (f *AbortFilter) ResetTxns(txns []index.AbortedTxn) {
 	f.pending = f.pending[:0]
 	for _, t := range txns {
 		f.pending = append(f.pending, abortedTxn{producerID: t.ProducerID, firstOffset: t.FirstOffset, lastOffset: t.LastOffset})
@@ -254,7 +262,6 @@ func (f *AbortFilter) Reset(l *Log, offset, lso int64) error {
 	slices.SortFunc(f.pending, func(a, b abortedTxn) int { return cmp.Compare(a.firstOffset, b.firstOffset) })
 	f.next = 0
 	f.active = f.active[:0]
-	return nil
 }
 
 // Aborted reports whether the batch h, the next of the fetch in offset

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -270,13 +269,9 @@ func size(b []byte) int {
 }
 
 // controlRecord handles a control record: in the text dump a line saying
-// what it is (never its bytes as data); for read_committed, the end of an
-// aborted transaction.
+// what it is (never its bytes as data).
 func (d *dumper) controlRecord(st *partitionState, h *record.BatchHeader, rec *record.Record) {
 	typ, err := record.ParseControlKey(rec.Key)
-	if err == nil && typ == record.ControlAbort {
-		st.filter.abortMarker(h.ProducerID)
-	}
 	if d.opts.json || !st.filter.below(rec.Offset) {
 		return
 	}
@@ -338,15 +333,15 @@ func (d *dumper) jsonRecord(p partitionDir, rec *record.Record) {
 // (read_uncommitted) lets everything through.
 type txnFilter struct {
 	lso     int64
-	aborted []index.AbortedTxn // by FirstOffset; those not reached yet
-	active  map[int64]bool     // producers inside an aborted transaction
+	aborted log.AbortFilter // the filter a read_committed consumer uses
 }
 
 // newTxnFilter reads the partition's aborted transactions from its .txnindex
 // files and finds its last stable offset: the first offset of the earliest
 // transaction with no marker yet.
 func newTxnFilter(dir string, pf partitionFiles) (*txnFilter, error) {
-	f := &txnFilter{lso: math.MaxInt64, active: make(map[int64]bool)}
+	f := &txnFilter{lso: math.MaxInt64}
+	var aborted []index.AbortedTxn
 	open := make(map[int64]int64)
 	for _, base := range pf.segments {
 		if name := segment.FileName(base, segment.TxnIndexSuffix); pf.has[name] {
@@ -359,7 +354,7 @@ func newTxnFilter(dir string, pf partitionFiles) (*txnFilter, error) {
 			if err != nil {
 				return nil, err
 			}
-			f.aborted = append(f.aborted, txns...)
+			aborted = append(aborted, txns...)
 		}
 		scan, err := scanLog(filepath.Join(dir, segment.FileName(base, segment.LogSuffix)), base, nil)
 		if err != nil {
@@ -379,28 +374,14 @@ func newTxnFilter(dir string, pf partitionFiles) (*txnFilter, error) {
 	for _, first := range open {
 		f.lso = min(f.lso, first)
 	}
-	slices.SortStableFunc(f.aborted, func(a, b index.AbortedTxn) int { return cmp.Compare(a.FirstOffset, b.FirstOffset) })
+	f.aborted.ResetTxns(aborted)
 	return f, nil
 }
 
-// batch is called for every batch in offset order and reports whether its
-// data records are visible.
+// batch is called for every batch in offset order, control batches
+// included, and reports whether its data records are visible.
 func (f *txnFilter) batch(h *record.BatchHeader) bool {
-	if f == nil {
-		return true
-	}
-	for len(f.aborted) > 0 && f.aborted[0].FirstOffset <= h.LastOffset() {
-		f.active[f.aborted[0].ProducerID] = true
-		f.aborted = f.aborted[1:]
-	}
-	return !(h.Attributes.IsTransactional() && f.active[h.ProducerID])
-}
-
-// abortMarker is called at a producer's ABORT marker.
-func (f *txnFilter) abortMarker(producerID int64) {
-	if f != nil {
-		delete(f.active, producerID)
-	}
+	return f == nil || !f.aborted.Aborted(h)
 }
 
 // below reports whether offset is below the last stable offset.
