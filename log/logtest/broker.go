@@ -268,6 +268,12 @@ func (b *Broker) Restart() {
 // entries), and recovers as after a crash. The old directory, the shared
 // producer and whatever else used them are closed against the discarded
 // filesystem. Only for the memory filesystem (not OnDisk).
+//
+// Recovery reads the indexes a crash left untrimmed at their preallocated
+// size (segment.index.bytes, Kafka's 10 MiB); under the race detector that
+// takes a noticeable time per partition. Tests that crash often lower it:
+//
+//	logtest.DirConfig(func(c *log.Config) { c.DefaultTopic.SegmentIndexBytes = 64 << 10 })
 func (b *Broker) Crash() {
 	b.t.Helper()
 	b.mu.Lock()
