@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"sort"
@@ -161,6 +162,11 @@ func (d *Dir) load(ctx context.Context) error {
 	d.recovery.Clean = clean
 	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
 	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
+	_, err = d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	haveStore := err == nil
 	store, err := loadTopicStore(d.fsys, d.path)
 	if err != nil {
 		return err
@@ -169,9 +175,25 @@ func (d *Dir) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Topics Kafka wrote (partition directories the store does not know)
-	// are adopted with the default configuration.
+	// Topics Kafka wrote (partition directories, no store) are adopted with
+	// the default configuration. With a store, partition directories it
+	// does not list are what a crash left of a CreateTopic (directories
+	// made, store not yet saved) or a DeleteTopic (store saved, directories
+	// not yet renamed), neither of which returned: the topic does not
+	// exist, and adopting it would bring it back with the default
+	// configuration. Their deletion is finished.
 	for name, parts := range found {
+		if _, ok := store[name]; !ok && haveStore {
+			for p := range parts {
+				dir := filepath.Join(d.path, PartitionDirName(name, p))
+				d.logger.Warn("removing a partition directory the topic store does not list (an interrupted topic creation or deletion)", "dir", dir)
+				if err := d.fsys.RemoveAll(dir); err != nil {
+					return err
+				}
+			}
+			delete(found, name)
+			continue
+		}
 		if _, ok := store[name]; !ok {
 			n := int32(0)
 			for p := range parts {
@@ -264,7 +286,9 @@ func (d *Dir) load(ctx context.Context) error {
 	if err := errors.Join(all...); err != nil {
 		return err
 	}
-	if len(store) > 0 {
+	if len(store) > 0 || !haveStore {
+		// Written even when empty, so that the next Open knows which
+		// partition directories are topics.
 		return d.saveTopicsLocked()
 	}
 	return nil
