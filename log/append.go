@@ -357,7 +357,11 @@ func (l *Log) maybeRollLocked(h *record.BatchHeader, size int) error {
 func (l *Log) rollLocked(base int64) error {
 	segs := l.segs()
 	if err := segs[len(segs)-1].Seal(); err != nil {
-		return l.perr(err)
+		// Sealing writes the indexes and fsyncs: like a failed append, a
+		// failure leaves the partition refusing appends (a second Seal
+		// would retry the fsync on pages that may be gone).
+		l.failed = err
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
 	}
 	s, err := segment.Create(l.fsys, l.dir, base, l.segmentConfig(), l.rollJitter())
 	if err != nil {

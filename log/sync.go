@@ -80,6 +80,15 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 	if !locked {
 		l.mu.Lock()
 	}
+	if failed := l.failed; failed != nil {
+		// After a failed write or fsync the dirty pages may be gone: a
+		// second fsync could succeed without them, so none is made and
+		// nothing more is reported durable until the log is reopened.
+		if !locked {
+			l.mu.Unlock()
+		}
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, failed))
+	}
 	segs := l.segs()
 	dirty := l.dirDirty
 	l.dirDirty = false
