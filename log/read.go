@@ -219,10 +219,14 @@ type pointReader struct {
 
 // ReadRecord returns a copy of the first record at or after offset (the
 // record at offset unless compaction removed it or it is a control record),
-// for point lookups: the offset index finds the batch; inside an
-// uncompressed batch only the prefix up to the record is read, and the
-// records before it are skipped by their lengths and offset deltas without
-// being decoded. ok is false if no record follows offset.
+// for point lookups: the offset index finds the batch; the records before
+// it in an uncompressed batch are skipped by their lengths and offset
+// deltas without being decoded. On the operating system's filesystem the
+// batch is read in place from the segment's memory mapping
+// ([segment.Slice.View]) and only the record is copied; elsewhere only the
+// prefix of the batch up to the record is read. ok is false if no record
+// follows offset. ReadRecord is safe for concurrent use, also with appends,
+// truncation, retention and Close, which may make it fail.
 func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 	pr := pointReadPool.Get().(*pointReader)
 	defer pointReadPool.Put(pr)
@@ -248,8 +252,50 @@ func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 // reads double it.
 const pointReadChunk = 16 << 10
 
-// readIn finds the record at or after offset in the slice's first batch.
+// readIn finds the record at or after offset in the slice's first batch:
+// in place where the segment is memory-mapped, else by reading it.
 func (pr *pointReader) readIn(sl *segment.Slice, offset int64) (record.Record, bool, error) {
+	var rec record.Record
+	var found bool
+	mapped, err := sl.View(func(b []byte) error {
+		var err error
+		rec, found, err = pr.readInPlace(b, offset)
+		return err
+	})
+	if mapped {
+		return rec, found, err
+	}
+	return pr.readInCopy(sl, offset)
+}
+
+// noBatch is an empty batch: the point reader's decoder is reset to it after
+// a read in place, so that it keeps no reference into the mapping.
+var noBatch = record.AppendEmptyBatch(nil, record.BatchHeader{BaseTimestamp: record.NoTimestamp})
+
+// readInPlace finds the record at or after offset in the batch at the start
+// of b, the slice's bytes viewed in place: the records before it are skipped
+// by their lengths and offset deltas, only it is decoded, and what is
+// returned is a copy. b must not be referenced once it returns.
+func (pr *pointReader) readInPlace(b []byte, offset int64) (record.Record, bool, error) {
+	defer func() { _ = pr.r.Reset(noBatch) }()
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return record.Record{}, false, err
+	}
+	if h.Attributes.IsControl() {
+		return record.Record{}, false, nil
+	}
+	if err := pr.r.Reset(b[:min(h.Size(), len(b))]); err != nil {
+		return record.Record{}, false, err
+	}
+	if pr.r.SkipTo(offset) && pr.r.Next() {
+		return pr.r.Record().Clone(), true, nil
+	}
+	return record.Record{}, false, pr.r.Err()
+}
+
+// readInCopy is readIn by reading the batch into pr.buf, in growing chunks.
+func (pr *pointReader) readInCopy(sl *segment.Slice, offset int64) (record.Record, bool, error) {
 	// The first read takes the header and the first records together.
 	have := int(min(sl.Size, int64(record.BatchHeaderLen+pointReadChunk)))
 	pr.buf = slices.Grow(pr.buf[:0], have)[:have]
