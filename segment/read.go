@@ -138,17 +138,19 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	}
 	size := min(s.size.Load(), maxPosition)
 	var sl *Slice
-	var err error
-	// Where the .log is mapped, the headers are read in place.
-	mapped, _ := s.view(0, size, func(b []byte) error {
-		sc := mappedScanner(b)
-		sl, err = s.readWith(sc, startOffset, maxBytes, size, minOneBatch)
-		return nil
-	})
-	if !mapped {
-		sc := newScanner(s.log, size, scanWindow)
-		sl, err = s.readWith(sc, startOffset, maxBytes, size, minOneBatch)
-		sc.release()
+	oi, e, err := s.lookup(startOffset)
+	if err == nil {
+		// Where the .log is mapped, the headers are read in place (and
+		// the index looked up before, to keep the view short).
+		mapped, _ := s.view(0, size, func(b []byte) error {
+			sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
+			return nil
+		})
+		if !mapped {
+			sc := newScanner(s.log, size, scanWindow)
+			sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
+			sc.release()
+		}
 	}
 	if sl == nil {
 		s.release()
@@ -156,10 +158,11 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	return sl, err
 }
 
-// readWith is Read with a scanner over the .log's first size bytes; it
-// returns a Slice that takes over the caller's reference, or nil.
-func (s *Segment) readWith(sc *scanner, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
-	pos, h, err := s.translateOffsetWith(sc, startOffset, size)
+// readWith is Read with a scanner over the .log's first size bytes and the
+// offset index's entry e for startOffset; it returns a Slice that takes
+// over the caller's reference, or nil.
+func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+	pos, h, err := s.walkTo(sc, oi, e, startOffset, size)
 	if err != nil || pos < 0 {
 		return nil, err
 	}
@@ -197,14 +200,26 @@ func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeade
 // translateOffsetWith is translateOffset with the caller's scanner, whose
 // window the caller's own walk then reuses.
 func (s *Segment) translateOffsetWith(sc *scanner, offset, limit int64) (int64, record.BatchHeader, error) {
+	oi, e, err := s.lookup(offset)
+	if err != nil {
+		return -1, record.BatchHeader{}, err
+	}
+	return s.walkTo(sc, oi, e, offset, limit)
+}
+
+// lookup returns the offset index and its entry for offset.
+func (s *Segment) lookup(offset int64) (*index.OffsetIndex, index.OffsetPosition, error) {
 	oi, _, err := s.indexes()
 	if err != nil {
-		return -1, record.BatchHeader{}, err
+		return nil, index.OffsetPosition{}, err
 	}
 	e, err := oi.Lookup(offset)
-	if err != nil {
-		return -1, record.BatchHeader{}, err
-	}
+	return oi, e, err
+}
+
+// walkTo is translateOffsetWith from the index entry e that oi gave for
+// offset.
+func (s *Segment) walkTo(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, offset, limit int64) (int64, record.BatchHeader, error) {
 	for pos := int64(e.Position); pos < limit; {
 		h, err := sc.header(pos)
 		if err != nil {
