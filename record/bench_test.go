@@ -209,7 +209,7 @@ func BenchmarkSkim(b *testing.B) {
 	b.Run("SkimWhile", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(batch)))
-		check := AnyRecord
+		check := OpenSkimCheck()
 		check.KeyRequired = true
 		for b.Loop() {
 			if err := r.Reset(batch); err != nil {

@@ -1,8 +1,10 @@
 package record
 
+import "math"
+
 // SkimCheck is what [Reader.SkimWhile] requires of every record besides its
-// layout. The zero value requires a timestamp of exactly 0; start from
-// [AnyRecord] instead.
+// layout. The zero value admits only timestamps of exactly 0 (and
+// NoTimestamp); start from [OpenSkimCheck] and narrow it.
 type SkimCheck struct {
 	// MinTimestamp and MaxTimestamp bound the records' timestamps (as Next
 	// reports them), both inclusive. NoTimestamp (-1) passes whatever they
@@ -12,9 +14,11 @@ type SkimCheck struct {
 	KeyRequired bool
 }
 
-// AnyRecord is the SkimCheck every well-formed record passes whose offset
-// delta equals its index.
-var AnyRecord = SkimCheck{MinTimestamp: -1 << 63, MaxTimestamp: 1<<63 - 1}
+// OpenSkimCheck returns the SkimCheck that every well-formed record passes
+// (whose offset delta equals its index): any timestamp, null keys allowed.
+func OpenSkimCheck() SkimCheck {
+	return SkimCheck{MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64}
+}
 
 // SkimmedRecord is what skimming learns of one record.
 type SkimmedRecord struct {

@@ -111,42 +111,42 @@ func TestSkimWhile(t *testing.T) {
 		check SkimCheck
 		stops []int32 // indexes of the records SkimWhile stops at
 	}{
-		{name: "common records", recs: plain(1000, nil), check: AnyRecord},
+		{name: "common records", recs: plain(1000, nil), check: OpenSkimCheck()},
 		{name: "keys required", recs: plain(100, nil), check: SkimCheck{MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64, KeyRequired: true}},
 		{name: "null keys", recs: plain(10, func(i int, r *skimRec) {
 			if i%4 == 1 {
 				r.key = nil
 			}
 		}), check: window, stops: []int32{1, 5, 6, 9}},
-		{name: "null keys allowed", recs: plain(10, func(i int, r *skimRec) { r.key = nil }), check: AnyRecord},
+		{name: "null keys allowed", recs: plain(10, func(i int, r *skimRec) { r.key = nil }), check: OpenSkimCheck()},
 		{name: "null and empty values", recs: plain(10, func(i int, r *skimRec) {
 			if i%2 == 0 {
 				r.val = nil
 			} else {
 				r.val = []byte{}
 			}
-		}), check: AnyRecord},
+		}), check: OpenSkimCheck()},
 		{name: "timestamps outside the window", recs: plain(20, nil), check: window, stops: []int32{6, 13}},
 		{name: "no timestamps among others", recs: plain(20, func(i int, r *skimRec) {
 			if i%3 == 0 {
 				r.ts = NoTimestamp
 			}
 		}), check: window, stops: []int32{13}},
-		{name: "offset deltas not 0..n-1", recs: plain(8, func(i int, r *skimRec) { r.delta = int32(i * 2) }), check: AnyRecord, stops: []int32{1, 2, 3, 4, 5, 6, 7}},
+		{name: "offset deltas not 0..n-1", recs: plain(8, func(i int, r *skimRec) { r.delta = int32(i * 2) }), check: OpenSkimCheck(), stops: []int32{1, 2, 3, 4, 5, 6, 7}},
 		{name: "headers", recs: plain(30, func(i int, r *skimRec) {
 			if i%3 == 0 {
 				r.headers = []Header{{Key: []byte("h"), Value: []byte("v")}}
 			}
-		}), check: AnyRecord},
+		}), check: OpenSkimCheck()},
 		{name: "three-byte varints", recs: plain(20000, func(i int, r *skimRec) {
 			r.ts = ts0 + int64(i)*100
 			if i%1000 == 0 {
 				r.val = bytes.Repeat([]byte{'w'}, 20000)
 			}
-		}), check: AnyRecord},
+		}), check: OpenSkimCheck()},
 		{name: "five-byte varints", recs: plain(5, func(i int, r *skimRec) {
 			r.ts = ts0 + int64(i)<<30
-		}), check: AnyRecord},
+		}), check: OpenSkimCheck()},
 		{name: "log append time", h: func(h *BatchHeader) { h.Attributes = h.Attributes.WithTimestampType(LogAppendTime) },
 			recs: plain(10, nil), check: SkimCheck{MinTimestamp: 5, MaxTimestamp: 10}, stops: []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}},
 	}
@@ -216,7 +216,7 @@ func FuzzSkimWhile(f *testing.F) {
 		// The check's parameters come from the CRC field, which SkipCRC
 		// leaves unread: mutations pick them without breaking the batch.
 		sel := data[17:21]
-		c := AnyRecord
+		c := OpenSkimCheck()
 		c.KeyRequired = sel[0]&1 != 0
 		if sel[0]&2 != 0 {
 			h, err := ParseHeader(data)
