@@ -7,12 +7,11 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/log"
-	"github.com/kafkalite/kafkalite/producer"
 )
 
 // BenchmarkPoll polls 100-byte records of one partition from a directory on
-// the real filesystem (page cache), written beforehand by the producer in
-// batches of about 1,000 records. One op is one record.
+// the real filesystem (page cache), written beforehand in batches of 1,000
+// records. One op is one record.
 func BenchmarkPoll(b *testing.B) {
 	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
 	if err != nil {
@@ -23,20 +22,12 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	const total = 2_000_000
-	pcfg := producer.DefaultConfig()
-	pcfg.BatchSize = 128 << 10
-	pcfg.Acks = producer.AcksLeader
-	p, err := producer.New(d, pcfg)
+	l, err := d.Partition("t", 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := &producer.Record{Topic: "t", Value: make([]byte, 100)}
-	for range total {
-		if _, err := p.Send(context.Background(), r, nil); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := p.Close(context.Background()); err != nil {
+	value := make([]byte, 100)
+	if err := appendRecords(l, total, 1000, func(int) ([]byte, []byte) { return nil, value }); err != nil {
 		b.Fatal(err)
 	}
 	cfg := DefaultConfig()

@@ -35,9 +35,8 @@ import (
 //
 // # Where kafkalite differs from Kafka
 //
-//   - isolation.level=read_committed is an error matching [ErrNotSupported]
-//     until transactions arrive (issue 6/9), as is group.protocol=consumer
-//     (KIP-848): kafkalite's groups speak the classic protocol.
+//   - group.protocol=consumer (KIP-848) is an error matching
+//     [ErrNotSupported]: kafkalite's groups speak the classic protocol.
 //   - allow.auto.create.topics defaults to false (Kafka: true), so that a
 //     typo in a topic name fails instead of creating a topic.
 //   - session.timeout.ms and heartbeat.interval.ms must be at least 1 ms
@@ -275,17 +274,22 @@ func formatJavaDurationNanos(n uint64) string {
 }
 
 // IsolationLevel mirrors isolation.level: whether the consumer reads
-// records of transactions that are open or aborted.
+// records of transactions that are open or aborted. Control batches
+// (transaction markers) are never returned at either level.
 type IsolationLevel int8
 
 // The isolation.level values.
 const (
-	// ReadUncommitted ("read_uncommitted", Kafka's default): every record
-	// up to the high watermark.
+	// ReadUncommitted ("read_uncommitted", Kafka's default): every data
+	// record up to the high watermark, including those of open and aborted
+	// transactions.
 	ReadUncommitted IsolationLevel = iota
-	// ReadCommitted ("read_committed"): only records of committed
-	// transactions, up to the last stable offset. Not supported until
-	// transactions arrive (issue 6/9).
+	// ReadCommitted ("read_committed"): the records of committed
+	// transactions and of non-transactional producers, up to the last
+	// stable offset (the first offset of the earliest open transaction);
+	// records of aborted transactions are skipped. The end of a partition
+	// (EndOffsets, SeekToEnd, Lag, auto.offset.reset=latest) is the last
+	// stable offset.
 	ReadCommitted
 )
 
@@ -386,9 +390,11 @@ type Config struct {
 	// FetchMaxWait mirrors fetch.max.wait.ms (default 500 ms): the longest
 	// a fetch waits for FetchMinBytes. 0 to 2147483647 ms.
 	FetchMaxWait time.Duration
-	// IsolationLevel mirrors isolation.level (default ReadUncommitted).
-	// ReadCommitted is an error matching [ErrNotSupported] until
-	// transactions arrive (issue 6/9).
+	// IsolationLevel mirrors isolation.level (default ReadUncommitted):
+	// ReadUncommitted returns every data record up to the high watermark;
+	// ReadCommitted returns only committed transactions' records and
+	// non-transactional ones, never past the last stable offset, and
+	// measures ends and lag from the last stable offset.
 	IsolationLevel IsolationLevel
 	// SessionTimeout mirrors session.timeout.ms (default 45000, 45 s): a
 	// group member that sends no heartbeat for this long is removed from
@@ -470,8 +476,7 @@ func DefaultConfig() Config {
 // AutoOffsetResetStrategy.java, the classic consumer's Heartbeat and
 // JoinGroupRequest checks) and kafkalite's limits. It returns nil or one
 // [*ConfigError] per bad property, joined in name order;
-// isolation.level=read_committed and group.protocol=consumer match
-// [ErrNotSupported] as well.
+// group.protocol=consumer matches [ErrNotSupported] as well.
 func (c Config) Validate() error {
 	v := props.Validator{New: newConfigError, Key: configErrorProperty}
 	if c.GroupInstanceID != "" {
@@ -496,10 +501,7 @@ func (c Config) Validate() error {
 	v.IntRange("fetch.min.bytes", c.FetchMinBytes, 0)
 	v.IntMillis("fetch.max.wait.ms", c.FetchMaxWait, 0)
 	switch c.IsolationLevel {
-	case ReadUncommitted:
-	case ReadCommitted:
-		v.AddErr("isolation.level", c.IsolationLevel.String(),
-			"read_committed needs transactions, which kafkalite does not support yet (issue 6/9)", ErrNotSupported)
+	case ReadUncommitted, ReadCommitted:
 	default:
 		v.Add("isolation.level", c.IsolationLevel.String(), "must be one of read_committed, read_uncommitted")
 	}

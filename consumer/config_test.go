@@ -380,6 +380,10 @@ func TestParseConfigValues(t *testing.T) {
 		{map[string]string{"isolation.level": " read_uncommitted"}, func(t *testing.T, c Config) {
 			assert.Equal(t, ReadUncommitted, c.IsolationLevel)
 		}},
+		{map[string]string{"isolation.level": "read_committed "}, func(t *testing.T, c Config) {
+			assert.Equal(t, ReadCommitted, c.IsolationLevel)
+			assert.Equal(t, "read_committed", c.Properties()["isolation.level"], "prints back")
+		}},
 		{map[string]string{"group.id": "g", "session.timeout.ms": "6000", "heartbeat.interval.ms": "2000"}, func(t *testing.T, c Config) {
 			assert.Equal(t, 6*time.Second, c.SessionTimeout)
 			assert.Equal(t, 2*time.Second, c.HeartbeatInterval)
@@ -517,7 +521,7 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"fetch.max.wait.ms": "-1"}, "fetch.max.wait.ms", "at least 0", nil},
 		{map[string]string{"fetch.max.wait.ms": "0.5"}, "fetch.max.wait.ms", "not an int", nil},
 		{map[string]string{"isolation.level": "READ_UNCOMMITTED"}, "isolation.level", "must be one of read_committed, read_uncommitted", nil},
-		{map[string]string{"isolation.level": "read_committed"}, "isolation.level", "transactions", ErrNotSupported},
+		{map[string]string{"isolation.level": "READ_COMMITTED"}, "isolation.level", "must be one of read_committed, read_uncommitted", nil},
 		{map[string]string{"session.timeout.ms": "0"}, "session.timeout.ms", "at least 1", nil},
 		{map[string]string{"heartbeat.interval.ms": "0"}, "heartbeat.interval.ms", "at least 1", nil},
 		{map[string]string{"group.id": "g", "heartbeat.interval.ms": "45000"}, "heartbeat.interval.ms",
@@ -684,7 +688,6 @@ func TestValidate(t *testing.T) {
 		{"negative max.partition.fetch.bytes", func(c *Config) { c.MaxPartitionFetchBytes = -1 }, "max.partition.fetch.bytes", nil},
 		{"fetch.min.bytes beyond an int", func(c *Config) { c.FetchMinBytes = math.MaxInt32 + 1 }, "fetch.min.bytes", nil},
 		{"negative fetch.max.wait", func(c *Config) { c.FetchMaxWait = -time.Second }, "fetch.max.wait.ms", nil},
-		{"read_committed", func(c *Config) { c.IsolationLevel = ReadCommitted }, "isolation.level", ErrNotSupported},
 		{"unknown isolation level", func(c *Config) { c.IsolationLevel = 2 }, "isolation.level", nil},
 		{"zero session timeout", func(c *Config) { c.SessionTimeout = 0 }, "session.timeout.ms", nil},
 		{"zero heartbeat", func(c *Config) { c.HeartbeatInterval = 0 }, "heartbeat.interval.ms", nil},
@@ -725,7 +728,7 @@ func TestValidate(t *testing.T) {
 
 	t.Run("several", func(t *testing.T) {
 		c := DefaultConfig()
-		c.MaxPollRecords, c.IsolationLevel, c.FetchMinBytes, c.GroupProtocol = 0, ReadCommitted, -1, "consumer"
+		c.MaxPollRecords, c.IsolationLevel, c.FetchMinBytes, c.GroupProtocol = 0, IsolationLevel(2), -1, "consumer"
 		err := c.Validate()
 		var props []string
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -745,6 +748,7 @@ func TestValidate(t *testing.T) {
 		c.AutoOffsetReset, c.AutoOffsetResetDuration = OffsetResetByDuration, math.MaxInt64
 		c.PartitionAssignmentStrategy = []assignor.Assignor{namedAssignor("mine")}
 		c.GroupProtocol = "ClAsSiC"
+		c.IsolationLevel = ReadCommitted
 		require.NoError(t, c.Validate())
 		c.HeartbeatInterval = c.SessionTimeout
 		require.Error(t, c.Validate(), "heartbeat not below the session timeout")
@@ -766,11 +770,10 @@ func TestConfigErrorMessages(t *testing.T) {
 	assert.ErrorIs(t, ce, ErrUnknownProperty)
 
 	c := DefaultConfig()
-	c.IsolationLevel = ReadCommitted
+	c.IsolationLevel = IsolationLevel(7)
 	err := c.Validate()
-	assert.ErrorIs(t, err, ErrNotSupported)
-	assert.Contains(t, err.Error(), `consumer: invalid isolation.level="read_committed"`)
-	assert.Contains(t, err.Error(), "6/9")
+	assert.NotErrorIs(t, err, ErrNotSupported)
+	assert.Contains(t, err.Error(), `consumer: invalid isolation.level="isolation_level(7)"`)
 	assert.False(t, errors.Is(err, ErrUnknownProperty))
 
 	c = DefaultConfig()

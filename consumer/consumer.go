@@ -80,6 +80,9 @@ type partState struct {
 	inBatch bool
 	hdr     record.BatchHeader
 	reader  *record.Reader
+	// txns drops aborted transactions' batches from the buffered fetch
+	// (read_committed only).
+	txns log.AbortFilter
 }
 
 // New returns a consumer reading from dir. With a group id it uses the
@@ -207,6 +210,14 @@ func sortTPs(tps []TopicPartition) {
 // partition has records it waits for an append, without polling, until ctx
 // ends: then it returns no records and ctx's error.
 //
+// Control batches (transaction markers) are never returned. With
+// isolation.level=read_committed, Poll returns only records of committed
+// transactions and of non-transactional producers, and nothing at or after
+// a partition's last stable offset: a partition at an open transaction
+// waits until its COMMIT or ABORT marker is appended. Positions move past
+// the control batches and aborted records that Poll skips, so a position
+// can jump ahead of the last record returned.
+//
 // The records reference the consumer's buffers: they are valid until the
 // next Poll (Record.Clone keeps one). Poll also drives the group: it joins
 // or rejoins when a rebalance is due (running the rebalance listener) and
@@ -233,14 +244,21 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 			return nil, err
 		}
 		changed := c.dir.Changed() // taken before looking, so no append is missed
-		recs, err := c.fetch()
+		recs, moved, err := c.fetch()
 		if err != nil || len(recs) > 0 {
 			return recs, err
+		}
+		if moved {
+			// Only control batches or aborted records were read: more may
+			// follow without an append, so look again (every round moves
+			// a position forward, so this ends).
+			continue
 		}
 		var rebalance <-chan struct{}
 		if c.group != nil {
 			rebalance = c.group.rejoinNeeded()
 		}
+		c.stats.waits.Add(1)
 		select {
 		case <-changed:
 		case <-rebalance:
@@ -250,8 +268,9 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 	}
 }
 
-// fetch collects records from the assigned partitions.
-func (c *Consumer) fetch() ([]Record, error) {
+// fetch collects records from the assigned partitions. moved reports that
+// a position moved forward, even if no record came.
+func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 	c.out = c.out[:0]
 	c.headers = c.headers[:0]
 	budget := c.cfg.FetchMaxBytes
@@ -261,25 +280,30 @@ func (c *Consumer) fetch() ([]Record, error) {
 		if ps.paused || ps.position < 0 {
 			continue
 		}
+		before := ps.position
 		used, err := c.fetchPartition(ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		moved = moved || ps.position > before
 		budget -= used
 	}
 	if n > 0 {
 		c.next = (c.next + 1) % n
 	}
 	c.stats.records.Add(int64(len(c.out)))
-	return c.out, nil
+	return c.out, moved, nil
 }
 
 // fetchPartition appends the partition's next records to c.out: first what
 // is left of its buffered batches, then (once, if those ran out) a new read
-// of up to maxBytes. It returns the bytes read.
+// of up to maxBytes. It returns the bytes read. For read_committed, a read
+// keeps only the batches below the last stable offset as of the read, and
+// loads the aborted transactions they overlap.
 func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int, error) {
 	read := 0
 	fetched := false
+	committed := c.cfg.IsolationLevel == ReadCommitted
 	for len(c.out) < c.cfg.MaxPollRecords {
 		if ps.inBatch {
 			c.drainBatch(ps)
@@ -297,7 +321,11 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 				return read, fmt.Errorf("consumer: %s: %w", ps.tp, err)
 			}
 			ps.hdr = ps.reader.Header()
-			if ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position {
+			skip := ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position
+			if committed && ps.txns.Aborted(&ps.hdr) {
+				skip = true
+			}
+			if skip {
 				ps.position = max(ps.position, ps.hdr.NextOffset())
 				continue
 			}
@@ -308,6 +336,14 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			break
 		}
 		fetched = true
+		lso := int64(-1)
+		if committed {
+			// Read the last stable offset before the batches, so that
+			// every batch kept below it is decided.
+			if lso = ps.log.LastStableOffset(); waitsForStable(ps.log, ps.position, lso) {
+				break
+			}
+		}
 		res, err := ps.log.Read(ps.position, maxBytes, first)
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			if err := c.resetOutOfRange(ps, err); err != nil {
@@ -327,6 +363,12 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		res.Release()
 		if err != nil {
 			return read, err
+		}
+		if committed {
+			ps.bufs[ps.cur] = cutAtStable(ps.bufs[ps.cur], lso)
+			if err := ps.txns.Reset(ps.log, ps.position, lso); err != nil {
+				return read, err
+			}
 		}
 		ps.bpos = 0
 		read += len(ps.bufs[ps.cur])
@@ -412,13 +454,14 @@ func (c *Consumer) reset(ps *partState) {
 		ps.position = ps.log.LogStartOffset()
 	case OffsetResetByDuration:
 		ts := c.now().Add(-c.cfg.AutoOffsetResetDuration).UnixMilli()
-		if ot, ok, err := ps.log.OffsetForTimestamp(ts); err == nil && ok {
+		end := c.endOffset(ps.log)
+		if ot, ok, err := ps.log.OffsetForTimestamp(ts); err == nil && ok && ot.Offset < end {
 			ps.position = ot.Offset
 		} else {
-			ps.position = ps.log.LogEndOffset()
+			ps.position = end
 		}
 	default:
-		ps.position = ps.log.LogEndOffset()
+		ps.position = c.endOffset(ps.log)
 	}
 	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
 }
@@ -460,10 +503,11 @@ func (c *Consumer) SeekToBeginning(tps ...TopicPartition) error {
 	return c.seekEach(tps, func(ps *partState) int64 { return ps.log.LogStartOffset() })
 }
 
-// SeekToEnd moves partitions (all assigned ones for none) to their log end
-// offsets.
+// SeekToEnd moves partitions (all assigned ones for none) to their ends at
+// the consumer's isolation level: the high watermark (the log end offset),
+// or for read_committed the last stable offset.
 func (c *Consumer) SeekToEnd(tps ...TopicPartition) error {
-	return c.seekEach(tps, func(ps *partState) int64 { return ps.log.LogEndOffset() })
+	return c.seekEach(tps, func(ps *partState) int64 { return c.endOffset(ps.log) })
 }
 
 func (c *Consumer) seekEach(tps []TopicPartition, to func(*partState) int64) error {
@@ -548,8 +592,11 @@ func (c *Consumer) Paused() []TopicPartition {
 	return out
 }
 
-// Lag returns how many records a partition's position is behind its high
-// watermark (-1 if the position is not known yet).
+// Lag returns how many offsets a partition's position is behind its end at
+// the consumer's isolation level: the high watermark, or for read_committed
+// the last stable offset, as Kafka's records-lag metric (-1 if the position
+// is not known yet). Control batches and aborted records between the two
+// count, as in Kafka.
 func (c *Consumer) Lag(tp TopicPartition) (int64, error) {
 	ps, ok := c.byTP[tp]
 	if !ok {
@@ -558,7 +605,7 @@ func (c *Consumer) Lag(tp TopicPartition) (int64, error) {
 	if ps.position < 0 {
 		return -1, nil
 	}
-	return max(ps.log.HighWatermark()-ps.position, 0), nil
+	return max(c.endOffset(ps.log)-ps.position, 0), nil
 }
 
 // BeginningOffsets returns the log start offsets of partitions.
@@ -566,9 +613,11 @@ func (c *Consumer) BeginningOffsets(tps []TopicPartition) (map[TopicPartition]in
 	return c.offsetsOf(tps, func(l *log.Log) int64 { return l.LogStartOffset() })
 }
 
-// EndOffsets returns the log end offsets (high watermarks) of partitions.
+// EndOffsets returns the ends of partitions at the consumer's isolation
+// level, as Kafka's endOffsets (ListOffsets "latest"): the high watermarks
+// (the log end offsets), or for read_committed the last stable offsets.
 func (c *Consumer) EndOffsets(tps []TopicPartition) (map[TopicPartition]int64, error) {
-	return c.offsetsOf(tps, func(l *log.Log) int64 { return l.HighWatermark() })
+	return c.offsetsOf(tps, c.endOffset)
 }
 
 func (c *Consumer) offsetsOf(tps []TopicPartition, f func(*log.Log) int64) (map[TopicPartition]int64, error) {
@@ -585,7 +634,9 @@ func (c *Consumer) offsetsOf(tps []TopicPartition, f func(*log.Log) int64) (map[
 
 // OffsetsForTimes returns, per partition, the earliest offset whose record
 // timestamp is at least the given one (through the time indexes); a
-// partition with no such record is absent.
+// partition with no such record is absent, and so is one whose offset is
+// at or after the partition's end at the consumer's isolation level (for
+// read_committed, the last stable offset), as Kafka's ListOffsets answers.
 func (c *Consumer) OffsetsForTimes(times map[TopicPartition]int64) (map[TopicPartition]log.OffsetAndTimestamp, error) {
 	out := map[TopicPartition]log.OffsetAndTimestamp{}
 	for tp, ts := range times {
@@ -597,7 +648,7 @@ func (c *Consumer) OffsetsForTimes(times map[TopicPartition]int64) (map[TopicPar
 		if err != nil {
 			return nil, err
 		}
-		if ok {
+		if ok && ot.Offset < c.endOffset(l) {
 			out[tp] = ot
 		}
 	}

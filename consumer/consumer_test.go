@@ -9,7 +9,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
-	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -50,16 +50,38 @@ func (e *env) topic(name string, partitions int32) {
 	require.NoError(e.t, err)
 }
 
-// produce sends n records with keys k0..k{n-1} to a partition.
+// produce appends n records with keys k0..k{n-1}, values v0..v{n-1}, to a
+// partition, in batches of up to 100 records. (The consumer's tests write
+// through the log, not the producer package, which imports this one.)
 func (e *env) produce(topic string, partition int32, n int) {
-	p, err := producer.New(e.dir, producer.DefaultConfig())
+	l, err := e.dir.Partition(topic, partition)
 	require.NoError(e.t, err)
-	for i := range n {
-		_, err := p.Send(context.Background(), &producer.Record{Topic: topic, Partition: &partition,
-			Key: []byte(fmt.Sprintf("k%d", i)), Value: []byte(fmt.Sprintf("v%d", i))}, nil)
-		require.NoError(e.t, err)
+	require.NoError(e.t, appendRecords(l, n, 100, func(i int) ([]byte, []byte) {
+		return []byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i))
+	}))
+}
+
+// appendRecords appends n records in batches of perBatch, as a
+// non-idempotent producer writes them; kv gives record i's key and value.
+func appendRecords(l *log.Log, n, perBatch int, kv func(i int) (key, value []byte)) error {
+	var b record.Builder
+	for i := 0; i < n; {
+		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+		for j := 0; j < perBatch && i < n; j, i = j+1, i+1 {
+			k, v := kv(i)
+			if err := b.Append(time.Now().UnixMilli(), k, v, nil); err != nil {
+				return err
+			}
+		}
+		batch, err := b.Build()
+		if err != nil {
+			return err
+		}
+		if _, err := l.Append(batch); err != nil {
+			return err
+		}
 	}
-	require.NoError(e.t, p.Close(context.Background()))
+	return nil
 }
 
 func (e *env) consumer(mod func(*Config)) *Consumer {

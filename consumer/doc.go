@@ -20,9 +20,35 @@
 // grown; the records reference those buffers until the next Poll. Positions
 // without a committed offset follow auto.offset.reset.
 //
+// # Isolation levels
+//
+// isolation.level ([Config.IsolationLevel]) decides what Poll returns of
+// transactional producers' data, as in Kafka. Control batches (the COMMIT
+// and ABORT markers) are never returned at either level.
+//
+//   - read_uncommitted (the default, [ReadUncommitted]): every data record
+//     up to the high watermark, including those of open and aborted
+//     transactions. A partition ends at its high watermark.
+//   - read_committed ([ReadCommitted]): the records of committed
+//     transactions and of non-transactional producers, never past the
+//     partition's last stable offset (the first offset of its earliest
+//     open transaction, or the high watermark). Records of aborted
+//     transactions are skipped by the aborted-transaction index
+//     (.txnindex), as a broker's read_committed fetch lists them. A
+//     partition ends at its last stable offset: EndOffsets, SeekToEnd, Lag,
+//     Stats and auto.offset.reset=latest use it, and OffsetsForTimes
+//     answers nothing at or after it.
+//
+// At either level a position moves past the control batches and aborted
+// records Poll skips, so the position after a Poll (and the offset
+// committed from it) can be ahead of the last record returned plus one. A
+// read_committed consumer whose partitions are all at their last stable
+// offsets waits in Poll like one at the end of the log: every append to the
+// Dir wakes it once to look again (appends to the open transaction return
+// nothing, without spinning), and the transaction's COMMIT or ABORT marker
+// releases what it held back.
+//
 // Differences from Kafka, on purpose: group.initial.rebalance.delay.ms is
-// 0 in process (log.Config.GroupInitialRebalanceDelay); isolation.level
-// read_committed arrives with transactions (6/9) and is a configuration
-// error until then; the new consumer group protocol (group.protocol=consumer,
-// KIP-848) is not supported.
+// 0 in process (log.Config.GroupInitialRebalanceDelay); the new consumer
+// group protocol (group.protocol=consumer, KIP-848) is not supported.
 package consumer

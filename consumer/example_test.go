@@ -52,3 +52,56 @@ func Example() {
 	// orders-0@2 order 2
 	// committed 3
 }
+
+// With isolation.level=read_committed a consumer skips aborted transactions
+// and stops before transactions still open; markers are never delivered.
+func Example_readCommitted() {
+	dir, _ := os.MkdirTemp("", "kafkalite-consumer-rc-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	cfg := log.DefaultConfig()
+	cfg.TransactionStateNumPartitions = 1
+	d, _ := log.Open(ctx, dir, cfg)
+	defer d.Close()
+	_, _ = d.CreateTopic(ctx, "ledger", 1, nil)
+
+	pcfg := producer.DefaultConfig()
+	pcfg.TransactionalID = "ledger-writer"
+	p, _ := producer.New(d, pcfg)
+	defer p.Close(ctx)
+	_ = p.InitTransactions(ctx)
+	for i, commit := range []bool{false, true} {
+		_ = p.BeginTransaction()
+		_, _ = p.Send(ctx, &producer.Record{Topic: "ledger", Value: fmt.Appendf(nil, "entry %d", i)}, nil)
+		if commit {
+			_ = p.CommitTransaction(ctx)
+		} else {
+			_ = p.AbortTransaction(ctx)
+		}
+	}
+	_ = p.BeginTransaction() // left open: read_committed stops at its first offset
+	_, _ = p.Send(ctx, &producer.Record{Topic: "ledger", Value: []byte("pending")}, nil)
+	_ = p.Flush(ctx)
+
+	ccfg := consumer.DefaultConfig()
+	ccfg.IsolationLevel = consumer.ReadCommitted
+	c, _ := consumer.New(d, ccfg)
+	defer c.Close(ctx)
+	tp := consumer.TopicPartition{Topic: "ledger", Partition: 0}
+	_ = c.Assign([]consumer.TopicPartition{tp})
+	_ = c.SeekToBeginning(tp)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	recs, err := c.Poll(pctx)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range recs {
+		fmt.Printf("offset %d: %s\n", r.Offset, r.Value)
+	}
+	end, _ := c.EndOffsets([]consumer.TopicPartition{tp})
+	fmt.Println("end offset (the last stable offset):", end[tp])
+	// Output:
+	// offset 2: entry 1
+	// end offset (the last stable offset): 4
+}

@@ -7,6 +7,9 @@ import (
 
 type stats struct {
 	records, bytes, rebalances, commits, commitNanos atomic.Int64
+	// waits counts the times Poll blocked for an append (tests check that
+	// Poll does not spin).
+	waits atomic.Int64
 }
 
 // Stats are the consumer's main metrics since New.
@@ -18,7 +21,9 @@ type Stats struct {
 	// latency (commit-latency-avg).
 	Rebalances, Commits int64
 	CommitLatencyAvg    time.Duration
-	// Lag per assigned partition whose position is known (records-lag).
+	// Lag per assigned partition whose position is known (records-lag):
+	// the offsets from the position to the high watermark, or for
+	// read_committed to the last stable offset.
 	Lag map[TopicPartition]int64
 }
 
@@ -31,7 +36,7 @@ func (c *Consumer) Stats() Stats {
 	}
 	for _, ps := range c.parts {
 		if ps.position >= 0 {
-			s.Lag[ps.tp] = max(ps.log.HighWatermark()-ps.position, 0)
+			s.Lag[ps.tp] = max(c.endOffset(ps.log)-ps.position, 0)
 		}
 	}
 	return s

@@ -24,6 +24,11 @@ type AppendResult struct {
 	LogStartOffset int64
 	// Records is the number of records in the batch.
 	Records int
+	// Duplicate is set when the batch repeated one of the five latest
+	// batches of its idempotent producer (same producer id, epoch and
+	// sequence range): nothing was written, and BaseOffset and LastOffset
+	// are the original batch's (KAFKA_FORMAT §5.3).
+	Duplicate bool
 }
 
 // Append appends one producer batch as the partition leader, as Kafka's
@@ -64,6 +69,16 @@ func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 		return AppendResult{}, l.perr(err)
 	}
 	res := AppendResult{LogAppendTime: record.NoTimestamp, Records: int(h.RecordsCount)}
+	if h.ProducerID >= 0 {
+		dup, isDup, err := l.pstate.checkClient(&h)
+		if err != nil {
+			return AppendResult{}, l.perr(err)
+		}
+		if isDup {
+			res.BaseOffset, res.LastOffset, res.LogStartOffset, res.Duplicate = dup.firstOffset, dup.lastOffset, l.LogStartOffset(), true
+			return res, nil
+		}
+	}
 	base := l.LogEndOffset()
 	if err := errors.Join(record.SetBaseOffset(batch, base), record.SetPartitionLeaderEpoch(batch, l.leaderEpoch)); err != nil {
 		return AppendResult{}, l.perr(err)
@@ -289,9 +304,15 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 	if err := l.maybeRollLocked(h, len(batch)); err != nil {
 		return err
 	}
-	if err := l.activeSegment().Append(batch, h); err != nil {
+	seg := l.activeSegment()
+	if err := seg.Append(batch, h); err != nil {
 		l.failed = err
 		l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	if err := l.updateProducerStateLocked(seg, batch, h, false); err != nil {
+		l.failed = err
+		l.logger.Error("updating the producer state failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
 		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
 	}
 	l.logEndOffset.Store(h.NextOffset())
@@ -346,6 +367,12 @@ func (l *Log) rollLocked(base int64) error {
 		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
 	}
 	l.dirDirty = true
+	// Kafka snapshots the producer state at every roll, named by the new
+	// segment's base offset; a failure costs only a longer replay at the
+	// next load, so it is logged.
+	if err := l.snapshotLocked(); err != nil {
+		l.logger.Warn("writing the producer snapshot failed", "partition", l.tp(), "err", err)
+	}
 	next := make([]*segment.Segment, len(segs), len(segs)+1)
 	copy(next, segs)
 	l.setSegments(append(next, s))

@@ -12,11 +12,14 @@ import (
 //   - flusher: every log.flush.scheduler.interval.ms (or, if that is
 //     unlimited, every second), flushes partitions whose flush.ms has passed,
 //     and writes the checkpoints every log.flush.offset.checkpoint.interval.ms
-//     and log.flush.start.offset.checkpoint.interval.ms.
+//     and log.flush.start.offset.checkpoint.interval.ms;
+//   - producer expiry: every producer.id.expiration.check.interval.ms,
+//     ExpireProducers on every partition.
 func (d *Dir) startBackground() {
-	d.bg.Add(2)
+	d.bg.Add(3)
 	go d.loop(d.cfg.RetentionCheckInterval, d.retentionPass)
 	go d.loop(d.flushTick(), d.flushPass())
+	go d.loop(d.cfg.ProducerIDExpirationCheckInterval, d.expireProducers)
 }
 
 // loop calls fn every interval until the Dir closes.
@@ -49,6 +52,15 @@ func (d *Dir) retentionPass() {
 		}
 		if err := l.RemoveDeleted(false); err != nil {
 			d.logger.Warn("removing deleted segments failed", "partition", l.tp(), "err", err)
+		}
+	}
+}
+
+// expireProducers drops expired producer ids from every partition.
+func (d *Dir) expireProducers() {
+	for _, l := range d.allLogs() {
+		if n := l.ExpireProducers(); n > 0 {
+			d.logger.Debug("expired producer ids", "partition", l.tp(), "count", n)
 		}
 	}
 }

@@ -62,6 +62,36 @@ type Config struct {
 	// arrive together; in process the members are already there, so
 	// kafkalite's default is 0.
 	GroupInitialRebalanceDelay time.Duration
+	// ProducerIDExpiration mirrors producer.id.expiration.ms (default
+	// 86400000, 1 day): a partition forgets an idempotent producer whose
+	// latest batch is older, unless it has a transaction open. At least 1 ms.
+	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationCheckInterval mirrors
+	// producer.id.expiration.check.interval.ms (default 600000, 10 minutes).
+	// At least 1 ms.
+	ProducerIDExpirationCheckInterval time.Duration
+	// TransactionStateNumPartitions mirrors
+	// transaction.state.log.num.partitions (default 50): the partitions of
+	// __transaction_state, fixed once the topic exists. Tests use 1.
+	TransactionStateNumPartitions int
+	// TransactionMaxTimeout mirrors transaction.max.timeout.ms (default
+	// 900000, 15 minutes): the longest transaction.timeout.ms a producer
+	// may ask for. At least 1 ms.
+	TransactionMaxTimeout time.Duration
+	// TransactionalIDExpiration mirrors transactional.id.expiration.ms
+	// (default 604800000, 7 days): a transactional id without a transaction
+	// for this long is removed. At least 1 ms.
+	TransactionalIDExpiration time.Duration
+	// TransactionAbortTimedOutInterval mirrors
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms (default
+	// 10000): how often the transaction coordinator aborts transactions
+	// open past their timeout. At least 1 ms.
+	TransactionAbortTimedOutInterval time.Duration
+	// TransactionRemoveExpiredInterval mirrors
+	// transaction.remove.expired.transaction.cleanup.interval.ms (default
+	// 3600000, 1 hour): how often expired transactional ids are removed.
+	// At least 1 ms.
+	TransactionRemoveExpiredInterval time.Duration
 
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
@@ -91,6 +121,13 @@ func DefaultConfig() Config {
 		NumPartitions:                      1,
 		OffsetsTopicNumPartitions:          50,
 		OffsetsRetention:                   7 * 24 * time.Hour,
+		ProducerIDExpiration:               24 * time.Hour,
+		ProducerIDExpirationCheckInterval:  10 * time.Minute,
+		TransactionStateNumPartitions:      50,
+		TransactionMaxTimeout:              15 * time.Minute,
+		TransactionalIDExpiration:          7 * 24 * time.Hour,
+		TransactionAbortTimedOutInterval:   10 * time.Second,
+		TransactionRemoveExpiredInterval:   time.Hour,
 	}
 }
 
@@ -113,6 +150,17 @@ func (c Config) Validate() error {
 	v.IntRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
 	v.Check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
 	v.Check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
+	v.IntRange("transaction.state.log.num.partitions", c.TransactionStateNumPartitions, 1)
+	for prop, d := range map[string]time.Duration{
+		"producer.id.expiration.ms":                                   c.ProducerIDExpiration,
+		"producer.id.expiration.check.interval.ms":                    c.ProducerIDExpirationCheckInterval,
+		"transaction.max.timeout.ms":                                  c.TransactionMaxTimeout,
+		"transactional.id.expiration.ms":                              c.TransactionalIDExpiration,
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": c.TransactionAbortTimedOutInterval,
+		"transaction.remove.expired.transaction.cleanup.interval.ms":  c.TransactionRemoveExpiredInterval,
+	} {
+		v.Millis(prop, d, 1, false)
+	}
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.Append(renameProperties(err, brokerNameOf)...)
 	}
@@ -245,6 +293,15 @@ var brokerProps = func() map[string]brokerProp {
 			},
 			func(c *Config) string { return strconv.FormatInt(int64(c.OffsetsRetention/time.Minute), 10) }},
 		"group.initial.rebalance.delay.ms": configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
+		"transaction.state.log.num.partitions": {
+			func(c *Config, v string) (err error) { c.TransactionStateNumPartitions, err = props.Int(v); return },
+			func(c *Config) string { return strconv.Itoa(c.TransactionStateNumPartitions) }},
+		"producer.id.expiration.ms":                                   configMillis(func(c *Config) *time.Duration { return &c.ProducerIDExpiration }, false),
+		"producer.id.expiration.check.interval.ms":                    configMillis(func(c *Config) *time.Duration { return &c.ProducerIDExpirationCheckInterval }, false),
+		"transaction.max.timeout.ms":                                  configMillis(func(c *Config) *time.Duration { return &c.TransactionMaxTimeout }, false),
+		"transactional.id.expiration.ms":                              configMillis(func(c *Config) *time.Duration { return &c.TransactionalIDExpiration }, false),
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": configMillis(func(c *Config) *time.Duration { return &c.TransactionAbortTimedOutInterval }, false),
+		"transaction.remove.expired.transaction.cleanup.interval.ms":  configMillis(func(c *Config) *time.Duration { return &c.TransactionRemoveExpiredInterval }, false),
 		"auto.create.topics.enable": {
 			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = props.Bool(v); return },
 			func(c *Config) string { return strconv.FormatBool(c.AutoCreateTopics) }},
@@ -354,7 +411,6 @@ var ignoredBrokerProps = map[string]func(string) error{
 	// Coordinators' internal topics.
 	"offsets.topic.replication.factor":         nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
-	"transaction.state.log.num.partitions": nil,
 	// The cleaner's tuning (the compaction package may use them later).
 	"log.cleaner.enable": nil, "log.cleaner.threads": nil, "log.cleaner.dedupe.buffer.size": nil,
 	"log.cleaner.io.buffer.size": nil, "log.cleaner.io.buffer.load.factor": nil, "log.cleaner.backoff.ms": nil,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"sort"
@@ -52,6 +53,9 @@ type Dir struct {
 	notifyCh chan struct{} // closed at the next append anywhere; nil while nobody waits
 	recovery RecoveryStats
 	ckptMu   sync.Mutex // serialises checkpoint writes
+
+	pidMu sync.Mutex // protects pids; taken before a Log's mu
+	pids  producerIDs
 }
 
 type topic struct {
@@ -158,6 +162,11 @@ func (d *Dir) load(ctx context.Context) error {
 	d.recovery.Clean = clean
 	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
 	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
+	_, err = d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	haveStore := err == nil
 	store, err := loadTopicStore(d.fsys, d.path)
 	if err != nil {
 		return err
@@ -166,9 +175,25 @@ func (d *Dir) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Topics Kafka wrote (partition directories the store does not know)
-	// are adopted with the default configuration.
+	// Topics Kafka wrote (partition directories, no store) are adopted with
+	// the default configuration. With a store, partition directories it
+	// does not list are what a crash left of a CreateTopic (directories
+	// made, store not yet saved) or a DeleteTopic (store saved, directories
+	// not yet renamed), neither of which returned: the topic does not
+	// exist, and adopting it would bring it back with the default
+	// configuration. Their deletion is finished.
 	for name, parts := range found {
+		if _, ok := store[name]; !ok && haveStore {
+			for p := range parts {
+				dir := filepath.Join(d.path, PartitionDirName(name, p))
+				d.logger.Warn("removing a partition directory the topic store does not list (an interrupted topic creation or deletion)", "dir", dir)
+				if err := d.fsys.RemoveAll(dir); err != nil {
+					return err
+				}
+			}
+			delete(found, name)
+			continue
+		}
 		if _, ok := store[name]; !ok {
 			n := int32(0)
 			for p := range parts {
@@ -229,7 +254,8 @@ func (d *Dir) load(ctx context.Context) error {
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
-					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify})
+					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
+					producerIDExpiration: d.cfg.ProducerIDExpiration})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue
@@ -260,7 +286,9 @@ func (d *Dir) load(ctx context.Context) error {
 	if err := errors.Join(all...); err != nil {
 		return err
 	}
-	if len(store) > 0 {
+	if len(store) > 0 || !haveStore {
+		// Written even when empty, so that the next Open knows which
+		// partition directories are topics.
 		return d.saveTopicsLocked()
 	}
 	return nil

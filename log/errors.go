@@ -43,6 +43,22 @@ var (
 	ErrStorage = errors.New("log: storage error")
 	// ErrNotSupported: a feature kafkalite leaves out, named in the error.
 	ErrNotSupported = errors.New("log: not supported")
+	// ErrOutOfOrderSequence: an idempotent producer's batch does not follow
+	// its previous one (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER).
+	ErrOutOfOrderSequence = errors.New("log: out of order sequence number")
+	// ErrInvalidProducerEpoch: a batch or marker of a producer epoch older
+	// than the partition has seen; the producer was fenced by a newer
+	// instance with the same transactional id (Kafka's
+	// INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("log: invalid producer epoch")
+	// ErrInvalidTxnState: a transactional batch without a transaction the
+	// coordinator registered, or a non-transactional batch inside an open
+	// transaction (Kafka's INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("log: invalid transaction state")
+	// ErrTransactionCoordinatorFenced: a marker from a coordinator epoch
+	// older than one the partition has seen (Kafka's
+	// TRANSACTION_COORDINATOR_FENCED).
+	ErrTransactionCoordinatorFenced = errors.New("log: transaction coordinator fenced")
 )
 
 // OffsetOutOfRangeError says which offset was asked for and the valid

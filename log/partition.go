@@ -65,6 +65,16 @@ type Log struct {
 
 	appendReader *record.Reader // validation decoder, under mu
 	rebuild      record.Builder // recompression, under mu
+
+	// Producer state (idempotence and transactions), under mu.
+	pstate               *producerState
+	producerIDExpiration time.Duration // producer.id.expiration.ms
+	snapshotOffset       int64         // offset of the newest snapshot this process wrote or loaded, -1 for none
+	markerBuf            []byte
+	markerReader         *record.Reader
+	// firstUnstable is the first offset of the earliest open transaction,
+	// -1 for none; readers derive the last stable offset from it.
+	firstUnstable atomic.Int64
 }
 
 // TopicPartition names a partition.
@@ -148,6 +158,8 @@ type loadOptions struct {
 	topicID        checkpoint.TopicID
 	create         bool   // a new partition: create the directory
 	onAppend       func() // called after every append (the Dir's notifier)
+	// producerIDExpiration mirrors producer.id.expiration.ms.
+	producerIDExpiration time.Duration
 }
 
 // recoveryStats report what loading a partition did.
@@ -166,7 +178,8 @@ type recoveryStats struct {
 func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	var st recoveryStats
 	l := &Log{topic: o.topic, partition: o.partition, dir: o.dir, fsys: o.fsys, logger: o.logger, now: o.now,
-		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend}
+		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend,
+		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1}
 	cfg := o.config
 	l.config.Store(&cfg)
 	if o.create {
@@ -211,7 +224,7 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 		case suffix == segment.IndexSuffix || suffix == segment.TimeIndexSuffix || suffix == segment.TxnIndexSuffix:
 			indexes[base] = true
 		case suffix == segment.SnapshotSuffix:
-			// producer-state snapshots: read by the idempotence layer (6/9)
+			// producer-state snapshots: loadProducerStateLocked reads them
 		default:
 			l.logger.Warn("ignoring a stray file in a partition directory", "partition", l.tp(), "name", e.Name)
 		}
@@ -259,6 +272,9 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	l.lastFlush.Store(l.now().UnixMilli())
 	if err := l.loadLeaderEpochs(); err != nil {
 		return nil, st, closeAll(segs, err)
+	}
+	if err := l.loadProducerStateLocked(); err != nil {
+		return nil, st, closeAll(segs, fmt.Errorf("loading the producer state: %w", err))
 	}
 	return l, st, nil
 }
@@ -384,6 +400,10 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.flushLocked(l.LogEndOffset())
+	if err == nil && l.failed == nil && !l.deleted.Load() {
+		// The snapshot at the log end offset spares the next Open a replay.
+		err = l.snapshotLocked()
+	}
 	segs := l.segs()
 	if len(segs) > 0 {
 		err = errors.Join(err, closeAll(segs, nil))
@@ -408,7 +428,11 @@ func (l *Log) wake() {
 
 // WaitForData returns when the log end offset is above offset, the log is
 // closed or deleted ([ErrClosed], [ErrTopicDeleted]), or ctx ends. It does not
-// poll: appends wake the waiters.
+// poll: appends wake the waiters. It follows the log end offset, not the
+// last stable offset: a read_committed reader waiting at an open
+// transaction should wait for the offset after the last append, and check
+// [Log.LastStableOffset] again when woken (every append, markers included,
+// wakes it).
 func (l *Log) WaitForData(ctx context.Context, offset int64) error {
 	for {
 		l.notifyMu.Lock()

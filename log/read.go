@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -83,6 +84,16 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, e
 // references buffers reused by the next record. A consumer built on the log
 // uses this; a broker uses [Log.Read].
 func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
+	return l.readBatches(offset, maxBytes, math.MaxInt64, nil, fn)
+}
+
+// readBatches reads batches from offset on, at most maxBytes (at least one
+// batch), stopping at the first batch at or above upper, and calls fn for
+// each record at or after offset of the data batches keep accepts (every
+// data batch when keep is nil). It returns the offset after the last
+// record or batch read.
+func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *record.BatchHeader) bool,
+	fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	res, err := l.Read(offset, maxBytes, true)
 	if err != nil || res.Slice == nil {
 		return offset, err
@@ -103,7 +114,10 @@ func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record
 			return next, l.perr(err)
 		}
 		h := r.Header()
-		if !h.Attributes.IsControl() {
+		if h.BaseOffset >= upper {
+			break
+		}
+		if !h.Attributes.IsControl() && (keep == nil || keep(&h)) {
 			for r.Next() {
 				rec := r.Record()
 				if rec.Offset < offset {
@@ -117,6 +131,8 @@ func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record
 			if err := r.Err(); err != nil {
 				return next, l.perr(err)
 			}
+		} else if keep != nil && h.Attributes.IsControl() {
+			keep(&h)
 		}
 		next = max(next, h.NextOffset())
 		pos += n

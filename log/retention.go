@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -154,7 +155,12 @@ func (l *Log) deleteSegmentsLocked(gone []*segment.Segment, res *RetentionResult
 	}
 	l.epochs.TruncateFromStart(l.LogStartOffset())
 	l.persistEpochsLocked()
+	l.pstate.truncateHead(l.LogStartOffset())
 	res.LogStartOffset = l.LogStartOffset()
+	// Snapshots below the first segment left describe nothing readable.
+	if err := l.deleteSnapshotsLocked(rest[0].BaseOffset(), math.MaxInt64); err != nil {
+		l.logger.Warn("deleting old producer snapshots failed", "partition", l.tp(), "err", err)
+	}
 	var errs []error
 	at := l.now().Add(l.Config().FileDeleteDelay)
 	for _, s := range gone {
@@ -216,6 +222,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	}, &res)
 	l.epochs.TruncateFromStart(offset)
 	l.persistEpochsLocked()
+	l.pstate.truncateHead(offset)
 	return l.LogStartOffset(), err
 }
 
@@ -259,7 +266,8 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.recoveryPoint.Store(min(l.recoveryPoint.Load(), offset))
 		l.epochs.TruncateFromEnd(offset)
 		l.persistEpochsLocked()
-		return err
+		// The producer state starts over with the log.
+		return errors.Join(err, l.deleteSnapshotsLocked(math.MaxInt64, -1), l.reloadProducerStateLocked())
 	}
 	// Remove the later segments from the end.
 	tail := segs[keep:]
@@ -280,6 +288,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.epochs.TruncateFromEnd(next)
 	l.persistEpochsLocked()
 	l.dirDirty = true
+	// The producer state goes back to the newest snapshot at or below the
+	// new end, replayed up to it (Kafka's truncateAndReload).
+	errs = append(errs, l.reloadProducerStateLocked())
 	if err := errors.Join(errs...); err != nil {
 		l.failed = err
 		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))

@@ -36,6 +36,7 @@ func BenchmarkSend(b *testing.B) {
 			}
 			cfg := DefaultConfig()
 			cfg.Acks = tc.acks
+			cfg.EnableIdempotence = tc.acks == AcksAll
 			cfg.CompressionType = tc.codec
 			cfg.BatchSize = 256 << 10
 			cfg.Linger = 5 * time.Millisecond

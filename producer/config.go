@@ -33,10 +33,13 @@ import (
 //
 // # Where kafkalite differs from Kafka
 //
-//   - enable.idempotence defaults to false, and true is an error matching
-//     [ErrNotSupported], as is any transactional.id: the idempotent and
-//     transactional producer arrive with issue 6/9. (Kafka's own default,
-//     true, already gives way silently when acks or retries conflict.)
+//   - A typed Config cannot tell a default from a choice, so
+//     EnableIdempotence (default true, as in Kafka) with acks 0 or 1 is an
+//     error there: set EnableIdempotence to false with them. From a
+//     property map, Kafka's rule applies: an enable.idempotence left out
+//     gives way to acks=0/1, retries=0 or
+//     max.in.flight.requests.per.connection > 5; set explicitly to true,
+//     they are an error.
 //   - A record for a topic that does not exist fails unless
 //     [Config.AutoCreateTopics] is set (Kafka leaves this to the broker's
 //     auto.create.topics.enable, default true).
@@ -190,17 +193,20 @@ type Config struct {
 	// there is no broker to wait for; it counts in the DeliveryTimeout
 	// check. 0 to 2147483647 ms.
 	RequestTimeout time.Duration
-	// EnableIdempotence mirrors enable.idempotence. Kafka's default is true;
-	// kafkalite's is false until the idempotent producer arrives (issue 6/9),
-	// and true is an error matching [ErrNotSupported].
+	// EnableIdempotence mirrors enable.idempotence (default true): the
+	// producer gets a producer id from the log directory and numbers its
+	// batches per partition, so that the log writes none twice and keeps
+	// them in order (KAFKA_FORMAT §5). Requires Acks all.
 	EnableIdempotence bool
-	// TransactionalID mirrors transactional.id (default unset, ""). Any
-	// other value is an error matching [ErrNotSupported] until transactions
-	// arrive (issue 6/9).
+	// TransactionalID mirrors transactional.id (default unset, ""): set, the
+	// producer is transactional (InitTransactions, BeginTransaction,
+	// CommitTransaction, ...) and fences earlier producers with the same
+	// id. Requires EnableIdempotence.
 	TransactionalID string
 	// TransactionTimeout mirrors transaction.timeout.ms (default 60000,
 	// 60 s): how long a transaction may stay open before the coordinator
-	// aborts it. Unused until transactions arrive; 0 to 2147483647 ms.
+	// aborts it (and fences the producer). At most the directory's
+	// transaction.max.timeout.ms; 0 to 2147483647 ms.
 	TransactionTimeout time.Duration
 	// Partitioner mirrors partitioner.class (default unset): nil selects
 	// Kafka's built-in partitioning (key hash, else uniform sticky,
@@ -243,8 +249,8 @@ type Config struct {
 }
 
 // DefaultConfig returns Kafka 4.x's producer defaults (KAFKA_FORMAT §12.1),
-// with kafkalite's differences (EnableIdempotence false, AutoCreateTopics
-// false) as documented on the fields.
+// with kafkalite's difference (AutoCreateTopics false) as documented on the
+// field.
 func DefaultConfig() Config {
 	return Config{
 		Acks:                 AcksAll,
@@ -259,6 +265,7 @@ func DefaultConfig() Config {
 		CompressionZstdLevel: 3,
 		DeliveryTimeout:      2 * time.Minute,
 		RequestTimeout:       30 * time.Second,
+		EnableIdempotence:    true,
 		TransactionTimeout:   time.Minute,
 		PartitionerAdaptive:  true,
 	}
@@ -284,9 +291,7 @@ func (c Config) compressionLevel() int {
 
 // Validate applies Kafka's ranges and cross-checks (ProducerConfig.java,
 // KafkaProducer.java) and kafkalite's limits. It returns nil or one
-// [*ConfigError] per bad property, joined in name order;
-// enable.idempotence=true and a transactional.id match [ErrNotSupported] as
-// well.
+// [*ConfigError] per bad property, joined in name order.
 func (c Config) Validate() error {
 	v := props.Validator{New: newConfigError, Key: configErrorProperty}
 	v.Check(c.Acks.valid(), "acks", c.Acks, "must be one of all, -1, 0, 1")
@@ -312,13 +317,11 @@ func (c Config) Validate() error {
 		v.Add("delivery.timeout.ms", props.FormatMillis(c.DeliveryTimeout, false),
 			fmt.Sprintf("must be at least linger.ms + request.timeout.ms (%d)", lingerPlusRequestMillis(c)))
 	}
-	if c.EnableIdempotence {
-		v.AddErr("enable.idempotence", "true",
-			"the idempotent producer is not supported by kafkalite yet (issue 6/9)", ErrNotSupported)
+	if c.EnableIdempotence && c.Acks.valid() && c.Acks != AcksAll {
+		v.Add("enable.idempotence", "true", fmt.Sprintf("requires acks=all, not %s (set EnableIdempotence to false for acks 0 or 1)", c.Acks))
 	}
-	if c.TransactionalID != "" {
-		v.AddErr("transactional.id", c.TransactionalID,
-			"transactions are not supported by kafkalite yet (issue 6/9)", ErrNotSupported)
+	if c.TransactionalID != "" && !c.EnableIdempotence {
+		v.Add("transactional.id", c.TransactionalID, "requires enable.idempotence=true")
 	}
 	v.IntMillis("transaction.timeout.ms", c.TransactionTimeout, 0)
 	v.Millis("partitioner.availability.timeout.ms", c.PartitionerAvailabilityTimeout, 0, false)
@@ -373,6 +376,7 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
 	unused, errs := props.Sift(m, producerProps, ignoredProducerProp, unknownProperty, propError)
 	errs = append(errs, props.Apply(&c, m, producerProps, producerOrder, propError)...)
+	errs = append(errs, idempotenceRules(&c, m)...)
 	if _, ok := m["delivery.timeout.ms"]; !ok && c.Linger >= 0 && c.RequestTimeout >= 0 {
 		// KafkaProducer.configureDeliveryTimeout: the default yields.
 		if bound := lingerPlusRequestMillis(c); c.DeliveryTimeout.Milliseconds() < bound {
@@ -389,6 +393,40 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 	return c, unused, nil
 }
 
+// idempotenceRules applies Kafka's ProducerConfig rules for
+// enable.idempotence: left out of the map, it gives way to acks 0 or 1,
+// retries=0 or max.in.flight.requests.per.connection > 5 (which kafkalite
+// otherwise ignores); set to true, any of them is an error, and so is a
+// transactional.id without idempotence.
+func idempotenceRules(c *Config, m map[string]string) []error {
+	if !c.EnableIdempotence {
+		return nil
+	}
+	var conflicts []string
+	if c.Acks != AcksAll {
+		conflicts = append(conflicts, "acks="+c.Acks.String())
+	}
+	if v, ok := m["retries"]; ok {
+		if n, err := props.Int(v); err == nil && n == 0 {
+			conflicts = append(conflicts, "retries=0")
+		}
+	}
+	if v, ok := m["max.in.flight.requests.per.connection"]; ok {
+		if n, err := props.Int(v); err == nil && n > 5 {
+			conflicts = append(conflicts, fmt.Sprintf("max.in.flight.requests.per.connection=%d", n))
+		}
+	}
+	if len(conflicts) == 0 {
+		return nil
+	}
+	if _, explicit := m["enable.idempotence"]; explicit || c.TransactionalID != "" {
+		return []error{&ConfigError{Property: "enable.idempotence", Value: "true",
+			Reason: "conflicts with " + strings.Join(conflicts, ", ") + " (idempotence needs acks=all, retries > 0 and at most 5 requests in flight)"}}
+	}
+	c.EnableIdempotence = false
+	return nil
+}
+
 // propError makes err, from parsing property k's value v, a *ConfigError:
 // err itself if it is one (given k and v), else one with err as the reason.
 func propError(k, v string, err error) error {
@@ -403,8 +441,7 @@ func propError(k, v string, err error) error {
 // Properties prints the settings as Kafka producer properties, so that
 // ParseConfig(c.Properties()) returns c for a valid c whose hooks are nil
 // (Interceptors, Logger, Now; Partitioner nil or a built-in) and whose
-// AutoCreateTopics is false. It prints enable.idempotence=false, because
-// Kafka's default is true. client.id and transactional.id are printed only
+// AutoCreateTopics is false. client.id and transactional.id are printed only
 // when set, because Kafka treats an empty client.id as "no name", not as
 // "generate one"; partitioner.class only for a built-in partitioner that
 // has a Java class name ([partitioner.ClassName]).
@@ -537,12 +574,12 @@ func ignoredProducerProp(name string) (check func(string) error, ok bool) {
 	return nil, false
 }
 
-// checkNoTwoPhaseCommit accepts only false: two-phase commit is part of
-// transactions, which kafkalite does not have yet.
+// checkNoTwoPhaseCommit accepts only false: two-phase commit with an
+// external transaction manager (KIP-939) is not in kafkalite.
 func checkNoTwoPhaseCommit(v string) error {
 	b, err := props.Bool(v)
 	if err == nil && b {
-		return &ConfigError{Reason: "two-phase commit transactions are not supported by kafkalite yet (issue 6/9)",
+		return &ConfigError{Reason: "two-phase commit transactions (KIP-939) are not supported by kafkalite",
 			Err: ErrNotSupported}
 	}
 	return err

@@ -18,8 +18,7 @@ import (
 )
 
 // kafkaProducerDefaults are Kafka 4.x's producer defaults (KAFKA_FORMAT
-// §12.1; ProducerConfig.java) for the properties kafkalite uses, except
-// enable.idempotence (Kafka: true; kafkalite: false, see Config).
+// §12.1; ProducerConfig.java) for the properties kafkalite uses.
 var kafkaProducerDefaults = map[string]string{
 	"acks":                                     "all",
 	"batch.size":                               "16384",
@@ -33,7 +32,7 @@ var kafkaProducerDefaults = map[string]string{
 	"compression.zstd.level":                   "3",
 	"delivery.timeout.ms":                      "120000",
 	"request.timeout.ms":                       "30000",
-	"enable.idempotence":                       "false",
+	"enable.idempotence":                       "true",
 	"transaction.timeout.ms":                   "60000",
 	"partitioner.ignore.keys":                  "false",
 	"partitioner.adaptive.partitioning.enable": "true",
@@ -59,7 +58,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, 3, c.CompressionZstdLevel)
 	assert.Equal(t, 120*time.Second, c.DeliveryTimeout)
 	assert.Equal(t, 30*time.Second, c.RequestTimeout)
-	assert.False(t, c.EnableIdempotence)
+	assert.True(t, c.EnableIdempotence)
 	assert.Equal(t, "", c.TransactionalID)
 	assert.Equal(t, 60*time.Second, c.TransactionTimeout)
 	assert.Nil(t, c.Partitioner)
@@ -109,7 +108,8 @@ func TestConfigRoundTrip(t *testing.T) {
 	}{
 		{"defaults", func(*Config) {}},
 		{"customised", func(c *Config) { *c = customConfig() }},
-		{"acks 0", func(c *Config) { c.Acks = AcksNone }},
+		{"acks 0", func(c *Config) { c.Acks, c.EnableIdempotence = AcksNone, false }},
+		{"transactional", func(c *Config) { c.TransactionalID, c.TransactionTimeout = "tx-1", 5*time.Second }},
 		{"largest long durations", func(c *Config) {
 			c.Linger, c.MaxBlock, c.PartitionerAvailabilityTimeout = huge, huge, huge
 			c.DeliveryTimeout = math.MaxInt32 * time.Millisecond
@@ -188,6 +188,12 @@ func TestParseConfigValues(t *testing.T) {
 		{map[string]string{"compression.type": "lz4"}, func(t *testing.T, c Config) { assert.Equal(t, record.LZ4, c.CompressionType) }},
 		{map[string]string{"compression.type": " gzip "}, func(t *testing.T, c Config) { assert.Equal(t, record.Gzip, c.CompressionType) }},
 		{map[string]string{"enable.idempotence": "FALSE"}, func(t *testing.T, c Config) { assert.False(t, c.EnableIdempotence) }},
+		// Kafka's rule: an idempotence left to its default gives way.
+		{map[string]string{"acks": "1"}, func(t *testing.T, c Config) { assert.False(t, c.EnableIdempotence) }},
+		{map[string]string{"transactional.id": "tx-1"}, func(t *testing.T, c Config) {
+			assert.Equal(t, "tx-1", c.TransactionalID)
+			assert.True(t, c.EnableIdempotence)
+		}},
 		{map[string]string{"partitioner.ignore.keys": "True"}, func(t *testing.T, c Config) { assert.True(t, c.PartitionerIgnoreKeys) }},
 		{map[string]string{"partitioner.adaptive.partitioning.enable": "false"}, func(t *testing.T, c Config) { assert.False(t, c.PartitionerAdaptive) }},
 		{map[string]string{"partitioner.availability.timeout.ms": "250"}, func(t *testing.T, c Config) {
@@ -263,8 +269,6 @@ func TestParseConfigBadValues(t *testing.T) {
 		{"transaction.timeout.ms", "-1", "at least 0", nil},
 		{"partitioner.availability.timeout.ms", "-1", "at least 0", nil},
 		{"enable.idempotence", "yes", "not true or false", nil},
-		{"enable.idempotence", "true", "idempotent producer is not supported", ErrNotSupported},
-		{"transactional.id", "tx-1", "transactions are not supported", ErrNotSupported},
 		{"transactional.id", " ", "must be non-empty", nil},
 		{"transaction.two.phase.commit.enable", "true", "two-phase commit", ErrNotSupported},
 		{"transaction.two.phase.commit.enable", "maybe", "not true or false", nil},
@@ -413,8 +417,8 @@ func TestValidate(t *testing.T) {
 		{"negative request", func(c *Config) { c.RequestTimeout = -time.Millisecond }, "request.timeout.ms", nil},
 		{"negative transaction timeout", func(c *Config) { c.TransactionTimeout = -time.Millisecond }, "transaction.timeout.ms", nil},
 		{"negative availability timeout", func(c *Config) { c.PartitionerAvailabilityTimeout = -time.Millisecond }, "partitioner.availability.timeout.ms", nil},
-		{"idempotence", func(c *Config) { c.EnableIdempotence = true }, "enable.idempotence", ErrNotSupported},
-		{"transactional.id", func(c *Config) { c.TransactionalID = "tx" }, "transactional.id", ErrNotSupported},
+		{"idempotence with acks=1", func(c *Config) { c.Acks = AcksLeader }, "enable.idempotence", nil},
+		{"transactional.id without idempotence", func(c *Config) { c.TransactionalID, c.EnableIdempotence = "tx", false }, "transactional.id", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -436,7 +440,7 @@ func TestValidate(t *testing.T) {
 
 	t.Run("several", func(t *testing.T) {
 		c := DefaultConfig()
-		c.BatchSize, c.BufferMemory, c.EnableIdempotence = -1, 0, true
+		c.BatchSize, c.BufferMemory, c.Acks = -1, 0, AcksNone
 		err := c.Validate()
 		var props []string
 		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -471,11 +475,10 @@ func TestConfigErrorMessages(t *testing.T) {
 	assert.ErrorIs(t, ce, ErrUnknownProperty)
 
 	c := DefaultConfig()
-	c.EnableIdempotence = true
+	c.Acks = AcksLeader
 	err := c.Validate()
-	assert.ErrorIs(t, err, ErrNotSupported)
-	assert.Contains(t, err.Error(), "idempotent producer")
-	assert.Contains(t, err.Error(), "6/9")
+	assert.ErrorIs(t, err, ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "requires acks=all")
 	assert.False(t, errors.Is(err, ErrUnknownProperty))
 }
 

@@ -38,7 +38,8 @@ type Producer struct {
 	senderDone chan struct{}
 	started    time.Time
 	stats      counters
-	loadStats  []int // the sender's scratch for partition load stats
+	loadStats  []int        // the sender's scratch for partition load stats
+	idem       *idempotence // nil unless enable.idempotence
 }
 
 // topicInfo caches a topic's partitions.
@@ -69,6 +70,13 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 	p.logger = p.logger.With("client.id", cfg.ClientID)
 	if p.now == nil {
 		p.now = time.Now
+	}
+	if cfg.EnableIdempotence {
+		idem, err := newIdempotence(context.Background(), dir, &p.cfg)
+		if err != nil {
+			return nil, err
+		}
+		p.idem = idem
 	}
 	p.pool = NewBufferPool(cfg.BufferMemory, cfg.BatchSize)
 	p.acc = newAccumulator(p.pool, &p.cfg, p.now)
@@ -114,6 +122,11 @@ func (p *Producer) Send(ctx context.Context, r *Record, cb Callback) (Future, er
 	fail := func(err error) (Future, error) {
 		p.stats.errors.Add(1)
 		return Future{err: err}, err
+	}
+	if p.idem != nil {
+		if err := p.idem.checkSend(); err != nil {
+			return fail(err)
+		}
 	}
 	if r == nil || r.Topic == "" {
 		return fail(fmt.Errorf("%w: a record needs a topic", ErrInvalidRecord))

@@ -67,7 +67,7 @@ func TestSendAndAcks(t *testing.T) {
 	for _, acks := range []Acks{AcksNone, AcksLeader, AcksAll} {
 		t.Run(acks.String(), func(t *testing.T) {
 			d := openDir(t, map[string]int32{"orders": 3})
-			p := newProducer(t, d, func(c *Config) { c.Acks = acks })
+			p := newProducer(t, d, func(c *Config) { c.Acks, c.EnableIdempotence = acks, acks == AcksAll })
 			var mu sync.Mutex
 			got := map[int32][]int64{}
 			var futures []Future

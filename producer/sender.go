@@ -79,15 +79,33 @@ func (p *Producer) send(batches []*producerBatch) {
 			}
 		}
 	default:
+		if p.idem != nil {
+			// A transaction's partitions are registered with the
+			// coordinator before its first batch there is appended.
+			if err := p.idem.addPartitions(context.Background(), batches); err != nil {
+				for _, b := range batches {
+					if b.err == nil {
+						b.err = err
+					}
+				}
+			}
+		}
 		var synced []*log.Log
 		for _, b := range batches {
 			if b.err != nil {
 				continue
 			}
+			if p.idem != nil {
+				p.idem.stamp(b)
+			}
 			sealed, err := p.seal(b)
 			if err == nil {
 				var res log.AppendResult
-				if res, err = b.log.Append(sealed); err == nil {
+				res, err = b.log.Append(sealed)
+				if p.idem != nil {
+					p.idem.appended(b, err)
+				}
+				if err == nil {
 					b.baseOffset, b.logAppendTime = res.BaseOffset, res.LogAppendTime
 					if p.cfg.Acks == AcksAll && !containsLog(synced, b.log) {
 						synced = append(synced, b.log)
@@ -177,6 +195,9 @@ func (p *Producer) complete(b *producerBatch) {
 		}
 		b.err = errors.Join(b.err, tooLarge)
 		p.stats.errors.Add(int64(len(b.recs)))
+		if p.idem != nil {
+			p.idem.batchFailed(b.err)
+		}
 		if errors.Is(b.err, log.ErrTopicDeleted) || errors.Is(b.err, log.ErrUnknownTopicOrPartition) {
 			p.forgetTopic(b.topic)
 		}

@@ -211,6 +211,15 @@ func (b *Builder) Build() ([]byte, error) {
 	return b.buf, nil
 }
 
+// SetProducer sets the batch's producer id, epoch, base sequence and
+// transactional flag before Build: an idempotent producer learns the
+// sequence only when it sends the batch, after the records were added.
+// Calling it after Build has no effect on the built bytes.
+func (b *Builder) SetProducer(producerID int64, producerEpoch int16, baseSequence int32, transactional bool) {
+	b.hdr.ProducerID, b.hdr.ProducerEpoch, b.hdr.BaseSequence = producerID, producerEpoch, baseSequence
+	b.hdr.Attributes = b.hdr.Attributes.WithTransactional(transactional)
+}
+
 // Header returns the header as Build wrote it (meaningful after Build).
 func (b *Builder) Header() BatchHeader { return b.hdr }
 

@@ -531,3 +531,24 @@ func TestSkipRecords(t *testing.T) {
 	_, _, _, _, err = SkipRecords([]byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x80}, 0, 0, 1)
 	require.ErrorIs(t, err, ErrVarint)
 }
+
+func TestBuilderSetProducer(t *testing.T) {
+	for _, codec := range []Compression{None, LZ4} {
+		var b Builder
+		b.Reset(BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+			Attributes: Attributes(0).WithCompression(codec)}, DefaultLevel)
+		require.NoError(t, b.Append(1, []byte("k"), []byte("v"), nil))
+		require.NoError(t, b.Append(2, []byte("k"), []byte("v"), nil))
+		b.SetProducer(42, 3, 17, true)
+		out, err := b.Build()
+		require.NoError(t, err)
+		h, err := Validate(out) // the CRC covers the new fields
+		require.NoError(t, err)
+		require.Equal(t, int64(42), h.ProducerID)
+		require.Equal(t, int16(3), h.ProducerEpoch)
+		require.Equal(t, int32(17), h.BaseSequence)
+		require.Equal(t, int32(18), h.LastSequence())
+		require.True(t, h.Attributes.IsTransactional())
+		require.Equal(t, codec, h.Attributes.Compression())
+	}
+}

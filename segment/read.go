@@ -359,12 +359,23 @@ func (s *Segment) activate() error {
 		return nil
 	}
 	s.active = true
-	if s.offsetIndex == nil {
-		return nil
+	var errs []error
+	if s.txnIndex != nil {
+		// Opened read-only with the inactive segment; recovery truncates
+		// it and replay may append to it.
+		errs = append(errs, s.txnIndex.Close())
+		ti, err := index.OpenTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base, index.ReadWrite)
+		s.txnIndex = ti
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
 	}
-	err := errors.Join(s.offsetIndex.Close(), s.timeIndex.Close())
+	if s.offsetIndex == nil {
+		return errors.Join(errs...)
+	}
+	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close())
 	s.offsetIndex, s.timeIndex = nil, nil
-	return err
+	return errors.Join(errs...)
 }
 
 // AppendAbortedTxn records an aborted transaction whose ABORT marker is in

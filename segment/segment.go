@@ -133,7 +133,12 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
 	}
 	s.size.Store(size)
-	if _, err := fsys.Stat(s.path(TimeIndexSuffix)); errors.Is(err, fs.ErrNotExist) {
+	// A Stat that fails for another reason than a missing file must not
+	// pass for a missing index: a .txnindex taken for absent would serve
+	// aborted records to read_committed and be recreated empty.
+	if _, err := fsys.Stat(s.path(TimeIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.Join(&Error{File: s.path(TimeIndexSuffix), Err: err}, f.Close())
+	} else if err != nil {
 		ti, err := index.CreateTimeIndex(fsys, s.path(TimeIndexSuffix), baseOffset, cfg.MaxIndexBytes)
 		if err != nil {
 			return nil, errors.Join(err, f.Close())
@@ -142,12 +147,17 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 			return nil, errors.Join(err, f.Close())
 		}
 	}
-	if _, err := fsys.Stat(s.path(TxnIndexSuffix)); err == nil {
+	if _, err := fsys.Stat(s.path(TxnIndexSuffix)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, errors.Join(&Error{File: s.path(TxnIndexSuffix), Err: err}, f.Close())
+	} else if err == nil {
 		mode := index.ReadOnly
 		if opts.Active {
 			mode = index.ReadWrite
 		}
 		if s.txnIndex, err = index.OpenTxnIndex(fsys, s.path(TxnIndexSuffix), baseOffset, mode); err != nil {
+			if !errors.Is(err, index.ErrCorruptIndex) {
+				return nil, errors.Join(err, f.Close()) // I/O: do not recover without it
+			}
 			return s, err
 		}
 	}

@@ -99,6 +99,9 @@ func run(o options) (string, error) {
 	default:
 		return "", fmt.Errorf("acks %q", o.acks)
 	}
+	// As with Kafka's properties, idempotence (the default) gives way to
+	// acks 0 and 1.
+	cfg.EnableIdempotence = cfg.Acks == producer.AcksAll
 	p, err := producer.New(d, cfg)
 	if err != nil {
 		return "", err

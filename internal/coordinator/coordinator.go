@@ -38,9 +38,13 @@ type Coordinator struct {
 	retention    time.Duration
 	partitions   []*log.Log // of __consumer_offsets
 
-	mu     sync.Mutex
+	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
-	closed bool
+	// pendingTxn holds the offsets committed inside transactions whose
+	// marker has not been written yet, by __consumer_offsets partition and
+	// producer id (Kafka's pendingTransactionalOffsetCommits).
+	pendingTxn map[txnKey]map[string]map[TopicPartition]pendingOffset
+	closed     bool
 
 	wakeCh chan struct{}
 	stop   chan struct{}
@@ -69,7 +73,7 @@ func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
-		retention: cfg.OffsetsRetention, partitions: parts, groups: map[string]*group{},
+		retention: cfg.OffsetsRetention, partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if c.logger == nil {
 		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -186,12 +190,15 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 		om.CommitTimestamp = now
 		stamped[tp] = om
 	}
-	if err := c.appendOffsets(ctx, groupID, stamped); err != nil {
+	pos, err := c.appendOffsets(ctx, groupID, stamped, nil)
+	if err != nil {
 		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	maps.Copy(g.offsets, stamped)
+	for tp, om := range stamped {
+		g.setOffset(tp, om, pos)
+	}
 	return nil
 }
 

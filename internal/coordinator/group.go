@@ -28,7 +28,12 @@ type group struct {
 	deadline      time.Time // when members that did not rejoin are dropped
 	initialWait   time.Time // a new group waits until then for more members
 	offsets       map[TopicPartition]OffsetAndMetadata
-	commitMu      chan struct{} // a one-slot semaphore: commits of a group are appended in order
+	// offsetPos is the __consumer_offsets offset of the batch that wrote
+	// each committed offset: a transactional commit applied at its marker
+	// does not replace a commit written after it (Kafka compares the
+	// appended batch offsets the same way).
+	offsetPos map[TopicPartition]int64
+	commitMu  chan struct{} // a one-slot semaphore: commits of a group are appended in order
 }
 
 // member is a group member.
@@ -47,7 +52,7 @@ type member struct {
 
 func newGroup(id string) *group {
 	return &group{id: id, state: StateEmpty, members: map[string]*member{}, offsets: map[TopicPartition]OffsetAndMetadata{},
-		commitMu: make(chan struct{}, 1)}
+		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1)}
 }
 
 // JoinRequest is what a consumer sends to join (or rejoin) its group.

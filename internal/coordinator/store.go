@@ -19,47 +19,54 @@ func (c *Coordinator) partitionOf(groupID string) *log.Log {
 
 // appendRecords writes one batch of coordinator records (key, value; nil
 // value = tombstone) to the group's partition; durable waits for the fsync.
-func (c *Coordinator) appendRecords(ctx context.Context, groupID string, keys, values [][]byte, durable bool) error {
+// A nil h writes a plain batch (producer id -1); a transactional offset
+// commit passes its producer's header. It returns the batch's base offset.
+func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *record.BatchHeader, keys, values [][]byte, durable bool) (int64, error) {
 	var b record.Builder
-	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	if h != nil {
+		hdr = *h
+	}
+	b.Reset(hdr, record.DefaultLevel)
 	now := c.now().UnixMilli()
 	for i := range keys {
 		if err := b.Append(now, keys[i], values[i], nil); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	batch, err := b.Build()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	l := c.partitionOf(groupID)
 	res, err := l.AppendInternal(access.Internal{}, batch)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if durable {
-		return l.Sync(ctx, res.LastOffset+1)
+		return res.BaseOffset, l.Sync(ctx, res.LastOffset+1)
 	}
-	return nil
+	return res.BaseOffset, nil
 }
 
-// appendOffsets writes offset commit records, durably.
-func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {
+// appendOffsets writes offset commit records, durably, in a batch with
+// header h (nil for a plain commit). It returns the batch's base offset.
+func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata, h *record.BatchHeader) (int64, error) {
 	var keys, values [][]byte
 	for tp, om := range offsets {
 		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		v := groupcodec.NewOffsetCommitValue(om.Offset, om.Metadata, om.CommitTimestamp)
 		v.LeaderEpoch = om.LeaderEpoch
 		vb, err := groupcodec.AppendOffsetCommitValue(nil, v)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		keys, values = append(keys, k), append(values, vb)
 	}
-	return c.appendRecords(ctx, groupID, keys, values, true)
+	return c.appendRecords(ctx, groupID, h, keys, values, true)
 }
 
 // appendTombstones deletes offsets (and, with group, the group's metadata)
@@ -84,7 +91,8 @@ func (c *Coordinator) appendTombstones(ctx context.Context, groupID string, tps 
 	if len(keys) == 0 {
 		return nil
 	}
-	return c.appendRecords(ctx, groupID, keys, values, true)
+	_, err := c.appendRecords(ctx, groupID, nil, keys, values, true)
+	return err
 }
 
 // persistGroupLocked writes the group's metadata (members, generation,
@@ -124,7 +132,7 @@ func (c *Coordinator) persistGroupLocked(g *group) {
 	}
 	vb, err := groupcodec.AppendGroupMetadataValue(nil, v)
 	if err == nil {
-		err = c.appendRecords(context.Background(), g.id, [][]byte{k}, [][]byte{vb}, false)
+		_, err = c.appendRecords(context.Background(), g.id, nil, [][]byte{k}, [][]byte{vb}, false)
 	}
 	if err != nil && !errors.Is(err, log.ErrClosed) {
 		c.logger.Warn("writing group metadata failed", "group", g.id, "err", err)
@@ -147,16 +155,33 @@ func groupTPs(tps []TopicPartition) []groupcodec.TopicPartitions {
 // load reads every partition of __consumer_offsets: offset commits and
 // their tombstones, and each group's last generation. Members are not
 // loaded: they were processes that are gone, so a group's next member
-// starts a new generation at once.
+// starts a new generation at once. Offsets committed in a transaction
+// (transactional batches) stay pending until their producer's COMMIT
+// marker, which applies them, or ABORT marker, which drops them; those
+// still pending at the end wait for the transaction coordinator, which
+// completes or aborts their transaction.
 func (c *Coordinator) load() error {
-	for _, l := range c.partitions {
+	r := record.NewReader(record.ReaderOptions{SkipCRC: true})
+	var buf []byte
+	for i, l := range c.partitions {
 		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			next, err := l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
-				c.loadRecord(l, r)
-				return nil
-			})
+			res, err := l.Read(off, 1<<20, true)
+			if err == nil && res.Slice == nil {
+				break
+			}
+			next := off
+			if err == nil {
+				buf, err = res.Slice.Batches(buf, func(h *record.BatchHeader, batch []byte) error {
+					next = max(next, h.NextOffset())
+					return c.loadBatch(l, int32(i), r, h, batch, off)
+				})
+				res.Release()
+			}
 			if err != nil {
 				return fmt.Errorf("coordinator: loading %s-%d: %w", l.Topic(), l.Partition(), err)
+			}
+			if next <= off {
+				break
 			}
 			off = next
 		}
@@ -164,7 +189,40 @@ func (c *Coordinator) load() error {
 	return nil
 }
 
-func (c *Coordinator) loadRecord(l *log.Log, r *record.Record) {
+// loadBatch replays one batch of partition p: records at or after from,
+// or a transaction marker.
+func (c *Coordinator) loadBatch(l *log.Log, p int32, r *record.Reader, h *record.BatchHeader, batch []byte, from int64) error {
+	if h.LastOffset() < from {
+		return nil
+	}
+	if err := r.Reset(batch); err != nil {
+		return err
+	}
+	if h.Attributes.IsControl() {
+		if !h.Attributes.IsTransactional() || !r.Next() {
+			return r.Err() // an empty (cleaned) marker, or another control batch
+		}
+		rec := r.Record()
+		m, err := record.ParseEndTxnMarker(rec.Key, rec.Value)
+		if err != nil {
+			c.logger.Warn("skipping an unreadable transaction marker", "partition", p, "offset", h.BaseOffset, "err", err)
+			return nil
+		}
+		c.completeTxnLocked(p, h.ProducerID, m.Type == record.ControlCommit)
+		return nil
+	}
+	txn := h.Attributes.IsTransactional() && h.ProducerID >= 0
+	for r.Next() {
+		rec := r.Record()
+		if rec.Offset < from {
+			continue
+		}
+		c.loadRecord(l, p, rec, h, txn)
+	}
+	return r.Err()
+}
+
+func (c *Coordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *record.BatchHeader, txn bool) {
 	if len(r.Key) < 2 {
 		c.logger.Warn("skipping a __consumer_offsets record without a key type", "partition", l.Partition(), "offset", r.Offset)
 		return
@@ -176,10 +234,11 @@ func (c *Coordinator) loadRecord(l *log.Log, r *record.Record) {
 			c.logger.Warn("skipping an unreadable offset commit key", "offset", r.Offset, "err", err)
 			return
 		}
-		g := c.groupLocked(k.Group)
 		tp := TopicPartition{Topic: k.Topic, Partition: k.Partition}
 		if r.Value == nil {
+			g := c.groupLocked(k.Group)
 			delete(g.offsets, tp)
+			delete(g.offsetPos, tp)
 			return
 		}
 		v, err := groupcodec.ParseOffsetCommitValue(r.Value)
@@ -187,7 +246,12 @@ func (c *Coordinator) loadRecord(l *log.Log, r *record.Record) {
 			c.logger.Warn("skipping an unreadable offset commit value", "offset", r.Offset, "err", err)
 			return
 		}
-		g.offsets[tp] = OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp}
+		om := OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: v.Metadata, CommitTimestamp: v.CommitTimestamp}
+		if txn {
+			c.addPendingLocked(p, h.ProducerID, k.Group, tp, om, h.BaseOffset)
+			return
+		}
+		c.groupLocked(k.Group).setOffset(tp, om, h.BaseOffset)
 	case groupcodec.TypeGroupMetadata:
 		k, err := groupcodec.ParseGroupMetadataKey(r.Key)
 		if err != nil {

@@ -10,6 +10,40 @@
 // coordinator runs the assignor the members agreed on with the
 // subscriptions it already holds, which gives the leader's result without a
 // round trip.
+//
+// # Transactions
+//
+// [TxnCoordinator] is Kafka's TransactionCoordinator (transaction version
+// 1: the epoch is bumped by InitProducerID and when a transaction is
+// fenced, not at every transaction's end). It stores each transactional
+// id's state in __transaction_state in Kafka's schema (version 0 values),
+// durably before answering, and ends a transaction synchronously:
+// PrepareCommit or PrepareAbort, a COMMIT or ABORT marker in every
+// partition of the transaction (fsynced), then CompleteCommit or
+// CompleteAbort. A crash between the two is repaired when the coordinator
+// loads: prepared transactions are completed again. Offsets committed in a
+// transaction ([Coordinator.TxnCommit]) are written to __consumer_offsets
+// in transactional batches of the producer and stay pending until the
+// marker: the transaction coordinator hands each marker it writes to
+// __consumer_offsets to the group coordinator, and the group coordinator's
+// load replays the markers it finds.
+//
+// # Lock order
+//
+// A lock may be taken while holding the ones above it; neither coordinator
+// calls back into the other while holding its own mutex.
+//
+//  1. a transactional id's lock (txnMeta.sem, one-slot semaphore): held for
+//     a whole call on the id — state writes to __transaction_state, marker
+//     writes and their fsyncs, and TxnCommit's write to __consumer_offsets
+//  2. TxnCoordinator.mu (the map of transactional ids and their states;
+//     never held while calling a Log or the group coordinator)
+//  3. a group's commit lock (group.commitMu, one-slot semaphore)
+//  4. Coordinator.mu (groups, pending transactional offsets)
+//  5. the log's locks (Log.mu and below, DESIGN.md)
+//
+// Dir.svcMu (taken by Transactions and For) is above all of these and is
+// never taken while holding one of them.
 package coordinator
 
 import (

@@ -1,0 +1,208 @@
+// Command exactlyonce is a consume-transform-produce loop with Kafka's
+// exactly-once semantics, on kafkalite: a read_committed consumer of the
+// group "exactlyonce" reads the topic "input", a transactional producer
+// writes each record's transformation (its value upper-cased, its key kept)
+// to the topic "output", and commits the consumed offsets in the same
+// transaction (SendOffsetsToTransaction). Kill it at any moment and run it
+// again: the output, read with read_committed, holds every input record
+// transformed exactly once.
+//
+//	go run ./examples/exactlyonce -dir DIR -seed 10000   # write 10,000 input records, then process them
+//	go run ./examples/exactlyonce -dir DIR               # process what is left, then exit
+//
+// Its test kills the processor with SIGKILL at random points, restarts it,
+// and checks the output.
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
+)
+
+const (
+	inputTopic      = "input"
+	outputTopic     = "output"
+	groupID         = "exactlyonce"
+	transactionalID = "exactlyonce-processor"
+	partitions      = 3
+)
+
+func main() {
+	dir := flag.String("dir", "", "log directory (required; kept)")
+	seed := flag.Int("seed", 0, "first write this many input records")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "exactlyonce: -dir is required")
+		os.Exit(2)
+	}
+	ctx := context.Background()
+	if *seed > 0 {
+		if err := seedInput(ctx, *dir, *seed); err != nil {
+			fmt.Fprintln(os.Stderr, "exactlyonce:", err)
+			os.Exit(1)
+		}
+	}
+	n, err := process(ctx, *dir, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "exactlyonce:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("processed %d records; the input is consumed\n", n)
+}
+
+// dirConfig is the log directory's configuration: one partition for each
+// internal topic keeps a small example's directory small.
+func dirConfig() log.Config {
+	cfg := log.DefaultConfig()
+	cfg.OffsetsTopicNumPartitions, cfg.TransactionStateNumPartitions = 1, 1
+	return cfg
+}
+
+// openDir opens the directory and creates the two topics if needed.
+func openDir(ctx context.Context, dir string) (*log.Dir, error) {
+	d, err := log.Open(ctx, dir, dirConfig())
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range []string{inputTopic, outputTopic} {
+		if _, err := d.CreateTopic(ctx, t, partitions, map[string]string{"segment.bytes": "65536"}); err != nil && !errors.Is(err, log.ErrTopicExists) {
+			return nil, errors.Join(err, d.Close())
+		}
+	}
+	return d, nil
+}
+
+// seedInput writes n input records, keys "k<i>", values "record-<i>".
+func seedInput(ctx context.Context, dir string, n int) (err error) {
+	d, err := openDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	p, err := producer.New(d, producer.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, p.Close(ctx)) }()
+	for i := range n {
+		if _, err := p.Send(ctx, &producer.Record{Topic: inputTopic, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "record-%d", i)}, nil); err != nil {
+			return err
+		}
+	}
+	return p.Flush(ctx)
+}
+
+// transform is the processing step: the value upper-cased.
+func transform(v []byte) []byte { return bytes.ToUpper(v) }
+
+// process runs the loop until the consumer has caught up with the input
+// (every partition's position at its end offset), and returns how many
+// records it processed. afterCommit, if not nil, runs after each
+// committed transaction (the test uses it to report progress).
+func process(ctx context.Context, dir string, afterCommit func(records int)) (n int, err error) {
+	d, err := openDir(ctx, dir)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+
+	pcfg := producer.DefaultConfig()
+	pcfg.TransactionalID = transactionalID // the same id after a restart fences the previous instance
+	p, err := producer.New(d, pcfg)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, p.Close(ctx)) }()
+	if err := p.InitTransactions(ctx); err != nil {
+		return 0, err
+	}
+
+	ccfg := consumer.DefaultConfig()
+	ccfg.GroupID = groupID
+	ccfg.IsolationLevel = consumer.ReadCommitted
+	ccfg.EnableAutoCommit = false // offsets are committed by the transactions
+	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	c, err := consumer.New(d, ccfg)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { err = errors.Join(err, c.Close(ctx)) }()
+	if err := c.Subscribe([]string{inputTopic}, nil); err != nil {
+		return 0, err
+	}
+
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		recs, err := c.Poll(pctx)
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return n, err
+		}
+		if len(recs) == 0 {
+			done, err := caughtUp(c)
+			if err != nil || done {
+				return n, err
+			}
+			continue
+		}
+		if err := p.BeginTransaction(); err != nil {
+			return n, err
+		}
+		for _, r := range recs {
+			out := &producer.Record{Topic: outputTopic, Partition: &r.Partition, Key: r.Key, Value: transform(r.Value)}
+			if _, err := p.Send(ctx, out, nil); err != nil {
+				return n, err
+			}
+		}
+		offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{}
+		for _, tp := range c.Assignment() {
+			pos, err := c.Position(tp)
+			if err != nil {
+				return n, err
+			}
+			offsets[tp] = consumer.OffsetAndMetadata{Offset: pos, LeaderEpoch: -1}
+		}
+		if err := p.SendOffsetsToTransaction(ctx, offsets, c.GroupMetadata()); err != nil {
+			return n, err
+		}
+		if err := p.CommitTransaction(ctx); err != nil {
+			return n, err
+		}
+		n += len(recs)
+		if afterCommit != nil {
+			afterCommit(len(recs))
+		}
+	}
+}
+
+// caughtUp reports whether every assigned partition's position reached its
+// end offset (for read_committed, the last stable offset).
+func caughtUp(c *consumer.Consumer) (bool, error) {
+	assigned := c.Assignment()
+	if len(assigned) < partitions {
+		return false, nil // still joining
+	}
+	ends, err := c.EndOffsets(assigned)
+	if err != nil {
+		return false, err
+	}
+	for _, tp := range assigned {
+		pos, err := c.Position(tp)
+		if err != nil {
+			return false, err
+		}
+		if pos < ends[tp] {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,366 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/logtest"
+	"github.com/stretchr/testify/require"
+)
+
+// childEnv selects the child mode of the test binary: run the processor on
+// the directory it names, printing a line per committed transaction.
+const childEnv = "KAFKALITE_WINDOWCOUNT_CHILD_DIR"
+
+// childPollRecords keeps the child's transactions small, so that kills land
+// in many different places.
+const childPollRecords = 150
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(childEnv); dir != "" {
+		os.Exit(child(dir))
+	}
+	os.Exit(m.Run())
+}
+
+func child(dir string) int {
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	ctx := context.Background()
+	d, err := log.Open(ctx, dir, testDirConfig())
+	if err == nil {
+		_, err = Run(ctx, d, DefaultWindows, childPollRecords, func(n int) {
+			fmt.Fprintln(out, "commit", n)
+			out.Flush()
+		})
+		if cerr := d.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(out, "error", err)
+		return 1
+	}
+	fmt.Fprintln(out, "done")
+	return 0
+}
+
+// testDirConfig is dirConfig with 64 KiB indexes instead of Kafka's 10 MiB:
+// recovery after a kill reads the indexes left at their preallocated size,
+// which the race detector makes slow.
+func testDirConfig() log.Config {
+	cfg := dirConfig()
+	cfg.DefaultTopic.SegmentIndexBytes = 64 << 10
+	return cfg
+}
+
+func TestTask(t *testing.T) {
+	cfg := Windows{Size: 10, Lateness: 3}
+	type out struct {
+		late    bool
+		emitted []Result
+	}
+	ev := func(typ string, ts int64) Event { return Event{Type: typ, TS: ts} }
+	res := func(typ string, start, count int64) Result {
+		return Result{Type: typ, Start: start, End: start + 10, Count: count}
+	}
+	for _, tc := range []struct {
+		name   string
+		events []Event
+		want   []out // per event
+		open   map[WindowKey]int64
+	}{
+		{
+			name:   "in order: a window closes when the watermark reaches its end",
+			events: []Event{ev("a", 1), ev("a", 9), ev("a", 12), ev("a", 13)},
+			want:   []out{{}, {}, {}, {emitted: []Result{res("a", 0, 2)}}},
+			open:   map[WindowKey]int64{{10, "a"}: 2},
+		},
+		{
+			name:   "out of order within the lateness is counted",
+			events: []Event{ev("a", 12), ev("a", 9), ev("b", 7), ev("a", 15)},
+			want:   []out{{}, {}, {}, {emitted: []Result{res("a", 0, 1), res("b", 0, 1)}}},
+			open:   map[WindowKey]int64{{10, "a"}: 2},
+		},
+		{
+			name:   "an event for an emitted window is late and changes nothing",
+			events: []Event{ev("a", 5), ev("a", 14), ev("a", 9), ev("b", 2), ev("a", 10)},
+			want:   []out{{}, {emitted: []Result{res("a", 0, 1)}}, {late: true}, {late: true}, {}},
+			open:   map[WindowKey]int64{{10, "a"}: 2},
+		},
+		{
+			name:   "a late event for a window never opened is late too",
+			events: []Event{ev("a", 25), ev("b", 1)},
+			want:   []out{{}, {late: true}},
+			open:   map[WindowKey]int64{{20, "a"}: 1},
+		},
+		{
+			name:   "one event can close several windows, in order of end then type",
+			events: []Event{ev("b", 1), ev("a", 2), ev("a", 11), ev("c", 40)},
+			want:   []out{{}, {}, {}, {emitted: []Result{res("a", 0, 1), res("b", 0, 1), res("a", 10, 1)}}},
+			open:   map[WindowKey]int64{{40, "c"}: 1},
+		},
+		{
+			name:   "negative times round down",
+			events: []Event{ev("a", -1), ev("a", 13)},
+			want:   []out{{}, {emitted: []Result{res("a", -10, 1)}}},
+			open:   map[WindowKey]int64{{10, "a"}: 1},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tk := newTask(cfg, noTime, nil)
+			for i, e := range tc.events {
+				late, emitted := tk.process(e)
+				require.Equal(t, tc.want[i], out{late, emitted}, "event %d %+v", i, e)
+			}
+			require.Equal(t, tc.open, tk.counts)
+		})
+	}
+}
+
+func TestTaskChanges(t *testing.T) {
+	tk := newTask(Windows{Size: 10, Lateness: 0}, noTime, nil)
+	tk.process(Event{Type: "a", TS: 1})
+	tk.process(Event{Type: "a", TS: 2})
+	tk.process(Event{Type: "b", TS: 3})
+	require.Equal(t, []change{{Key: WindowKey{0, "a"}, Count: 2}, {Key: WindowKey{0, "b"}, Count: 1}}, tk.takeChanges())
+	require.Empty(t, tk.takeChanges())
+	tk.process(Event{Type: "a", TS: 4})
+	tk.process(Event{Type: "a", TS: 10}) // closes [0, 10)
+	require.Equal(t, []change{
+		{Key: WindowKey{0, "a"}, Deleted: true},
+		{Key: WindowKey{0, "b"}, Deleted: true},
+		{Key: WindowKey{10, "a"}, Count: 1},
+	}, tk.takeChanges(), "a window counted and emitted since the last write is a removal")
+
+	k, err := ParseWindowKey(WindowKey{-20, "x/y"}.String())
+	require.NoError(t, err)
+	require.Equal(t, WindowKey{-20, "x/y"}, k)
+	for _, bad := range []string{"", "12", "x/a"} {
+		_, err := ParseWindowKey(bad)
+		require.Error(t, err, bad)
+	}
+	for _, ts := range []int64{noTime, 0, -5, 1767225600000} {
+		got, err := parseStreamTime(formatStreamTime(ts))
+		require.NoError(t, err)
+		require.Equal(t, ts, got)
+	}
+}
+
+// TestWindowCount runs the processor in process (memory filesystem), in
+// two runs with more events in between, and checks the outputs.
+func TestWindowCount(t *testing.T) {
+	ctx := context.Background()
+	b := logtest.New(t)
+	require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 1))
+	n, err := Run(ctx, b.Dir(), DefaultWindows, 200, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1500, n)
+	b.Restart() // the second run restores its tasks from a reopened directory
+	require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 2))
+	n, err = Run(ctx, b.Dir(), DefaultWindows, 200, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1500, n)
+	checkOutputs(t, b.Dir())
+
+	// A malformed input goes to the side topic, and the pipeline goes on.
+	b.Produce(SourceTopic, logtest.InPartition(logtest.KV("click", "not json"), 0))
+	_, err = Run(ctx, b.Dir(), DefaultWindows, 200, nil)
+	require.NoError(t, err)
+	late := b.Expect(t, LateTopic).Partition(0).Records()
+	require.Equal(t, "not json", string(late[len(late)-1].Value))
+}
+
+// TestWindowCountAcrossKills seeds the source, then runs the processor as a
+// child process and kills it with SIGKILL at random moments — between
+// transactions, inside them, during commits — restarting it each time, until
+// a run finishes. The outputs, read with read_committed, must be exactly
+// those of a replay of the events through the same rules.
+func TestWindowCountAcrossKills(t *testing.T) {
+	const events, kills = 3000, 8
+	dir := t.TempDir()
+	ctx := context.Background()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	d, err := log.Open(ctx, dir, testDirConfig())
+	require.NoError(t, err)
+	require.NoError(t, SeedEvents(ctx, d, events, seed))
+	require.NoError(t, d.Close())
+
+	rng := rand.New(rand.NewPCG(seed, 7))
+	killed, processed := 0, 0
+	for run := 0; ; run++ {
+		require.Less(t, run, 100, "the processor never finished")
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"="+dir)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		cmd.Stderr = os.Stderr
+		require.NoError(t, cmd.Start())
+		lines := make(chan string)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		if killed < kills {
+			// Kill after a random number of commits, plus a random delay
+			// so that some kills land inside a transaction.
+			want, finished := rng.IntN(5), false
+			for commits := 0; commits < want; {
+				line, ok := <-lines
+				if !ok || line == "done" {
+					finished = true
+					break
+				}
+				require.False(t, strings.HasPrefix(line, "error"), line)
+				processed += commitCount(t, line)
+				commits++
+			}
+			if !finished {
+				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond) // where in the transaction the kill lands
+				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+				killed++
+			}
+			for range lines {
+			}
+			_ = cmd.Wait()
+			continue
+		}
+		var last string
+		for line := range lines {
+			require.False(t, strings.HasPrefix(line, "error"), line)
+			if strings.HasPrefix(line, "commit") {
+				processed += commitCount(t, line)
+			}
+			last = line
+		}
+		require.NoError(t, cmd.Wait())
+		require.Equal(t, "done", last)
+		break
+	}
+	t.Logf("%d kills; %d events in committed transactions seen by the test", killed, processed)
+
+	d, err = log.Open(ctx, dir, testDirConfig())
+	require.NoError(t, err)
+	defer d.Close()
+	checkOutputs(t, d)
+}
+
+func commitCount(t *testing.T, line string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimPrefix(line, "commit "))
+	require.NoError(t, err, line)
+	return n
+}
+
+// partitioned is what a topic holds, per partition, in offset order.
+type partitioned map[int32][]string
+
+// readCommitted returns a topic's values (read_committed) per partition,
+// after checking that no transaction is left open in it.
+func readCommitted(t *testing.T, d *log.Dir, topic string) partitioned {
+	t.Helper()
+	for p := range int32(Partitions) {
+		l, err := d.Partition(topic, p)
+		require.NoError(t, err)
+		require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "%s-%d: no transaction left open", topic, p)
+	}
+	out := partitioned{}
+	require.NoError(t, readAll(context.Background(), d, topic, func(r *consumer.Record) error {
+		v := "<null>"
+		if r.Value != nil {
+			v = string(r.Value)
+		}
+		out[r.Partition] = append(out[r.Partition], string(r.Key)+"="+v)
+		return nil
+	}))
+	return out
+}
+
+// checkOutputs replays the source topic through fresh tasks and compares:
+// window-counts must hold exactly the windows the replay emits, each once,
+// in the same order per partition, with the same counts; late-events exactly
+// the events the replay finds late; and the changelog's latest value per key
+// the replay's open windows.
+func checkOutputs(t *testing.T, d *log.Dir) {
+	t.Helper()
+	source := readCommitted(t, d, SourceTopic)
+	wantResults, wantLate, wantOpen := partitioned{}, partitioned{}, map[int32]map[string]int64{}
+	for p := range int32(Partitions) {
+		tk := newTask(DefaultWindows, noTime, nil)
+		for _, kv := range source[p] {
+			key, value, _ := strings.Cut(kv, "=")
+			var ev Event
+			if err := json.Unmarshal([]byte(value), &ev); err != nil || ev.Type == "" {
+				wantLate[p] = append(wantLate[p], kv)
+				continue
+			}
+			late, emitted := tk.process(ev)
+			if late {
+				wantLate[p] = append(wantLate[p], key+"="+value)
+			}
+			for _, r := range emitted {
+				v, err := json.Marshal(r)
+				require.NoError(t, err)
+				wantResults[p] = append(wantResults[p], r.Type+"="+string(v))
+			}
+		}
+		wantOpen[p] = map[string]int64{}
+		for k, n := range tk.counts {
+			wantOpen[p][k.String()] = n
+		}
+	}
+
+	results := readCommitted(t, d, ResultsTopic)
+	require.Equal(t, wantResults, results, "window-counts: every window once, with its count")
+	seen := map[string]bool{}
+	for _, rs := range results {
+		for _, kv := range rs {
+			_, value, _ := strings.Cut(kv, "=")
+			var r Result
+			require.NoError(t, json.Unmarshal([]byte(value), &r))
+			id := fmt.Sprintf("%d/%s", r.Start, r.Type)
+			require.False(t, seen[id], "window %s emitted twice", id)
+			seen[id] = true
+		}
+	}
+	require.NotEmpty(t, seen)
+	require.Equal(t, wantLate, readCommitted(t, d, LateTopic), "late-events")
+	require.NotEmpty(t, wantLate)
+
+	open := map[int32]map[string]int64{}
+	for p, kvs := range readCommitted(t, d, ChangelogTopic) {
+		open[p] = map[string]int64{}
+		for _, kv := range kvs {
+			key, value, _ := strings.Cut(kv, "=")
+			if value == "<null>" {
+				delete(open[p], key)
+				continue
+			}
+			n, err := strconv.ParseInt(value, 10, 64)
+			require.NoError(t, err)
+			open[p][key] = n
+		}
+	}
+	for p := range int32(Partitions) {
+		if open[p] == nil {
+			open[p] = map[string]int64{}
+		}
+	}
+	require.Equal(t, wantOpen, open, "the changelog's latest values are the open windows")
+}

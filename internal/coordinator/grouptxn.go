@@ -1,0 +1,168 @@
+package coordinator
+
+import (
+	"context"
+	"math"
+
+	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// txnKey names the offsets one producer committed in its open transaction
+// in one __consumer_offsets partition: what one marker completes.
+type txnKey struct {
+	partition  int32 // of __consumer_offsets
+	producerID int64
+}
+
+// pendingOffset is an offset committed in a transaction, with the offset of
+// the batch that holds it.
+type pendingOffset struct {
+	om  OffsetAndMetadata
+	pos int64
+}
+
+// offsetsPartitionOf returns the __consumer_offsets partition of a group.
+func (c *Coordinator) offsetsPartitionOf(groupID string) TopicPartition {
+	return TopicPartition{Topic: OffsetsTopic, Partition: groupcodec.PartitionFor(groupID, int32(len(c.partitions)))}
+}
+
+// TxnCommit is Kafka's TxnOffsetCommit: it commits offsets for groupID
+// inside producer pe's transaction, which must have added the group with
+// [TxnCoordinator.AddOffsets] (else [ErrInvalidTxnState]; another producer
+// id or epoch: [ErrProducerFenced]). The offsets are written durably to the
+// group's __consumer_offsets partition in a transactional batch of the
+// producer, and stay pending — invisible to Fetch — until the
+// transaction's COMMIT marker applies them; an ABORT marker discards them.
+// A commit written to the partition after this one and before the marker
+// is not replaced by it.
+//
+// A consumer group member passes its member id and generation, checked as
+// Commit checks them; generation -1 (a consumer without membership, or an
+// application that only produces) skips the check.
+func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID, memberID string, generation int32,
+	offsets map[TopicPartition]OffsetAndMetadata) error {
+	tc, err := Transactions(ctx, c.dir)
+	if err != nil {
+		return err
+	}
+	tp := c.offsetsPartitionOf(groupID)
+	return tc.inTransaction(ctx, transactionalID, pe, tp, func() error {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return ErrClosed
+		}
+		if generation >= 0 {
+			if err := c.groupLocked(groupID).checkCommitter(memberID, generation); err != nil {
+				c.mu.Unlock()
+				return err
+			}
+		}
+		c.mu.Unlock()
+		now := c.now().UnixMilli()
+		stamped := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+		for tp, om := range offsets {
+			om.CommitTimestamp = now
+			stamped[tp] = om
+		}
+		l := c.partitions[tp.Partition]
+		h := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: pe.ProducerID, ProducerEpoch: pe.Epoch,
+			BaseSequence: nextSequence(l, pe), Attributes: record.Attributes(0).WithTransactional(true)}
+		pos, err := c.appendOffsets(ctx, groupID, stamped, &h)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for otp, om := range stamped {
+			c.addPendingLocked(tp.Partition, pe.ProducerID, groupID, otp, om, pos)
+		}
+		return nil
+	})
+}
+
+// nextSequence returns the sequence number of the producer's next batch in
+// l: 0 for a new epoch, else one after the last the log accepted (the
+// coordinator is the only writer of the producer's batches in
+// __consumer_offsets, and the transaction's lock serializes its writes).
+func nextSequence(l *log.Log, pe ProducerIDAndEpoch) int32 {
+	for _, p := range l.Producers() {
+		if p.ProducerID == pe.ProducerID && p.ProducerEpoch == pe.Epoch {
+			if p.LastSequence == math.MaxInt32 {
+				return 0
+			}
+			return p.LastSequence + 1
+		}
+	}
+	return 0
+}
+
+// addPendingLocked records an offset committed in producerID's open
+// transaction in partition p.
+func (c *Coordinator) addPendingLocked(p int32, producerID int64, groupID string, tp TopicPartition, om OffsetAndMetadata, pos int64) {
+	k := txnKey{p, producerID}
+	byGroup := c.pendingTxn[k]
+	if byGroup == nil {
+		byGroup = map[string]map[TopicPartition]pendingOffset{}
+		c.pendingTxn[k] = byGroup
+	}
+	offs := byGroup[groupID]
+	if offs == nil {
+		offs = map[TopicPartition]pendingOffset{}
+		byGroup[groupID] = offs
+	}
+	offs[tp] = pendingOffset{om, pos}
+}
+
+// completeTxn applies (commit) or discards the offsets producerID committed
+// in its transaction in __consumer_offsets partition p, once the
+// transaction coordinator wrote the marker there.
+func (c *Coordinator) completeTxn(p int32, producerID int64, commit bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.completeTxnLocked(p, producerID, commit)
+}
+
+func (c *Coordinator) completeTxnLocked(p int32, producerID int64, commit bool) {
+	k := txnKey{p, producerID}
+	byGroup := c.pendingTxn[k]
+	delete(c.pendingTxn, k)
+	if !commit {
+		return
+	}
+	for groupID, offs := range byGroup {
+		g := c.groupLocked(groupID)
+		for tp, po := range offs {
+			g.setOffset(tp, po.om, po.pos)
+		}
+	}
+}
+
+// setOffset makes om the group's committed offset of tp unless a commit
+// appended later (at a higher pos) is already there.
+func (g *group) setOffset(tp TopicPartition, om OffsetAndMetadata, pos int64) {
+	if cur, ok := g.offsetPos[tp]; ok && cur > pos {
+		if _, ok := g.offsets[tp]; ok {
+			return
+		}
+	}
+	g.offsets[tp] = om
+	g.offsetPos[tp] = pos
+}
+
+// PendingTxnOffsets returns the offsets of groupID committed in
+// transactions that are not decided yet (Kafka answers an OffsetFetch
+// with require_stable with UNSTABLE_OFFSET_COMMIT for them).
+func (c *Coordinator) PendingTxnOffsets(groupID string) map[TopicPartition]OffsetAndMetadata {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[TopicPartition]OffsetAndMetadata{}
+	for _, byGroup := range c.pendingTxn {
+		for tp, po := range byGroup[groupID] {
+			out[tp] = po.om
+		}
+	}
+	return out
+}

@@ -1,0 +1,692 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/stretchr/testify/require"
+)
+
+// testClock is a clock tests move by hand.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Unix(1_700_000_000, 0)} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// txnEnv is a Dir with topic t (2 partitions) and both coordinators.
+type txnEnv struct {
+	t      *testing.T
+	mem    *vfs.MemFS
+	clock  *testClock
+	cfg    log.Config
+	dir    *log.Dir
+	txn    *TxnCoordinator
+	groups *Coordinator
+	seq    map[seqKey]int32 // the test producer's next sequence numbers
+}
+
+type seqKey struct {
+	pe ProducerIDAndEpoch
+	p  int32
+}
+
+// newTxnEnv opens a Dir on a memory FS. The coordinator's goroutine runs
+// at intervals of an hour unless configure changes them: tests call its
+// work directly.
+func newTxnEnv(t *testing.T, configure func(*log.Config)) *txnEnv {
+	t.Helper()
+	e := &txnEnv{t: t, mem: vfs.NewMem(), clock: newTestClock(), seq: map[seqKey]int32{}}
+	e.cfg = log.DefaultConfig()
+	e.cfg.FS = e.mem
+	e.cfg.Now = e.clock.Now
+	e.cfg.OffsetsTopicNumPartitions = 3
+	e.cfg.TransactionStateNumPartitions = 3
+	e.cfg.TransactionAbortTimedOutInterval = time.Hour
+	e.cfg.TransactionRemoveExpiredInterval = time.Hour
+	if configure != nil {
+		configure(&e.cfg)
+	}
+	e.open()
+	_, err := e.dir.CreateTopic(context.Background(), "t", 2, nil)
+	require.NoError(t, err)
+	return e
+}
+
+func (e *txnEnv) open() {
+	e.t.Helper()
+	d, err := log.Open(context.Background(), "/data", e.cfg)
+	require.NoError(e.t, err)
+	e.dir = d
+	e.t.Cleanup(func() { require.NoError(e.t, d.Close()) })
+	e.txn, err = Transactions(context.Background(), d)
+	require.NoError(e.t, err)
+	again, err := Transactions(context.Background(), d)
+	require.NoError(e.t, err)
+	require.Same(e.t, e.txn, again, "one transaction coordinator per Dir")
+	e.groups, err = For(context.Background(), d)
+	require.NoError(e.t, err)
+	require.Same(e.t, e.groups, e.txn.groups)
+}
+
+// reopen closes the Dir cleanly and opens it again.
+func (e *txnEnv) reopen() {
+	e.t.Helper()
+	require.NoError(e.t, e.dir.Close())
+	e.open()
+}
+
+// crash simulates a power loss: the Dir opens again on what was durable.
+func (e *txnEnv) crash() {
+	e.t.Helper()
+	e.mem = e.mem.CrashClone()
+	require.NoError(e.t, e.dir.Close()) // releases the lock; the clone does not see what it writes
+	e.cfg.FS = e.mem
+	e.open()
+}
+
+func (e *txnEnv) log(p int32) *log.Log {
+	e.t.Helper()
+	l, err := e.dir.Partition("t", p)
+	require.NoError(e.t, err)
+	return l
+}
+
+func (e *txnEnv) init(id string) ProducerIDAndEpoch {
+	e.t.Helper()
+	pe, err := e.txn.InitProducerID(context.Background(), id, time.Minute)
+	require.NoError(e.t, err)
+	return pe
+}
+
+// produce appends a batch of n records of producer pe to t-p,
+// transactional or not, durably (acks=all), and returns its base offset.
+func (e *txnEnv) produce(pe ProducerIDAndEpoch, p int32, n int, txn bool) (int64, error) {
+	k := seqKey{pe, p}
+	var b record.Builder
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: pe.ProducerID, ProducerEpoch: pe.Epoch, BaseSequence: e.seq[k],
+		Attributes: record.Attributes(0).WithTransactional(txn)}, record.DefaultLevel)
+	for i := range n {
+		require.NoError(e.t, b.Append(e.clock.Now().UnixMilli(), nil, fmt.Appendf(nil, "v%d", i), nil))
+	}
+	batch, err := b.Build()
+	require.NoError(e.t, err)
+	l := e.log(p)
+	res, err := l.Append(batch)
+	if err != nil {
+		return -1, err
+	}
+	require.NoError(e.t, l.Sync(context.Background(), res.LastOffset+1)) // acks=all
+	e.seq[k] += int32(n)
+	return res.BaseOffset, nil
+}
+
+func (e *txnEnv) mustProduce(pe ProducerIDAndEpoch, p int32, n int) int64 {
+	e.t.Helper()
+	off, err := e.produce(pe, p, n, true)
+	require.NoError(e.t, err)
+	return off
+}
+
+// committed counts the records of t-p a read_committed consumer sees.
+func committed(t *testing.T, l *log.Log) int {
+	t.Helper()
+	n := 0
+	for off := l.LogStartOffset(); off < l.LastStableOffset(); {
+		next, err := l.ReadCommittedRecords(off, 1<<20, func(*record.Record, *record.BatchHeader) error { n++; return nil })
+		require.NoError(t, err)
+		if next <= off {
+			break
+		}
+		off = next
+	}
+	return n
+}
+
+// lastMarker returns the marker at the end of l.
+func lastMarker(t *testing.T, l *log.Log) (record.BatchHeader, record.EndTxnMarker) {
+	t.Helper()
+	res, err := l.Read(l.LogEndOffset()-1, 1<<20, true)
+	require.NoError(t, err)
+	require.NotNil(t, res.Slice)
+	defer res.Release()
+	var h record.BatchHeader
+	var batch []byte
+	_, err = res.Slice.Batches(nil, func(bh *record.BatchHeader, b []byte) error {
+		h, batch = *bh, append([]byte(nil), b...)
+		return nil
+	})
+	require.NoError(t, err)
+	require.True(t, h.Attributes.IsControl(), "last batch %v is not a marker", h)
+	r := record.NewReader(record.ReaderOptions{})
+	require.NoError(t, r.Reset(batch))
+	require.True(t, r.Next())
+	m, err := record.ParseEndTxnMarker(r.Record().Key, r.Record().Value)
+	require.NoError(t, err)
+	return h, m
+}
+
+func openTxnStart(t *testing.T, l *log.Log, pid int64) int64 {
+	t.Helper()
+	for _, p := range l.Producers() {
+		if p.ProducerID == pid {
+			return p.CurrentTxnStartOffset
+		}
+	}
+	return -1
+}
+
+// requireFencedInLog checks that the log refused a fenced producer's
+// transactional batch. Its transaction ended with a marker of a higher
+// epoch, so the log finds no open transaction and no verification first
+// (log.ErrInvalidTxnState, Kafka's order of checks); an open transaction
+// of the old epoch would give log.ErrInvalidProducerEpoch.
+func requireFencedInLog(t *testing.T, err error) {
+	t.Helper()
+	require.Error(t, err)
+	require.True(t, errors.Is(err, log.ErrInvalidTxnState) || errors.Is(err, log.ErrInvalidProducerEpoch), "%v", err)
+}
+
+func TestInitProducerID(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+
+	// Idempotent producers: a fresh id each time, epoch 0, nothing stored.
+	a, err := e.txn.InitProducerID(ctx, "", 0)
+	require.NoError(t, err)
+	b, err := e.txn.InitProducerID(ctx, "", 0)
+	require.NoError(t, err)
+	require.NotEqual(t, a.ProducerID, b.ProducerID)
+	require.Zero(t, a.Epoch)
+	require.Empty(t, e.txn.ListTransactions())
+
+	// A transactional id keeps its producer id and bumps the epoch.
+	first := e.init("tx")
+	require.Zero(t, first.Epoch)
+	second := e.init("tx")
+	require.Equal(t, first.ProducerID, second.ProducerID)
+	require.Equal(t, int16(1), second.Epoch)
+	d, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+	require.Equal(t, TxnDescription{TransactionalID: "tx", State: TxnEmpty, ProducerID: second.ProducerID, ProducerEpoch: 1,
+		Timeout: time.Minute, LastUpdate: e.clock.Now()}, d)
+
+	// Epoch exhausted: a new producer id at epoch 0.
+	e.txn.mu.Lock()
+	e.txn.txns["tx"].st.epoch = math.MaxInt16 - 1
+	e.txn.mu.Unlock()
+	third := e.init("tx")
+	require.NotEqual(t, first.ProducerID, third.ProducerID)
+	require.Zero(t, third.Epoch)
+
+	for _, timeout := range []time.Duration{0, -time.Second, e.cfg.TransactionMaxTimeout + time.Millisecond} {
+		_, err := e.txn.InitProducerID(ctx, "bad", timeout)
+		require.ErrorIs(t, err, ErrInvalidTransactionTimeout, "timeout %v", timeout)
+	}
+	_, err = e.txn.Describe("bad")
+	require.ErrorIs(t, err, ErrTransactionalIDNotFound)
+	require.Equal(t, []string{"tx"}, e.txn.ListTransactions())
+}
+
+func TestUnknownTransactionalIDAndPartition(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	pe := ProducerIDAndEpoch{ProducerID: 1}
+	require.ErrorIs(t, e.txn.AddPartitions(ctx, "nobody", pe, []TopicPartition{{"t", 0}}), ErrTransactionalIDNotFound)
+	require.ErrorIs(t, e.txn.EndTxn(ctx, "nobody", pe, true), ErrTransactionalIDNotFound)
+	require.ErrorIs(t, e.groups.TxnCommit(ctx, "nobody", pe, "g", "", -1, nil), ErrTransactionalIDNotFound)
+
+	pe = e.init("tx")
+	for _, tp := range []TopicPartition{{"missing", 0}, {"t", 2}} {
+		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}, tp})
+		require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
+		require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
+	}
+	d, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+	require.Equal(t, TxnEmpty, d.State, "a refused AddPartitions changes nothing")
+}
+
+// TestFencing: a second InitProducerID aborts the first producer's open
+// transaction and fences it on the coordinator and in the logs.
+func TestFencing(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	old := e.init("tx")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", old, []TopicPartition{{"t", 0}, {"t", 1}}))
+	first := e.mustProduce(old, 0, 3)
+	require.Equal(t, first, e.log(0).LastStableOffset(), "the open transaction holds the LSO")
+
+	// A transactional batch without AddPartitions is refused by the log.
+	other := e.init("other")
+	_, err := e.produce(other, 0, 1, true)
+	require.ErrorIs(t, err, log.ErrInvalidTxnState)
+
+	cur := e.init("tx")
+	require.Equal(t, old.ProducerID, cur.ProducerID)
+	require.Equal(t, old.Epoch+2, cur.Epoch, "one bump to fence and abort, one for the new producer")
+	for p := range int32(2) {
+		l := e.log(p)
+		require.Equal(t, l.HighWatermark(), l.LastStableOffset())
+		h, m := lastMarker(t, l)
+		require.Equal(t, record.ControlAbort, m.Type)
+		require.Equal(t, old.Epoch+1, h.ProducerEpoch)
+		require.Equal(t, old.ProducerID, h.ProducerID)
+	}
+	require.Zero(t, committed(t, e.log(0)))
+
+	tests := []struct {
+		name string
+		call func(pe ProducerIDAndEpoch) error
+	}{
+		{"AddPartitions", func(pe ProducerIDAndEpoch) error {
+			return e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}})
+		}},
+		{"AddOffsets", func(pe ProducerIDAndEpoch) error { return e.txn.AddOffsets(ctx, "tx", pe, "g") }},
+		{"EndTxn", func(pe ProducerIDAndEpoch) error { return e.txn.EndTxn(ctx, "tx", pe, true) }},
+		{"TxnCommit", func(pe ProducerIDAndEpoch) error {
+			return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 1}})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, tc.call(old), ErrProducerFenced)
+			require.ErrorIs(t, tc.call(ProducerIDAndEpoch{ProducerID: cur.ProducerID + 100, Epoch: cur.Epoch}), ErrProducerFenced)
+		})
+	}
+	// The fenced producer's late batches are refused by the log.
+	for p := range int32(2) {
+		_, err = e.produce(old, p, 1, true)
+		requireFencedInLog(t, err)
+	}
+}
+
+func TestEndTxnWritesMarkers(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		t.Run(fmt.Sprintf("commit=%v", commit), func(t *testing.T) {
+			e := newTxnEnv(t, nil)
+			ctx := context.Background()
+			pe := e.init("tx")
+			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit), "ending an empty transaction is a no-op")
+			start := e.clock.Now()
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 1}, {"t", 0}}))
+			e.clock.Advance(time.Second)
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}), "adding again is fine")
+			off0 := e.mustProduce(pe, 0, 2)
+			e.mustProduce(pe, 1, 1)
+			e.mustProduce(pe, 0, 3)
+			d, err := e.txn.Describe("tx")
+			require.NoError(t, err)
+			require.Equal(t, TxnOngoing, d.State)
+			require.Equal(t, []TopicPartition{{"t", 0}, {"t", 1}}, d.Partitions)
+			require.Equal(t, start, d.StartTime)
+			require.Equal(t, off0, e.log(0).LastStableOffset())
+			require.Equal(t, off0, openTxnStart(t, e.log(0), pe.ProducerID))
+
+			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit))
+			want := record.ControlAbort
+			if commit {
+				want = record.ControlCommit
+			}
+			for p, n := range map[int32]int{0: 5, 1: 1} {
+				l := e.log(p)
+				require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
+				require.Equal(t, int64(-1), openTxnStart(t, l, pe.ProducerID))
+				h, m := lastMarker(t, l)
+				require.Equal(t, want, m.Type)
+				require.Equal(t, coordinatorEpoch, m.CoordinatorEpoch)
+				require.Equal(t, pe.Epoch, h.ProducerEpoch)
+				if commit {
+					require.Equal(t, n, committed(t, l))
+				} else {
+					require.Zero(t, committed(t, l))
+				}
+			}
+			d, err = e.txn.Describe("tx")
+			require.NoError(t, err)
+			require.Empty(t, d.Partitions)
+			// Repeating the result succeeds; the other result does not.
+			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit))
+			require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, !commit), ErrInvalidTxnState)
+			if commit {
+				require.Equal(t, TxnCompleteCommit, d.State)
+			} else {
+				require.Equal(t, TxnCompleteAbort, d.State)
+			}
+
+			// The next transaction of the same producer works as the first.
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+			e.mustProduce(pe, 0, 1)
+			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+			require.Equal(t, e.log(0).LogEndOffset(), e.log(0).LastStableOffset())
+		})
+	}
+}
+
+func TestTxnOffsets(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	tp := TopicPartition{"t", 0}
+	pe := e.init("tx")
+	commit := func(off int64) error {
+		return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1, Metadata: "m"}})
+	}
+	require.ErrorIs(t, commit(1), ErrInvalidTxnState, "no transaction")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
+	require.ErrorIs(t, commit(1), ErrInvalidTxnState, "AddOffsets missing")
+
+	// Committed in a committed transaction: visible after the marker only.
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	e.mustProduce(pe, 0, 4)
+	require.NoError(t, commit(4))
+	require.NoError(t, commit(5), "a second commit in the same transaction")
+	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Equal(t, int64(5), e.groups.PendingTxnOffsets("g")[tp].Offset)
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(5), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Empty(t, e.groups.PendingTxnOffsets("g"))
+	offsets := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
+	require.Equal(t, offsets.LogEndOffset(), offsets.LastStableOffset())
+
+	// Aborted: never visible.
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	require.NoError(t, commit(9))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, false))
+	require.Equal(t, int64(5), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Empty(t, e.groups.PendingTxnOffsets("g"))
+
+	// A plain commit written after the transactional one wins over it.
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	require.NoError(t, commit(11))
+	require.NoError(t, e.groups.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 12, LeaderEpoch: -1}}))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(12), e.groups.Fetch("g", nil)[tp].Offset)
+
+	// All of it comes back after a restart, from the markers.
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	require.NoError(t, commit(20))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, false))
+	e.reopen()
+	require.Equal(t, int64(12), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Empty(t, e.groups.PendingTxnOffsets("g"))
+}
+
+func TestTxnCommitChecksMembership(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	m := join(t, e.groups, "", assignor.Range())
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	off := map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 3, LeaderEpoch: -1}}
+	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation+1, off), ErrIllegalGeneration)
+	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "stranger", m.Generation, off), ErrUnknownMember)
+	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation, off))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(3), e.groups.Fetch("g", nil)[TopicPartition{"t", 0}].Offset)
+}
+
+// TestPendingOffsetsSurviveRestart: offsets of an open transaction are
+// loaded as pending and applied by the marker written after the restart.
+func TestPendingOffsetsSurviveRestart(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	tp := TopicPartition{"t", 1}
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	e.mustProduce(pe, 1, 2)
+	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 2, LeaderEpoch: -1}}))
+	before, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+
+	e.reopen()
+	after, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the state survives a restart")
+	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Equal(t, int64(2), e.groups.PendingTxnOffsets("g")[tp].Offset)
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(2), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, 2, committed(t, e.log(1)))
+}
+
+// TestCrashBetweenPrepareAndMarkers: a PrepareCommit persisted without its
+// markers is completed when the coordinator loads.
+func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
+	for _, recovery := range []string{"retry", "restart", "power loss"} {
+		t.Run(recovery, func(t *testing.T) {
+			e := newTxnEnv(t, nil)
+			ctx := context.Background()
+			tp := TopicPartition{"t", 0}
+			pe := e.init("tx")
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
+			require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+			first := e.mustProduce(pe, 0, 3)
+			require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
+
+			crash := errors.New("crash")
+			hook := func() error { return crash }
+			e.txn.afterPrepare.Store(&hook)
+			require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, true), crash)
+			e.txn.afterPrepare.Store(nil)
+			d, err := e.txn.Describe("tx")
+			require.NoError(t, err)
+			require.Equal(t, TxnPrepareCommit, d.State)
+			require.Equal(t, first, e.log(0).LastStableOffset(), "no marker yet")
+			require.ErrorIs(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}), ErrConcurrentTransactions)
+			require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, false), ErrInvalidTxnState)
+
+			switch recovery {
+			case "retry":
+				require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true), "a retried EndTxn completes it")
+			case "restart":
+				e.reopen()
+			case "power loss":
+				e.crash()
+			}
+			d, err = e.txn.Describe("tx")
+			require.NoError(t, err)
+			require.Equal(t, TxnCompleteCommit, d.State)
+			l := e.log(0)
+			require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
+			_, m := lastMarker(t, l)
+			require.Equal(t, record.ControlCommit, m.Type)
+			require.Equal(t, 3, committed(t, l))
+			require.Equal(t, int64(3), e.groups.Fetch("g", nil)[tp].Offset)
+			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+		})
+	}
+}
+
+func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	pe := e.init("tx")
+	idle := e.init("idle")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	e.mustProduce(pe, 0, 2)
+	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 2}}))
+
+	e.clock.Advance(time.Minute)
+	require.Zero(t, e.txn.abortTimedOut(ctx), "not past the timeout yet")
+	e.clock.Advance(time.Millisecond)
+	require.Equal(t, 1, e.txn.abortTimedOut(ctx))
+	d, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+	require.Equal(t, TxnCompleteAbort, d.State)
+	require.Equal(t, pe.Epoch+1, d.ProducerEpoch)
+	l := e.log(0)
+	require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
+	require.Zero(t, committed(t, l))
+	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Empty(t, e.groups.PendingTxnOffsets("g"))
+	d, err = e.txn.Describe("idle")
+	require.NoError(t, err)
+	require.Equal(t, idle.Epoch, d.ProducerEpoch, "an Empty transactional id does not time out")
+
+	require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, true), ErrProducerFenced)
+	_, err = e.produce(pe, 0, 1, true)
+	requireFencedInLog(t, err)
+	next := e.init("tx")
+	require.Equal(t, pe.Epoch+2, next.Epoch)
+}
+
+// TestTimeoutGoroutine: the coordinator's goroutine aborts on its own.
+func TestTimeoutGoroutine(t *testing.T) {
+	e := newTxnEnv(t, func(c *log.Config) { c.TransactionAbortTimedOutInterval = time.Millisecond })
+	ctx := context.Background()
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+	e.mustProduce(pe, 0, 1)
+	e.clock.Advance(2 * time.Minute)
+	require.Eventually(t, func() bool {
+		d, err := e.txn.Describe("tx")
+		return err == nil && d.State == TxnCompleteAbort
+	}, 10*time.Second, time.Millisecond)
+	require.Equal(t, e.log(0).LogEndOffset(), e.log(0).LastStableOffset())
+}
+
+func TestTransactionalIDExpiry(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	pe := e.init("done")
+	require.NoError(t, e.txn.AddPartitions(ctx, "done", pe, []TopicPartition{{"t", 0}}))
+	require.NoError(t, e.txn.EndTxn(ctx, "done", pe, true))
+	e.init("empty")
+	open := e.init("open")
+	require.NoError(t, e.txn.AddPartitions(ctx, "open", open, []TopicPartition{{"t", 1}}))
+
+	e.clock.Advance(e.cfg.TransactionalIDExpiration - time.Millisecond)
+	require.Zero(t, e.txn.expireTransactionalIDs(ctx))
+	e.clock.Advance(time.Millisecond)
+	require.Equal(t, 2, e.txn.expireTransactionalIDs(ctx))
+	require.Equal(t, []string{"open"}, e.txn.ListTransactions(), "a transaction in progress does not expire")
+	_, err := e.txn.Describe("done")
+	require.ErrorIs(t, err, ErrTransactionalIDNotFound)
+	require.ErrorIs(t, e.txn.EndTxn(ctx, "done", pe, true), ErrTransactionalIDNotFound)
+
+	e.reopen()
+	require.Equal(t, []string{"open"}, e.txn.ListTransactions(), "tombstones survive a restart")
+	again := e.init("done")
+	require.Zero(t, again.Epoch, "an expired id starts over")
+}
+
+// TestConcurrentTransactions: two producers' transactions interleave on the
+// same partitions; the LSO waits for the earliest open one.
+func TestConcurrentTransactions(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	a, b := e.init("a"), e.init("b")
+	for _, p := range []struct {
+		id string
+		pe ProducerIDAndEpoch
+	}{{"a", a}, {"b", b}} {
+		require.NoError(t, e.txn.AddPartitions(ctx, p.id, p.pe, []TopicPartition{{"t", 0}, {"t", 1}}))
+	}
+	l := e.log(0)
+	firstA := e.mustProduce(a, 0, 2)
+	e.mustProduce(b, 0, 1)
+	e.mustProduce(a, 0, 1)
+	e.mustProduce(b, 1, 1)
+	require.Equal(t, firstA, l.LastStableOffset())
+	require.NoError(t, e.txn.EndTxn(ctx, "b", b, true))
+	require.Equal(t, firstA, l.LastStableOffset(), "a's transaction is still open")
+	require.Equal(t, e.log(1).LogEndOffset(), e.log(1).LastStableOffset())
+	require.NoError(t, e.txn.EndTxn(ctx, "a", a, true))
+	require.Equal(t, l.HighWatermark(), l.LastStableOffset())
+	require.Equal(t, 4, committed(t, l))
+}
+
+// TestConcurrentProducers runs whole transactions from several goroutines
+// (for the race detector) and checks every partition ends decided.
+func TestConcurrentProducers(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	const producers, rounds = 4, 10
+	var mu sync.Mutex // the env's produce helper is not concurrent
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for i := range producers {
+		wg.Go(func() {
+			id := fmt.Sprintf("p%d", i)
+			pe, err := e.txn.InitProducerID(ctx, id, time.Minute)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for r := range rounds {
+				tps := []TopicPartition{{"t", 0}, {"t", 1}}
+				if err := e.txn.AddPartitions(ctx, id, pe, tps); err != nil {
+					errs <- err
+					return
+				}
+				if err := e.txn.AddOffsets(ctx, id, pe, id); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				_, err0 := e.produce(pe, 0, 1, true)
+				_, err1 := e.produce(pe, 1, 1, true)
+				mu.Unlock()
+				if err := errors.Join(err0, err1); err != nil {
+					errs <- err
+					return
+				}
+				if err := e.groups.TxnCommit(ctx, id, pe, id, "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: int64(r)}}); err != nil {
+					errs <- err
+					return
+				}
+				if err := e.txn.EndTxn(ctx, id, pe, r%2 == 0); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for p := range int32(2) {
+		l := e.log(p)
+		require.Equal(t, l.HighWatermark(), l.LastStableOffset())
+		require.Equal(t, producers*rounds/2, committed(t, l))
+	}
+	for i := range producers {
+		require.Equal(t, int64(rounds-2), e.groups.Fetch(fmt.Sprintf("p%d", i), nil)[TopicPartition{"t", 0}].Offset)
+	}
+}
+
+func TestTxnCoordinatorClose(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	pe := e.init("tx")
+	require.NoError(t, e.txn.Close())
+	require.NoError(t, e.txn.Close(), "Close is idempotent")
+	_, err := e.txn.InitProducerID(context.Background(), "tx", time.Minute)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, e.txn.EndTxn(context.Background(), "tx", pe, true), ErrClosed)
+}

@@ -1,0 +1,49 @@
+// Package crashtest is the kill -9 crash harness of kafkalite: a workload
+// that a child process runs on a log directory until it is killed with
+// SIGKILL, and a checker that the parent runs on the same directory after
+// every kill.
+//
+// The workload ([Run]) opens the directory with tiny segments, aggressive
+// retention and frequent checkpoints, and runs at once:
+//
+//   - an idempotent producer with acks=all on topic "all" (3 partitions),
+//   - a producer with acks=1 (idempotence off) on topic "one" (2 partitions),
+//   - a transactional producer on topic "txn" (2 partitions) that commits
+//     most transactions and aborts some,
+//   - a consumer group "plain" (read_uncommitted) on "all" and "one" and a
+//     group "committed" (read_committed) on "txn", committing offsets
+//     synchronously after every poll,
+//   - topic churn: a topic created and deleted every few milliseconds.
+//
+// It reports what the library acknowledged, one line per event, written to
+// the output with one write call each (so that a line is either in the
+// pipe whole or not at all when the process dies):
+//
+//	ack <topic> <partition> <offset> <value> <acks>   a send's callback returned no error
+//	tsend <txn> <index> <partition> <offset>          a transactional send's callback
+//	commit-start <txn>                                CommitTransaction is about to be called
+//	commit <txn>                                      CommitTransaction returned nil
+//	abort-start <txn>                                 AbortTransaction is about to be called
+//	offset <group> <topic> <partition> <offset>       CommitSync of that offset returned nil
+//	create-start <topic> / delete-start <topic>       CreateTopic / DeleteTopic is about to be called
+//	created <topic> / deleted <topic>                 CreateTopic / DeleteTopic returned nil
+//
+// Values name the child's generation (the parent counts kills), so that a
+// record written twice is detected: "g<gen>:<stream>:<seq>" for plain
+// sends, "g<gen>t<k>:<index>:<count>" for the records of transaction
+// g<gen>t<k>.
+//
+// The [Checker] reads those lines and, after each kill, opens the directory
+// with log.Open (recovery must succeed) and checks, see [Checker.Check]:
+// every batch of every partition decodes from the log start offset with
+// its CRC verified; offsets are gapless; every acknowledged record (acks=all
+// and acks=1 alike: a kill of the process does not lose the page cache) at
+// or above the log start offset is at its offset with its value; no value
+// appears twice; values of one generation are in order per partition; log
+// start offsets and the groups' committed offsets never go backwards;
+// read_committed shows only transactions whose commit was requested, every
+// record of a committed transaction, and nothing of an aborted one; topics
+// created are there and topics deleted stay deleted, and a topic whose
+// creation or deletion was interrupted is either absent or present with the
+// configuration it was created with.
+package crashtest

@@ -1,0 +1,299 @@
+package crashtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
+)
+
+// The workload's topics and groups.
+const (
+	TopicAll       = "all" // acks=all, idempotent
+	TopicOne       = "one" // acks=1, not idempotent
+	TopicTxn       = "txn" // transactional
+	GroupPlain     = "plain"
+	GroupCommitted = "committed"
+	churnPrefix    = "churn-"
+)
+
+// topicPartitions is the partition count of each workload topic.
+var topicPartitions = map[string]int32{TopicAll: 3, TopicOne: 2, TopicTxn: 2}
+
+// topicProps makes segments roll every few batches and retention delete
+// them soon after: tiny segment.bytes and retention.bytes, and a short
+// file.delete.delay.ms so that .deleted files are removed while the child
+// runs.
+var topicProps = map[string]string{
+	"segment.bytes":        "2048",
+	"segment.index.bytes":  "4096",
+	"retention.bytes":      "12288",
+	"file.delete.delay.ms": "5",
+}
+
+// DirConfig is the directory configuration of the child: one partition per
+// internal topic, retention every 10 ms, checkpoints every 50 ms, and
+// transactions and offsets that do not expire during a run.
+func DirConfig() log.Config {
+	cfg := log.DefaultConfig()
+	cfg.OffsetsTopicNumPartitions = 1
+	cfg.TransactionStateNumPartitions = 1
+	cfg.RetentionCheckInterval = 10 * time.Millisecond
+	cfg.FlushOffsetCheckpointInterval = 50 * time.Millisecond
+	cfg.FlushStartOffsetCheckpointInterval = 50 * time.Millisecond
+	cfg.ProducerIDExpirationCheckInterval = 100 * time.Millisecond
+	return cfg
+}
+
+// transactionalID is the transactional producer's id, the same in every
+// child, so that each child's InitTransactions fences the previous one and
+// aborts the transaction it left open.
+const transactionalID = "crashtest-txn"
+
+// lineWriter writes each line with one Write call, so that a line reaches
+// the parent whole or not at all.
+type lineWriter struct {
+	mu sync.Mutex // protects w
+	w  io.Writer
+}
+
+func (l *lineWriter) printf(format string, args ...any) {
+	b := fmt.Appendf(nil, format+"\n", args...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.w.Write(b)
+}
+
+// Run is the child's workload, generation gen, on dir: it runs until ctx
+// ends or a step fails (it returns the error; the caller reports it), and
+// is meant to be killed before either. Every acknowledged event is written
+// to out as described in the package documentation.
+func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
+	w := &lineWriter{w: out}
+	d, err := log.Open(ctx, dir, DirConfig())
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer func() { err = errors.Join(err, d.Close()) }()
+	for name, n := range topicPartitions {
+		if _, err := d.CreateTopic(ctx, name, n, topicProps); err != nil && !errors.Is(err, log.ErrTopicExists) {
+			return fmt.Errorf("create %s: %w", name, err)
+		}
+	}
+	// Compaction phase: when the cleaner (7/9) lands, a compacted topic
+	// with keyed updates and tombstones is produced here, and
+	// Checker.Check verifies it in its own compaction phase.
+
+	// Churn topics a killed child left behind are deleted first, so that
+	// they do not pile up over a thousand kills.
+	for _, name := range d.Topics() {
+		if strings.HasPrefix(name, churnPrefix) {
+			w.printf("delete-start %s", name)
+			if err := d.DeleteTopic(name); err != nil {
+				return fmt.Errorf("delete %s: %w", name, err)
+			}
+			w.printf("deleted %s", name)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	run := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+				cancel()
+			}
+		})
+	}
+	run("acks=all producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicAll, producer.AcksAll) })
+	run("acks=1 producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader) })
+	run("transactional producer", func(ctx context.Context) error { return transact(ctx, d, w, gen) })
+	run("group plain", func(ctx context.Context) error {
+		return consume(ctx, d, w, GroupPlain, consumer.ReadUncommitted, TopicAll, TopicOne)
+	})
+	run("group committed", func(ctx context.Context) error {
+		return consume(ctx, d, w, GroupCommitted, consumer.ReadCommitted, TopicTxn)
+	})
+	run("topic churn", func(ctx context.Context) error { return churn(ctx, d, w, gen) })
+	wg.Wait()
+	close(errc)
+	for e := range errc {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// produce sends "g<gen>:<topic>:<seq>" records, keyed, until ctx ends.
+func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks) (err error) {
+	cfg := producer.DefaultConfig()
+	cfg.Acks = acks
+	cfg.EnableIdempotence = acks == producer.AcksAll
+	cfg.Linger = time.Millisecond
+	cfg.BatchSize = 512
+	p, err := producer.New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, p.Close(context.WithoutCancel(ctx))) }()
+	acksName := "all"
+	if acks == producer.AcksLeader {
+		acksName = "1"
+	}
+	var failed error
+	var mu sync.Mutex
+	for seq := 0; ctx.Err() == nil; seq++ {
+		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
+		key := []byte("k" + strconv.Itoa(seq%11))
+		_, err := p.Send(ctx, &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata, err error) {
+			if err != nil {
+				mu.Lock()
+				failed = errors.Join(failed, err)
+				mu.Unlock()
+				return
+			}
+			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
+		})
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		mu.Lock()
+		f := failed
+		mu.Unlock()
+		if f != nil && ctx.Err() == nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// transact runs transactions of 1 to 6 records over the partitions of
+// TopicTxn, committing three in four and aborting the rest.
+func transact(ctx context.Context, d *log.Dir, w *lineWriter, gen int) (err error) {
+	cfg := producer.DefaultConfig()
+	cfg.TransactionalID = transactionalID
+	cfg.Linger = time.Millisecond
+	p, err := producer.New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, p.Close(context.WithoutCancel(ctx))) }()
+	if err := p.InitTransactions(ctx); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(uint64(gen), 1))
+	for k := 0; ctx.Err() == nil; k++ {
+		txn := fmt.Sprintf("g%dt%d", gen, k)
+		if err := p.BeginTransaction(); err != nil {
+			return err
+		}
+		n := 1 + rng.IntN(6)
+		for i := range n {
+			part := int32(i) % topicPartitions[TopicTxn]
+			value := fmt.Sprintf("%s:%d:%d", txn, i, n)
+			_, err := p.Send(ctx, &producer.Record{Topic: TopicTxn, Partition: &part, Value: []byte(value)}, func(md producer.RecordMetadata, err error) {
+				if err == nil {
+					w.printf("tsend %s %d %d %d", txn, i, md.Partition, md.Offset)
+				}
+			})
+			if err != nil {
+				return err
+			}
+		}
+		if rng.IntN(4) == 0 {
+			w.printf("abort-start %s", txn)
+			if err := p.AbortTransaction(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		w.printf("commit-start %s", txn)
+		if err := p.CommitTransaction(ctx); err != nil {
+			return err
+		}
+		w.printf("commit %s", txn)
+	}
+	return nil
+}
+
+// consume polls as the only member of group and commits, after each poll,
+// the offset after the last record of each partition polled.
+func consume(ctx context.Context, d *log.Dir, w *lineWriter, group string, iso consumer.IsolationLevel, topics ...string) (err error) {
+	cfg := consumer.DefaultConfig()
+	cfg.GroupID = group
+	cfg.IsolationLevel = iso
+	cfg.EnableAutoCommit = false
+	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	cfg.MaxPollRecords = 200
+	c, err := consumer.New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, c.Close(context.WithoutCancel(ctx))) }()
+	if err := c.Subscribe(topics, nil); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		recs, err := c.Poll(pctx)
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{}
+		for _, r := range recs {
+			offsets[consumer.TopicPartition{Topic: r.Topic, Partition: r.Partition}] = consumer.OffsetAndMetadata{Offset: r.Offset + 1, LeaderEpoch: -1}
+		}
+		if err := c.CommitSync(ctx, offsets); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		for tp, om := range offsets {
+			w.printf("offset %s %s %d %d", group, tp.Topic, tp.Partition, om.Offset)
+		}
+	}
+	return nil
+}
+
+// churn creates a topic, writes to it, and deletes the one before, every
+// few milliseconds.
+func churn(ctx context.Context, d *log.Dir, w *lineWriter, gen int) error {
+	prev := ""
+	for k := 0; ctx.Err() == nil; k++ {
+		name := fmt.Sprintf("%sg%d-%d", churnPrefix, gen, k)
+		w.printf("create-start %s", name)
+		if _, err := d.CreateTopic(ctx, name, 2, topicProps); err != nil {
+			return err
+		}
+		w.printf("created %s", name)
+		if prev != "" {
+			w.printf("delete-start %s", prev)
+			if err := d.DeleteTopic(prev); err != nil {
+				return err
+			}
+			w.printf("deleted %s", prev)
+		}
+		prev = name
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
+}
