@@ -55,6 +55,8 @@ type Dir struct {
 
 	pidMu sync.Mutex // protects pids; taken before a Log's mu
 	pids  producerIDs
+
+	cleaner cleanerState
 }
 
 type topic struct {
@@ -161,6 +163,7 @@ func (d *Dir) load(ctx context.Context) error {
 	d.recovery.Clean = clean
 	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
 	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
+	cleanerOffsets := d.readOffsets(checkpoint.CleanerOffsetFile, nil)
 	store, err := loadTopicStore(d.fsys, d.path)
 	if err != nil {
 		return err
@@ -229,11 +232,15 @@ func (d *Dir) load(ctx context.Context) error {
 				}
 				tp := TopicPartition{Topic: j.t.name, Partition: j.p}
 				_, exists := found[j.t.name][j.p]
+				cleanerOffset, ok := cleanerOffsets[tp]
+				if !ok {
+					cleanerOffset = -1
+				}
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
 					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
-					producerIDExpiration: d.cfg.ProducerIDExpiration})
+					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue
@@ -431,6 +438,7 @@ func (d *Dir) Close() error {
 	d.svcMu.Unlock()
 
 	close(d.stop)
+	d.stopCleaner()
 	d.bg.Wait()
 	var errs []error
 	for i := len(services) - 1; i >= 0; i-- {
@@ -505,7 +513,11 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 			lso[tp] = l.LogStartOffset()
 		}
 	}
-	return errors.Join(
+	var cleanerErr error
+	if co := d.cleanerOffsets(); len(co) > 0 {
+		cleanerErr = checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), co)
+	}
+	return errors.Join(cleanerErr,
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.RecoveryPointFile), rp),
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), lso),
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), hw),
