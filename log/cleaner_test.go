@@ -171,7 +171,7 @@ func TestCompactionProperty(t *testing.T) {
 			}
 			latest := map[string]last{}
 			history := map[int64]kv{}
-			steps := 100 + rng.IntN(600)
+			steps := 50 + rng.IntN(300)
 			for i := range steps {
 				ts := e.clock.Now().UnixMilli()
 				n := 1 + rng.IntN(4)
@@ -323,7 +323,7 @@ func TestCompactionMaxLagForcesCleaning(t *testing.T) {
 	require.Equal(t, 1, rounds)
 }
 
-// TestCompactionMoreKeysThanTheMapHolds cleans 2,000 distinct keys with a
+// TestCompactionMoreKeysThanTheMapHolds cleans 600 distinct keys with a
 // map of about 40 entries: many rounds, each ending where its map filled.
 func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {
 	e := newEnv(t)
@@ -335,21 +335,21 @@ func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {
 	l := partition(t, d, "c", 0)
 	ts := e.clock.Now().UnixMilli()
 	for round := range 3 {
-		for i := range 2000 {
+		for i := range 600 {
 			put(t, l, ts, fmt.Sprintf("k%d", i), fmt.Sprint(round), false)
 		}
 	}
 	require.NoError(t, l.Roll())
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
-	require.Greater(t, rounds, 50)
+	require.Greater(t, rounds, 15)
 	st, _ := l.CleanerStats()
 	require.LessOrEqual(t, st.MapMemoryBytes, st.MapBudgetBytes)
 	require.LessOrEqual(t, st.MapBudgetBytes, int64(1024))
 	got := readAll(t, l)
-	require.Len(t, got, 2000)
+	require.Len(t, got, 600)
 	for i, r := range got {
-		require.Equal(t, int64(4000+i), r.off)
+		require.Equal(t, int64(1200+i), r.off)
 		require.Equal(t, "2", r.value)
 	}
 }
@@ -610,10 +610,10 @@ func TestCompactionCrashAtEveryStep(t *testing.T) {
 	cfg.FS, cfg.Now, cfg.CleanerEnable, cfg.RetentionCheckInterval = fault, clk.Now, false, time.Hour
 	d, err := Open(context.Background(), "/data", cfg)
 	require.NoError(t, err)
-	createTopic(t, d, "c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "700", "min.cleanable.dirty.ratio": "0"})
+	createTopic(t, d, "c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "500", "min.cleanable.dirty.ratio": "0"})
 	l := partition(t, d, "c", 0)
 	ts := clk.Now().UnixMilli()
-	for i := range 120 {
+	for i := range 60 {
 		put(t, l, ts, fmt.Sprintf("k%d", i%7), fmt.Sprint(i), i%11 == 0)
 	}
 	require.NoError(t, l.Roll())
