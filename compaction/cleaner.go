@@ -108,7 +108,7 @@ type Stats struct {
 	MapDuration, CleanDuration time.Duration
 	// MapKeys, MapSlots and MapMemoryBytes describe the offset map;
 	// MapBudgetBytes is the most it may use.
-	MapKeys, MapSlots             int
+	MapKeys, MapSlots              int
 	MapMemoryBytes, MapBudgetBytes int64
 	// FirstDirtyOffset and EndOffset delimit the dirty section cleaned:
 	// the next round starts at EndOffset.

@@ -36,7 +36,9 @@ func NewThrottler(bytesPerSecond float64, now func() time.Time) *Throttler {
 }
 
 // Unlimited reports whether the throttler never sleeps.
-func (t *Throttler) Unlimited() bool { return t == nil || t.rate >= math.MaxFloat64 || math.IsInf(t.rate, 1) }
+func (t *Throttler) Unlimited() bool {
+	return t == nil || t.rate >= math.MaxFloat64 || math.IsInf(t.rate, 1)
+}
 
 // MaybeThrottle counts n bytes of I/O and sleeps if the rate is over the
 // limit, until ctx ends.

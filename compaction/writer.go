@@ -2,8 +2,8 @@ package compaction
 
 import (
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/kafkalite/kafkalite/index"
