@@ -42,14 +42,27 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, e
 	if err := l.checkOpen(); err != nil {
 		return FetchResult{}, err
 	}
-	segs := l.segs()
+	for {
+		res, retry, err := l.readOnce(offset, maxBytes, minOneBatch)
+		if !retry {
+			return res, err
+		}
+	}
+}
+
+// readOnce is Read over one snapshot of the segment list. retry says that
+// a segment of the snapshot was closed after the cleaner replaced it: the
+// data is in its replacement, so the read starts over with the new list.
+func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResult, bool, error) {
+	list := l.segments.Load()
+	segs := *list
 	res := FetchResult{HighWatermark: l.HighWatermark(), LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
 	if offset < res.LogStartOffset || offset > res.LogEndOffset {
-		return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+		return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
 			LogStartOffset: res.LogStartOffset, LogEndOffset: res.LogEndOffset}
 	}
 	if offset == res.LogEndOffset {
-		return res, nil
+		return res, false, nil
 	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
@@ -58,22 +71,25 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, e
 		// offset here, so the segment's size is the bound.
 		sl, err := s.Read(offset, maxBytes, s.Size(), minOneBatch)
 		if errors.Is(err, segment.ErrClosed) {
+			if l.segments.Load() != list && l.checkOpen() == nil && offset >= l.LogStartOffset() {
+				return res, true, nil // replaced by the cleaner (or truncated): read the new list
+			}
 			// Retention removed the segment after the snapshot: the data
 			// is gone, so the offset is out of range now.
-			return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+			return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
 				LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
 		}
 		if err != nil {
-			return res, l.perr(err)
+			return res, false, l.perr(err)
 		}
 		if sl != nil {
 			res.Slice = sl
-			return res, nil
+			return res, false, nil
 		}
 		// Nothing at or after offset in this segment (a gap left by the
 		// cleaner, or an empty segment): the next one has it.
 	}
-	return res, nil
+	return res, false, nil
 }
 
 // ReadRecords decodes the records from offset on, at most maxBytes of
