@@ -219,26 +219,28 @@ func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
 		}
 	}
 	// Every record is checked (layout, offset delta, key, timestamp) with
-	// Skim, which validates as a full decode does without producing the
-	// records' fields.
-	for i := int32(0); ; i++ {
-		delta, ts, nullKey, ok := r.Skim()
-		if !ok {
+	// SkimWhile, which validates as a full decode does without producing
+	// the records' fields, and stops at each record that fails a check.
+	check := record.SkimCheck{MinTimestamp: lo, MaxTimestamp: hi, KeyRequired: compacted}
+	for {
+		ts, rec, stopped := r.SkimWhile(check)
+		maxTS = max(maxTS, ts)
+		if !stopped {
 			break
 		}
-		if delta != i {
+		if rec.OffsetDelta != rec.Index {
 			if h.Attributes.Compression() == record.None {
-				return h, nil, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, delta)
+				return h, nil, fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, rec.Index, rec.OffsetDelta)
 			}
 			rebuild = true // Kafka rebuilds compressed batches with bad inner offsets
 		}
-		if compacted && nullKey {
+		if compacted && rec.NullKey {
 			return h, nil, fmt.Errorf("%w: compacted topic %s requires a key on every record", ErrInvalidRecord, l.topic)
 		}
-		if (ts < lo || ts > hi) && ts != record.NoTimestamp {
-			return h, nil, timestampError(ts, now, c)
+		if (rec.Timestamp < lo || rec.Timestamp > hi) && rec.Timestamp != record.NoTimestamp {
+			return h, nil, timestampError(rec.Timestamp, now, c)
 		}
-		maxTS = max(maxTS, ts)
+		maxTS = max(maxTS, rec.Timestamp)
 	}
 	if err := r.Err(); err != nil {
 		return h, nil, err

@@ -14,8 +14,11 @@ import (
 //     and writes the checkpoints every log.flush.offset.checkpoint.interval.ms
 //     and log.flush.start.offset.checkpoint.interval.ms;
 //   - producer expiry: every producer.id.expiration.check.interval.ms,
-//     ExpireProducers on every partition.
+//     ExpireProducers on every partition;
+//   - log.cleaner.threads cleaners (if log.cleaner.enable): each cleans the
+//     filthiest compacted log, or sleeps log.cleaner.backoff.ms.
 func (d *Dir) startBackground() {
+	d.startCleaner()
 	d.bg.Add(3)
 	go d.loop(d.cfg.RetentionCheckInterval, d.retentionPass)
 	go d.loop(d.flushTick(), d.flushPass())

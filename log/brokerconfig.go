@@ -93,6 +93,35 @@ type Config struct {
 	// At least 1 ms.
 	TransactionRemoveExpiredInterval time.Duration
 
+	// CleanerEnable mirrors log.cleaner.enable (default true): whether the
+	// Dir runs cleaner goroutines for compacted topics. [Dir.CleanNow]
+	// cleans whatever it says.
+	CleanerEnable bool
+	// CleanerThreads mirrors log.cleaner.threads (default 1): the number of
+	// cleaner goroutines. At least 0 (0: none, as with CleanerEnable false).
+	CleanerThreads int
+	// CleanerDedupeBufferSize mirrors log.cleaner.dedupe.buffer.size
+	// (default 134217728, 128 MiB): the memory of the cleaners' offset maps,
+	// shared equally by the cleaner goroutines (and [Dir.CleanNow], which
+	// counts as one more). Each map is allocated on first use and only as
+	// large as the dirty section needs. At least 1 KiB per cleaner.
+	CleanerDedupeBufferSize int64
+	// CleanerIOBufferSize mirrors log.cleaner.io.buffer.size (default
+	// 524288): the cleaners' read and write size. At least 0 (below 64 KiB
+	// counts as 64 KiB).
+	CleanerIOBufferSize int
+	// CleanerIOBufferLoadFactor mirrors log.cleaner.io.buffer.load.factor
+	// (default 0.9): how full an offset map may get. In (0, 1].
+	CleanerIOBufferLoadFactor float64
+	// CleanerBackoff mirrors log.cleaner.backoff.ms (default 15000): how
+	// long a cleaner goroutine sleeps when no log needs cleaning. At least
+	// 0.
+	CleanerBackoff time.Duration
+	// CleanerIOMaxBytesPerSecond mirrors
+	// log.cleaner.io.max.bytes.per.second (default Double.MAX_VALUE =
+	// math.MaxFloat64: unlimited): the I/O rate all cleaners share. Above 0.
+	CleanerIOMaxBytesPerSecond float64
+
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
@@ -128,6 +157,13 @@ func DefaultConfig() Config {
 		TransactionalIDExpiration:          7 * 24 * time.Hour,
 		TransactionAbortTimedOutInterval:   10 * time.Second,
 		TransactionRemoveExpiredInterval:   time.Hour,
+		CleanerEnable:                      true,
+		CleanerThreads:                     1,
+		CleanerDedupeBufferSize:            128 << 20,
+		CleanerIOBufferSize:                512 << 10,
+		CleanerIOBufferLoadFactor:          0.9,
+		CleanerBackoff:                     15 * time.Second,
+		CleanerIOMaxBytesPerSecond:         math.MaxFloat64,
 	}
 }
 
@@ -161,6 +197,14 @@ func (c Config) Validate() error {
 	} {
 		v.Millis(prop, d, 1, false)
 	}
+	v.Check(c.CleanerThreads >= 0, "log.cleaner.threads", c.CleanerThreads, "must be at least 0")
+	v.Check(c.CleanerDedupeBufferSize >= 1024*int64(max(c.CleanerThreads, 0)+1), "log.cleaner.dedupe.buffer.size", c.CleanerDedupeBufferSize,
+		"must be at least 1024 bytes per cleaner thread (plus one for Dir.CleanNow)")
+	v.Check(c.CleanerIOBufferSize >= 0, "log.cleaner.io.buffer.size", c.CleanerIOBufferSize, "must be at least 0")
+	v.Check(c.CleanerIOBufferLoadFactor > 0 && c.CleanerIOBufferLoadFactor <= 1, // false for NaN
+		"log.cleaner.io.buffer.load.factor", c.CleanerIOBufferLoadFactor, "must be above 0 and at most 1")
+	v.Millis("log.cleaner.backoff.ms", c.CleanerBackoff, 0, false)
+	v.Check(c.CleanerIOMaxBytesPerSecond > 0, "log.cleaner.io.max.bytes.per.second", c.CleanerIOMaxBytesPerSecond, "must be above 0")
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.Append(renameProperties(err, brokerNameOf)...)
 	}
@@ -221,7 +265,7 @@ func (c Config) String() string { return props.String(c.Properties()) }
 
 // UnusedBrokerProperties returns, sorted, the broker properties ParseConfig
 // accepts and ignores: networking, KRaft, replication, coordinators, the
-// cleaner's tuning, and topic defaults kafkalite does not use. (log.dir and
+// and topic defaults kafkalite does not use. (log.dir and
 // log.dirs are among them: a Dir's path is an argument of its Open.)
 // remote.log.storage.system.enable must be false.
 func UnusedBrokerProperties() []string { return props.SortedKeys(ignoredBrokerProps) }
@@ -305,6 +349,25 @@ var brokerProps = func() map[string]brokerProp {
 		"auto.create.topics.enable": {
 			func(c *Config, v string) (err error) { c.AutoCreateTopics, err = props.Bool(v); return },
 			func(c *Config) string { return strconv.FormatBool(c.AutoCreateTopics) }},
+		"log.cleaner.enable": {
+			func(c *Config, v string) (err error) { c.CleanerEnable, err = props.Bool(v); return },
+			func(c *Config) string { return strconv.FormatBool(c.CleanerEnable) }},
+		"log.cleaner.threads": {
+			func(c *Config, v string) (err error) { c.CleanerThreads, err = props.Int(v); return },
+			func(c *Config) string { return strconv.Itoa(c.CleanerThreads) }},
+		"log.cleaner.dedupe.buffer.size": {
+			func(c *Config, v string) (err error) { c.CleanerDedupeBufferSize, err = props.Long(v); return },
+			func(c *Config) string { return strconv.FormatInt(c.CleanerDedupeBufferSize, 10) }},
+		"log.cleaner.io.buffer.size": {
+			func(c *Config, v string) (err error) { c.CleanerIOBufferSize, err = props.Int(v); return },
+			func(c *Config) string { return strconv.Itoa(c.CleanerIOBufferSize) }},
+		"log.cleaner.io.buffer.load.factor": {
+			func(c *Config, v string) (err error) { c.CleanerIOBufferLoadFactor, err = props.Double(v); return },
+			func(c *Config) string { return strconv.FormatFloat(c.CleanerIOBufferLoadFactor, 'g', -1, 64) }},
+		"log.cleaner.io.max.bytes.per.second": {
+			func(c *Config, v string) (err error) { c.CleanerIOMaxBytesPerSecond, err = props.Double(v); return },
+			func(c *Config) string { return strconv.FormatFloat(c.CleanerIOMaxBytesPerSecond, 'g', -1, 64) }},
+		"log.cleaner.backoff.ms":                        configMillis(func(c *Config) *time.Duration { return &c.CleanerBackoff }, false),
 		"log.retention.check.interval.ms":               configMillis(func(c *Config) *time.Duration { return &c.RetentionCheckInterval }, false),
 		"log.flush.offset.checkpoint.interval.ms":       configMillis(func(c *Config) *time.Duration { return &c.FlushOffsetCheckpointInterval }, false),
 		"log.flush.start.offset.checkpoint.interval.ms": configMillis(func(c *Config) *time.Duration { return &c.FlushStartOffsetCheckpointInterval }, false),
@@ -411,10 +474,6 @@ var ignoredBrokerProps = map[string]func(string) error{
 	// Coordinators' internal topics.
 	"offsets.topic.replication.factor":         nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
-	// The cleaner's tuning (the compaction package may use them later).
-	"log.cleaner.enable": nil, "log.cleaner.threads": nil, "log.cleaner.dedupe.buffer.size": nil,
-	"log.cleaner.io.buffer.size": nil, "log.cleaner.io.buffer.load.factor": nil, "log.cleaner.backoff.ms": nil,
-	"log.cleaner.io.max.bytes.per.second": nil,
 	// Tiered storage and removed features.
 	"log.local.retention.ms": props.CheckAtLeast(-2, false), "log.local.retention.bytes": props.CheckAtLeast(-2, false),
 	"log.message.downconversion.enable": props.CheckBool,

@@ -463,6 +463,13 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, DefaultTopicConfig(), c.DefaultTopic)
 	require.False(t, c.AutoCreateTopics)
 	require.Equal(t, 1, c.NumPartitions)
+	require.True(t, c.CleanerEnable)
+	require.Equal(t, 1, c.CleanerThreads)
+	require.Equal(t, int64(134217728), c.CleanerDedupeBufferSize)
+	require.Equal(t, 524288, c.CleanerIOBufferSize)
+	require.Equal(t, 0.9, c.CleanerIOBufferLoadFactor)
+	require.Equal(t, 15*time.Second, c.CleanerBackoff)
+	require.Equal(t, math.MaxFloat64, c.CleanerIOMaxBytesPerSecond)
 
 	p := c.Properties()
 	require.Equal(t, "9223372036854775807", p["log.flush.scheduler.interval.ms"])
@@ -493,6 +500,13 @@ func TestConfigRoundTrip(t *testing.T) {
 			c.DefaultTopic = customTopicConfig()
 			c.AutoCreateTopics = true
 			c.NumPartitions = 12
+			c.CleanerEnable = false
+			c.CleanerThreads = 3
+			c.CleanerDedupeBufferSize = 1 << 20
+			c.CleanerIOBufferSize = 0
+			c.CleanerIOBufferLoadFactor = 0.5
+			c.CleanerBackoff = 0
+			c.CleanerIOMaxBytesPerSecond = 1.5e6
 		}},
 		{"scheduler differs from flush.ms", func(c *Config) {
 			c.FlushSchedulerInterval = time.Second
@@ -597,14 +611,15 @@ func TestConfigParseUnused(t *testing.T) {
 		"listeners":                "PLAINTEXT://:9092,CONTROLLER://:9093",
 		"log.dirs":                 "/var/lib/kafka",
 		"num.network.threads":      "3",
-		"log.cleaner.threads":      "1",
+		"log.cleaner.threads":      "2",
 		"min.insync.replicas":      "1",
 		"node.id":                  "1",
 	}
 	c, unused, err := ParseConfig(props)
 	require.NoError(t, err)
 	require.Equal(t, int32(1), c.NodeID)
-	require.Equal(t, []string{"controller.quorum.voters", "listeners", "log.cleaner.threads", "log.dirs",
+	require.Equal(t, 2, c.CleanerThreads)
+	require.Equal(t, []string{"controller.quorum.voters", "listeners", "log.dirs",
 		"min.insync.replicas", "num.network.threads", "process.roles"}, unused)
 	all := UnusedBrokerProperties()
 	require.True(t, slices.IsSorted(all))
@@ -635,6 +650,15 @@ func TestConfigParseErrors(t *testing.T) {
 		{"log.segment.bytes", "10", false},
 		{"log.cleaner.min.cleanable.ratio", "2", false},
 		{"auto.create.topics.enable", "sure", false},
+		{"log.cleaner.enable", "maybe", false},
+		{"log.cleaner.threads", "-1", false},
+		{"log.cleaner.dedupe.buffer.size", "1000", false},
+		{"log.cleaner.io.buffer.size", "-1", false},
+		{"log.cleaner.io.buffer.load.factor", "0", false},
+		{"log.cleaner.io.buffer.load.factor", "1.5", false},
+		{"log.cleaner.io.buffer.load.factor", "NaN", false},
+		{"log.cleaner.backoff.ms", "-1", false},
+		{"log.cleaner.io.max.bytes.per.second", "0", false},
 		{"min.insync.replicas", "0", false},
 		{"remote.log.storage.system.enable", "true", false},
 		{"segment.bytes", "1048576", true}, // a topic name

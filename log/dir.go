@@ -56,6 +56,8 @@ type Dir struct {
 
 	pidMu sync.Mutex // protects pids; taken before a Log's mu
 	pids  producerIDs
+
+	cleaner cleanerState
 }
 
 type topic struct {
@@ -162,6 +164,7 @@ func (d *Dir) load(ctx context.Context) error {
 	d.recovery.Clean = clean
 	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
 	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
+	cleanerOffsets := d.readOffsets(checkpoint.CleanerOffsetFile, nil)
 	_, err = d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -251,11 +254,15 @@ func (d *Dir) load(ctx context.Context) error {
 				}
 				tp := TopicPartition{Topic: j.t.name, Partition: j.p}
 				_, exists := found[j.t.name][j.p]
+				cleanerOffset, ok := cleanerOffsets[tp]
+				if !ok {
+					cleanerOffset = -1
+				}
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
 					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
-					producerIDExpiration: d.cfg.ProducerIDExpiration})
+					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue
@@ -455,6 +462,7 @@ func (d *Dir) Close() error {
 	d.svcMu.Unlock()
 
 	close(d.stop)
+	d.stopCleaner()
 	d.bg.Wait()
 	var errs []error
 	for i := len(services) - 1; i >= 0; i-- {
@@ -529,7 +537,11 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 			lso[tp] = l.LogStartOffset()
 		}
 	}
-	return errors.Join(
+	var cleanerErr error
+	if co := d.cleanerOffsets(); len(co) > 0 {
+		cleanerErr = checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), co)
+	}
+	return errors.Join(cleanerErr,
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.RecoveryPointFile), rp),
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), lso),
 		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), hw),

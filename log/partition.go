@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalite/kafkalite/compaction"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
@@ -75,6 +76,13 @@ type Log struct {
 	// firstUnstable is the first offset of the earliest open transaction,
 	// -1 for none; readers derive the last stable offset from it.
 	firstUnstable atomic.Int64
+
+	// Compaction: where the next cleaning round starts (-1: the log start
+	// offset), the last round's stats, and segGen (under mu), bumped by
+	// truncation so that a round started before it never swaps in.
+	cleanerCheckpoint atomic.Int64
+	cleanerStats      atomic.Pointer[CleanerStats]
+	segGen            uint64
 }
 
 // TopicPartition names a partition.
@@ -160,6 +168,8 @@ type loadOptions struct {
 	onAppend       func() // called after every append (the Dir's notifier)
 	// producerIDExpiration mirrors producer.id.expiration.ms.
 	producerIDExpiration time.Duration
+	// cleanerOffset is the cleaner-offset-checkpoint entry, -1 if none.
+	cleanerOffset int64
 }
 
 // recoveryStats report what loading a partition did.
@@ -182,6 +192,7 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1}
 	cfg := o.config
 	l.config.Store(&cfg)
+	l.cleanerCheckpoint.Store(o.cleanerOffset)
 	if o.create {
 		if err := o.fsys.MkdirAll(o.dir); err != nil {
 			return nil, st, err
@@ -192,6 +203,13 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	}
 	if err := l.loadTopicID(o.topicID); err != nil {
 		return nil, st, err
+	}
+	// A cleaner swap a crash interrupted is completed or rolled back
+	// first (Kafka's LogLoader).
+	if changed, err := compaction.RecoverDir(o.fsys, o.dir); err != nil {
+		return nil, st, err
+	} else if changed {
+		l.logger.Warn("finished a cleaner swap interrupted by a crash", "partition", l.tp())
 	}
 	entries, err := o.fsys.List(o.dir)
 	if err != nil {
@@ -213,8 +231,6 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 				return nil, st, err
 			}
 			l.dirDirty = true
-		case strings.HasSuffix(e.Name, segment.SwapSuffix):
-			return nil, st, fmt.Errorf("%w: %s: completing an interrupted cleaner swap (.swap files) arrives with the log cleaner", ErrNotSupported, filepath.Join(o.dir, e.Name))
 		case perr != nil:
 			if e.Name != checkpoint.PartitionMetadataFile && e.Name != checkpoint.LeaderEpochFile {
 				l.logger.Warn("ignoring a stray file in a partition directory", "partition", l.tp(), "name", e.Name)

@@ -42,14 +42,27 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, e
 	if err := l.checkOpen(); err != nil {
 		return FetchResult{}, err
 	}
-	segs := l.segs()
+	for {
+		res, retry, err := l.readOnce(offset, maxBytes, minOneBatch)
+		if !retry {
+			return res, err
+		}
+	}
+}
+
+// readOnce is Read over one snapshot of the segment list. retry says that
+// a segment of the snapshot was closed after the cleaner replaced it: the
+// data is in its replacement, so the read starts over with the new list.
+func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResult, bool, error) {
+	list := l.segments.Load()
+	segs := *list
 	res := FetchResult{HighWatermark: l.HighWatermark(), LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
 	if offset < res.LogStartOffset || offset > res.LogEndOffset {
-		return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+		return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
 			LogStartOffset: res.LogStartOffset, LogEndOffset: res.LogEndOffset}
 	}
 	if offset == res.LogEndOffset {
-		return res, nil
+		return res, false, nil
 	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
@@ -58,22 +71,25 @@ func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, e
 		// offset here, so the segment's size is the bound.
 		sl, err := s.Read(offset, maxBytes, s.Size(), minOneBatch)
 		if errors.Is(err, segment.ErrClosed) {
+			if l.segments.Load() != list && l.checkOpen() == nil && offset >= l.LogStartOffset() {
+				return res, true, nil // replaced by the cleaner (or truncated): read the new list
+			}
 			// Retention removed the segment after the snapshot: the data
 			// is gone, so the offset is out of range now.
-			return res, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
+			return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
 				LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
 		}
 		if err != nil {
-			return res, l.perr(err)
+			return res, false, l.perr(err)
 		}
 		if sl != nil {
 			res.Slice = sl
-			return res, nil
+			return res, false, nil
 		}
 		// Nothing at or after offset in this segment (a gap left by the
 		// cleaner, or an empty segment): the next one has it.
 	}
-	return res, nil
+	return res, false, nil
 }
 
 // ReadRecords decodes the records from offset on, at most maxBytes of
@@ -235,10 +251,14 @@ type pointReader struct {
 
 // ReadRecord returns a copy of the first record at or after offset (the
 // record at offset unless compaction removed it or it is a control record),
-// for point lookups: the offset index finds the batch; inside an
-// uncompressed batch only the prefix up to the record is read, and the
-// records before it are skipped by their lengths and offset deltas without
-// being decoded. ok is false if no record follows offset.
+// for point lookups: the offset index finds the batch; the records before
+// it in an uncompressed batch are skipped by their lengths and offset
+// deltas without being decoded. On the operating system's filesystem the
+// batch is read in place from the segment's memory mapping
+// ([segment.Slice.View]) and only the record is copied; elsewhere only the
+// prefix of the batch up to the record is read. ok is false if no record
+// follows offset. ReadRecord is safe for concurrent use, also with appends,
+// truncation, retention and Close, which may make it fail.
 func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 	pr := pointReadPool.Get().(*pointReader)
 	defer pointReadPool.Put(pr)
@@ -264,8 +284,50 @@ func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 // reads double it.
 const pointReadChunk = 16 << 10
 
-// readIn finds the record at or after offset in the slice's first batch.
+// readIn finds the record at or after offset in the slice's first batch:
+// in place where the segment is memory-mapped, else by reading it.
 func (pr *pointReader) readIn(sl *segment.Slice, offset int64) (record.Record, bool, error) {
+	var rec record.Record
+	var found bool
+	mapped, err := sl.View(func(b []byte) error {
+		var err error
+		rec, found, err = pr.readInPlace(b, offset)
+		return err
+	})
+	if mapped {
+		return rec, found, err
+	}
+	return pr.readInCopy(sl, offset)
+}
+
+// noBatch is an empty batch: the point reader's decoder is reset to it after
+// a read in place, so that it keeps no reference into the mapping.
+var noBatch = record.AppendEmptyBatch(nil, record.BatchHeader{BaseTimestamp: record.NoTimestamp})
+
+// readInPlace finds the record at or after offset in the batch at the start
+// of b, the slice's bytes viewed in place: the records before it are skipped
+// by their lengths and offset deltas, only it is decoded, and what is
+// returned is a copy. b must not be referenced once it returns.
+func (pr *pointReader) readInPlace(b []byte, offset int64) (record.Record, bool, error) {
+	defer func() { _ = pr.r.Reset(noBatch) }()
+	h, err := record.ParseHeader(b)
+	if err != nil {
+		return record.Record{}, false, err
+	}
+	if h.Attributes.IsControl() {
+		return record.Record{}, false, nil
+	}
+	if err := pr.r.Reset(b[:min(h.Size(), len(b))]); err != nil {
+		return record.Record{}, false, err
+	}
+	if pr.r.SkipTo(offset) && pr.r.Next() {
+		return pr.r.Record().Clone(), true, nil
+	}
+	return record.Record{}, false, pr.r.Err()
+}
+
+// readInCopy is readIn by reading the batch into pr.buf, in growing chunks.
+func (pr *pointReader) readInCopy(sl *segment.Slice, offset int64) (record.Record, bool, error) {
 	// The first read takes the header and the first records together.
 	have := int(min(sl.Size, int64(record.BatchHeaderLen+pointReadChunk)))
 	pr.buf = slices.Grow(pr.buf[:0], have)[:have]

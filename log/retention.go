@@ -247,6 +247,13 @@ func (l *Log) TruncateTo(offset int64) error {
 		return &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
 			LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
 	}
+	// A cleaning round in progress must not swap in segments cut here, and
+	// the next one starts no later than the new end (Kafka's
+	// maybeTruncateCheckpoint).
+	l.segGen++
+	if cp := l.cleanerCheckpoint.Load(); cp > offset {
+		l.cleanerCheckpoint.Store(offset)
+	}
 	segs := l.segs()
 	keep := 0
 	for keep < len(segs) && segs[keep].BaseOffset() <= offset {

@@ -167,3 +167,58 @@ func BenchmarkCodec(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSkim validates every record of a 1,000-record batch of 100-byte
+// values with keys, as a log does on append: Skim record by record, and
+// SkimWhile in one call. The CRC is not checked (Reset with SkipCRC).
+func BenchmarkSkim(b *testing.B) {
+	var bld Builder
+	bld.Reset(producerHeader(), DefaultLevel)
+	for i, v := range benchValues(1000, 100) {
+		if err := bld.Append(1700000000000+int64(i%3), fmt.Appendf(nil, "k%d", i), v, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	batch, err := bld.Build()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := NewReader(ReaderOptions{SkipCRC: true})
+	b.Run("Skim", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(batch)))
+		for b.Loop() {
+			if err := r.Reset(batch); err != nil {
+				b.Fatal(err)
+			}
+			for i := int32(0); ; i++ {
+				delta, _, _, ok := r.Skim()
+				if !ok {
+					break
+				}
+				if delta != i {
+					b.Fatal("delta", delta)
+				}
+			}
+			if r.Err() != nil {
+				b.Fatal(r.Err())
+			}
+		}
+		b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
+	})
+	b.Run("SkimWhile", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(batch)))
+		check := OpenSkimCheck()
+		check.KeyRequired = true
+		for b.Loop() {
+			if err := r.Reset(batch); err != nil {
+				b.Fatal(err)
+			}
+			if _, stop, stopped := r.SkimWhile(check); stopped || r.Err() != nil {
+				b.Fatal(stop, r.Err())
+			}
+		}
+		b.ReportMetric(float64(b.N)*1000/b.Elapsed().Seconds(), "records/s")
+	})
+}

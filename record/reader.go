@@ -252,6 +252,21 @@ func (r *Reader) SkipTo(offset int64) bool {
 		return false
 	}
 	for r.n < r.hdr.RecordsCount && r.pos < len(r.data) {
+		// The common encodings inline (see skimRun), the rest below.
+		if u, p := uvarint3(r.data, r.pos, len(r.data)); p != 0 && u&1 == 0 && u > 0 {
+			if end := p + int(u>>1); end <= len(r.data) {
+				if _, q := uvarint3(r.data, p+1, end); q != 0 {
+					if u, q := uvarint3(r.data, q, end); q != 0 {
+						if r.hdr.BaseOffset+int64(zigzag32(u)) >= offset {
+							return true
+						}
+						r.pos = end
+						r.n++
+						continue
+					}
+				}
+			}
+		}
 		bodyLen, p, ok := readVarint(r.data, r.pos)
 		if !ok || bodyLen < 1 || int(bodyLen) > len(r.data)-p {
 			r.err = recordsErr(r.hdr.BaseOffset, r.pos, ErrBadRecord, "record length while skipping")

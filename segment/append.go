@@ -54,7 +54,7 @@ func (s *Segment) Append(batch []byte, h *record.BatchHeader) error {
 
 	if _, err := s.log.WriteAt(batch, pos); err != nil {
 		s.failed = err
-		if terr := s.log.Truncate(pos); terr != nil {
+		if terr := s.shrinkLog(pos); terr != nil {
 			err = errors.Join(err, terr)
 		}
 		return &Error{File: s.LogFile(), Position: pos, Err: err}
@@ -169,13 +169,15 @@ func (s *Segment) Seal() error {
 		return err
 	}
 	err = errors.Join(oi.TrimToValidSize(), ti.TrimToValidSize())
-	if s.cfg.Preallocate {
-		err = errors.Join(err, s.log.Truncate(s.size.Load()))
-	}
 	s.mu.Lock()
 	s.active = false
 	s.mu.Unlock()
-	return err
+	// The mapping, made at the active segment's size, goes (the next
+	// reader maps the .log at its size), with a preallocated tail.
+	if s.cfg.Preallocate {
+		return errors.Join(err, s.shrinkLog(s.size.Load()))
+	}
+	return errors.Join(err, s.dropMapping())
 }
 
 // loadTail finds the next offset and the largest timestamp by scanning the

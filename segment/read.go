@@ -76,6 +76,26 @@ func (sl *Slice) Batches(buf []byte, fn func(h *record.BatchHeader, batch []byte
 	return buf, nil
 }
 
+// View calls fn with the slice's bytes in place, without copying them,
+// where the segment's .log is memory-mapped, and returns true and fn's
+// error. It returns false without calling fn where the bytes cannot be
+// viewed in place: the .log is not mapped (a memory filesystem, a system
+// without mmap or without a unified buffer cache, or a mapping failed), or
+// the slice's batches were truncated away since the read. The caller reads
+// with ReadAt or Bytes instead, which are always correct.
+//
+// b is read-only memory valid only while fn runs: fn must not write to it
+// (the process would crash) nor keep it or any part of it (copy what it
+// needs, as [record.Record.Clone] does). While fn runs, truncating,
+// sealing and closing the segment wait for it: keep fn short, and do not
+// call View or segment methods that change the segment from it.
+func (sl *Slice) View(fn func(b []byte) error) (bool, error) {
+	if sl.released {
+		return false, ErrClosed
+	}
+	return sl.seg.view(sl.Position, sl.Size, fn)
+}
+
 // WriteTo writes the slice's bytes to w without copying them through a
 // user-space buffer where the platform allows: sendfile(2) to a socket on
 // Linux, a copy elsewhere.
@@ -111,10 +131,38 @@ func (s *Segment) acquire() error {
 // Read returns nil and no error when the segment holds no batch with an
 // offset at or after startOffset.
 func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, error) {
+	// The reference is taken first: it keeps the .log open (and mapped)
+	// while the headers are read, and becomes the Slice's.
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
 	size := min(s.size.Load(), maxPosition)
-	sc := newScanner(s.log, size, scanWindow)
-	defer sc.release()
-	pos, h, err := s.translateOffsetWith(sc, startOffset, size)
+	var sl *Slice
+	oi, e, err := s.lookup(startOffset)
+	if err == nil {
+		// Where the .log is mapped, the headers are read in place (and
+		// the index looked up before, to keep the view short).
+		mapped, _ := s.view(0, size, func(b []byte) error {
+			sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
+			return nil
+		})
+		if !mapped {
+			sc := newScanner(s.log, size, scanWindow)
+			sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
+			sc.release()
+		}
+	}
+	if sl == nil {
+		s.release()
+	}
+	return sl, err
+}
+
+// readWith is Read with a scanner over the .log's first size bytes and the
+// offset index's entry e for startOffset; it returns a Slice that takes
+// over the caller's reference, or nil.
+func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+	pos, h, err := s.walkTo(sc, oi, e, startOffset, size)
 	if err != nil || pos < 0 {
 		return nil, err
 	}
@@ -137,9 +185,6 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	if end == pos {
 		return nil, nil
 	}
-	if err := s.acquire(); err != nil {
-		return nil, err
-	}
 	return &Slice{seg: s, Position: pos, Size: end - pos, FirstOffset: h.BaseOffset, LastOffset: last}, nil
 }
 
@@ -155,14 +200,26 @@ func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeade
 // translateOffsetWith is translateOffset with the caller's scanner, whose
 // window the caller's own walk then reuses.
 func (s *Segment) translateOffsetWith(sc *scanner, offset, limit int64) (int64, record.BatchHeader, error) {
+	oi, e, err := s.lookup(offset)
+	if err != nil {
+		return -1, record.BatchHeader{}, err
+	}
+	return s.walkTo(sc, oi, e, offset, limit)
+}
+
+// lookup returns the offset index and its entry for offset.
+func (s *Segment) lookup(offset int64) (*index.OffsetIndex, index.OffsetPosition, error) {
 	oi, _, err := s.indexes()
 	if err != nil {
-		return -1, record.BatchHeader{}, err
+		return nil, index.OffsetPosition{}, err
 	}
 	e, err := oi.Lookup(offset)
-	if err != nil {
-		return -1, record.BatchHeader{}, err
-	}
+	return oi, e, err
+}
+
+// walkTo is translateOffsetWith from the index entry e that oi gave for
+// offset.
+func (s *Segment) walkTo(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, offset, limit int64) (int64, record.BatchHeader, error) {
 	for pos := int64(e.Position); pos < limit; {
 		h, err := sc.header(pos)
 		if err != nil {
@@ -242,12 +299,14 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 // truncates at batch boundaries), the index entries at or above offset and
 // the aborted transactions ending at or above it, and makes the segment the
 // active one again. It returns the number of bytes removed from the .log.
-//
-// REQUIRES: no concurrent readers of this segment (the log truncates only
-// while it holds readers off the segment).
+// Concurrent readers of the removed batches get errors; the cut itself
+// waits for views of the mapped .log in flight (see the package doc).
 func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	s.failed = nil
 	if err := s.activate(); err != nil {
+		return 0, err
+	}
+	if err := s.dropMapping(); err != nil { // mapped at its inactive size
 		return 0, err
 	}
 	size := s.size.Load()
@@ -273,11 +332,10 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 			return 0, err
 		}
 	}
-	if err := s.log.Truncate(pos); err != nil {
+	if err := s.shrinkLog(pos); err != nil {
 		s.failed = err
 		return 0, &Error{File: s.LogFile(), Position: pos, Err: err}
 	}
-	s.size.Store(pos)
 	s.bytesSinceLastIndexEntry = 0
 	if pos == 0 {
 		s.created = s.cfg.now()
@@ -352,18 +410,27 @@ func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]ind
 }
 
 func (s *Segment) release() {
+	_ = s.releaseRef() // the segment's Close already returned; nothing is written here
+}
+
+// releaseRef drops a reference. The last one, once the segment is closed,
+// closes the .log (returning that error) and, after Remove, removes the
+// files.
+func (s *Segment) releaseRef() error {
 	s.mu.Lock()
 	s.refs--
 	last := s.refs == 0
 	closeLog := last && s.closed
 	remove := last && s.removeReady
 	s.mu.Unlock()
+	var err error
 	if closeLog {
-		_ = s.log.Close() // the segment's Close already returned; nothing is written here
+		err = s.closeLog()
 	}
 	if remove {
 		_ = s.removeFiles() // leftovers are .deleted files, removed when the log opens next
 	}
+	return err
 }
 
 // RenameForDeletion renames the segment's files with the .deleted suffix, as

@@ -49,10 +49,15 @@ type RecoverResult struct {
 // a batch whose offsets overflow the segment's relative offsets
 // (ErrOffsetOverflow), which Kafka repairs by splitting the segment.
 //
-// REQUIRES: no concurrent readers of this segment.
+// Concurrent readers of the segment may get errors or stale batches while
+// it runs (the log recovers before it serves reads); the truncation waits
+// for views of the mapped .log in flight, as TruncateTo's does.
 func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	s.failed = nil
 	if err := s.activate(); err != nil {
+		return RecoverResult{}, err
+	}
+	if err := s.dropMapping(); err != nil { // mapped at its inactive size
 		return RecoverResult{}, err
 	}
 	oi, ti, err := s.resetIndexes()
@@ -105,7 +110,7 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	res.ValidBytes = pos
 	res.TruncatedBytes = size - pos
 	if res.TruncatedBytes > 0 {
-		if err := s.log.Truncate(pos); err != nil {
+		if err := s.shrinkLog(pos); err != nil {
 			return res, &Error{File: s.LogFile(), Position: pos, Err: err}
 		}
 	}

@@ -19,6 +19,7 @@ type scanner struct {
 	bufPos int64  // file position of buf[0]
 	n      int    // valid bytes in buf
 	ahead  int    // bytes to read at the next refill: grows from 4 KiB to len(buf)
+	mapped bool   // buf is the mapped .log (mappedScanner), not a window
 }
 
 // scanWindow is the window of the pooled scanners that reads use.
@@ -35,9 +36,16 @@ func newScanner(f vfs.File, end int64, window int) *scanner {
 	return &scanner{f: f, end: end, buf: make([]byte, window)}
 }
 
+// mappedScanner returns a scanner over b, the .log's bytes in place: its
+// window is all of b, so it never reads. It must not be used once b is
+// gone (see Segment.view), and needs no release.
+func mappedScanner(b []byte) *scanner {
+	return &scanner{end: int64(len(b)), buf: b, n: len(b), mapped: true}
+}
+
 // release returns a pooled window; the scanner is unusable afterwards.
 func (sc *scanner) release() {
-	if len(sc.buf) == scanWindow {
+	if !sc.mapped && len(sc.buf) == scanWindow {
 		scanBufs.Put((*[scanWindow]byte)(sc.buf))
 	}
 	sc.buf = nil
@@ -50,6 +58,9 @@ func (sc *scanner) bytes(pos int64, n int) ([]byte, error) {
 	if pos >= sc.bufPos && pos+int64(n) <= sc.bufPos+int64(sc.n) {
 		off := int(pos - sc.bufPos)
 		return sc.buf[off : off+n], nil
+	}
+	if sc.mapped {
+		return nil, io.ErrUnexpectedEOF // past the end: nothing to read
 	}
 	// Read ahead little at first (a point lookup needs one header) and
 	// more as the scan goes on (a fetch or recovery walks many batches).

@@ -20,8 +20,11 @@ import (
 //
 // Concurrency: one writer (the partition's appender, holding the
 // partition's write lock) calls Append, Seal, TruncateTo, Recover, Flush and
-// Close; any number of readers call Read, FindOffsetByTimestamp and the
-// accessors at the same time. Readers see a batch once Append has returned.
+// Close; any number of readers call Read, FindOffsetByTimestamp, the
+// accessors and the methods of their Slices at the same time. Readers see a
+// batch once Append has returned; readers of batches that TruncateTo or
+// Recover cut off get errors (never a crash: see "Memory-mapped reads" in
+// the package doc).
 type Segment struct {
 	fsys vfs.FS
 	dir  string
@@ -51,6 +54,14 @@ type Segment struct {
 	deleted     bool // files renamed to .deleted
 	removeReady bool // Remove was called: remove files when refs drop to 0
 	refs        int  // live Slices
+
+	// mapMu guards the .log's read-only memory mapping (see mmap.go and the
+	// package doc): held shared while a reader touches mapped bytes, and
+	// exclusively to map, unmap, or shrink the .log. It protects:
+	mapMu   sync.RWMutex
+	mapping *vfs.Mapping
+	mapData []byte // mapping's bytes; nil when not mapped
+	mapDone bool   // no more mapping: unsupported, failed, or the .log closed
 }
 
 const notLoaded = -2
@@ -305,14 +316,15 @@ func (s *Segment) Close() error {
 	if s.txnIndex != nil {
 		errs = append(errs, s.txnIndex.Close())
 	}
-	closeLog := s.refs == 0
+	// Close holds a reference of its own while it trims the .log, so that
+	// the last Slice released meanwhile does not close the file under it;
+	// dropping it closes the .log unless a Slice is still live.
+	s.refs++
 	s.mu.Unlock()
 	if s.active && s.cfg.Preallocate {
-		errs = append(errs, s.log.Truncate(s.size.Load()))
+		errs = append(errs, s.shrinkLog(s.size.Load()))
 	}
-	if closeLog {
-		errs = append(errs, s.log.Close())
-	}
+	errs = append(errs, s.releaseRef())
 	return errors.Join(errs...)
 }
 

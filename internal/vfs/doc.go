@@ -34,7 +34,10 @@
 // does not conflict within one process); on systems without flock (Windows,
 // Solaris, AIX, plan9, wasm) it is the registry alone and so protects only
 // against holders in the same process. [Map] memory-maps an operating-system
-// file on unix systems and reports [ErrNotSupported] elsewhere.
+// file on unix systems and reports [ErrNotSupported] elsewhere;
+// [MapGrowing] maps a file read-only beyond its end, for readers of a file
+// that grows, on 64-bit unix systems with a unified buffer cache (not
+// OpenBSD or AIX).
 //
 // # Crash model of the memory filesystem
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"runtime"
 	"sync"
 	"syscall"
 )
@@ -62,6 +63,52 @@ func Map(f File, size int64, writable bool) (*Mapping, error) {
 	}
 	m.data = data
 	return m, nil
+}
+
+// MapGrowing maps the first size bytes of the operating-system file behind
+// f read-only with MAP_SHARED, where size may exceed the file's current
+// size: what later writes append, up to size, shows in the mapping, so that
+// a growing file (an active segment's .log) is mapped once. It returns an
+// error matching [ErrNotSupported] where [Map] does, on 32-bit systems
+// (whose address space is too small for segment-sized mappings), and on
+// systems where what write(2) writes is not known to show at once in shared
+// mappings of the file (OpenBSD and AIX, whose buffer caches are not
+// unified): callers fall back to ReadAt.
+//
+// REQUIRES: nothing touches the mapped bytes at or beyond the file's size
+// at the time of the access. Pages past the end of the file are not backed:
+// a load there kills the process with SIGBUS, and so does a load of bytes
+// that a concurrent Truncate cuts off. The caller keeps what it reads below
+// a size it knows the file has, and keeps truncation from running during
+// its reads.
+func MapGrowing(f File, size int64) (*Mapping, error) {
+	osf := OSFile(f)
+	if osf == nil || !mmapSupported || math.MaxInt == math.MaxInt32 || !writeCoherent() {
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: ErrNotSupported}
+	}
+	if size < 0 || size > math.MaxInt {
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: fmt.Errorf("size %d: %w", size, syscall.EINVAL)}
+	}
+	m := &Mapping{f: f}
+	if size == 0 {
+		return m, nil
+	}
+	data, err := mmap(osf, int(size), false)
+	if err != nil {
+		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: err}
+	}
+	m.data = data
+	return m, nil
+}
+
+// writeCoherent reports whether data written with write(2) shows at once in
+// the shared mappings of the file (a unified buffer cache).
+func writeCoherent() bool {
+	switch runtime.GOOS {
+	case "openbsd", "aix":
+		return false
+	}
+	return true
 }
 
 // Bytes returns the mapped memory: len(Bytes()) is the size given to [Map].

@@ -86,3 +86,37 @@ func TestMapErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestMapGrowing(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "00000000000000000000.log")
+	f, err := vfs.Default.Create(name)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	_, err = f.Write([]byte("kafka"))
+	require.NoError(t, err)
+
+	m, err := vfs.MapGrowing(f, 1<<20)
+	if err != nil {
+		require.ErrorIs(t, err, vfs.ErrNotSupported)
+		t.Skip("no growing mappings on this system")
+	}
+	defer func() { require.NoError(t, m.Close()) }()
+	require.Len(t, m.Bytes(), 1<<20, "mapped beyond the end of the file")
+	assert.Equal(t, "kafka", string(m.Bytes()[:5]))
+	_, err = f.WriteAt([]byte("lite"), 5)
+	require.NoError(t, err)
+	assert.Equal(t, "kafkalite", string(m.Bytes()[:9]), "appended bytes show in the mapping")
+	big := make([]byte, 100_000)
+	big[len(big)-1] = 'x'
+	_, err = f.WriteAt(big, 9)
+	require.NoError(t, err)
+	assert.Equal(t, byte('x'), m.Bytes()[9+len(big)-1], "also pages past the first")
+
+	mem := vfs.NewMem()
+	writeFile(t, mem, "/f", "abc")
+	mf, err := mem.Open("/f")
+	require.NoError(t, err)
+	defer func() { require.NoError(t, mf.Close()) }()
+	_, err = vfs.MapGrowing(mf, 3)
+	require.ErrorIs(t, err, vfs.ErrNotSupported)
+}

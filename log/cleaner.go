@@ -1,0 +1,438 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/kafkalite/kafkalite/compaction"
+	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+)
+
+// This file is the log's side of compaction (KAFKA_FORMAT §9.3): which log
+// to clean and from where, the swap of cleaned segments into a log's list,
+// cleaner-offset-checkpoint, and the Dir's cleaner goroutines. The
+// compaction package does the cleaning itself.
+
+// cleanerState is the Dir's cleaner: its goroutines' shared throttler, the
+// logs being cleaned, and the synchronous cleaner of CleanNow.
+type cleanerState struct {
+	ctx    context.Context // cancelled by Dir.Close
+	cancel context.CancelFunc
+	// gate: every cleaning holds it shared; Dir.Close takes it exclusively
+	// once ctx is cancelled, so no round outlives the Dir's logs.
+	gate      sync.RWMutex
+	throttler *compaction.Throttler
+
+	mu         sync.Mutex // protects the fields below
+	inProgress map[*Log]bool
+	closed     bool
+
+	syncMu  sync.Mutex // serialises CleanNow; protects syncCleaner
+	syncCln *compaction.Cleaner
+}
+
+// CleanerStats describe a log's last cleaning round.
+type CleanerStats struct {
+	compaction.Stats
+	// DirtyRatio is the cleanable ratio that made the log eligible:
+	// dirty bytes / (clean + dirty bytes) before the round.
+	DirtyRatio float64
+	// Rounds counts the rounds run on this log since it was opened.
+	Rounds int
+	// Finished is when the last round ended.
+	Finished time.Time
+}
+
+// CleanerStats returns the log's last cleaning round's stats; ok is false
+// if no round ran since the log was opened.
+func (l *Log) CleanerStats() (st CleanerStats, ok bool) {
+	p := l.cleanerStats.Load()
+	if p == nil {
+		return CleanerStats{}, false
+	}
+	return *p, true
+}
+
+// FirstDirtyOffset returns where the next cleaning round of a compacted log
+// starts: the end of the last round (cleaner-offset-checkpoint), or the log
+// start offset.
+func (l *Log) FirstDirtyOffset() int64 {
+	cp := l.cleanerCheckpoint.Load()
+	if cp < l.LogStartOffset() || cp > l.LogEndOffset() {
+		return l.LogStartOffset()
+	}
+	return cp
+}
+
+func (d *Dir) cleanerConfig(threads int) compaction.Config {
+	return compaction.Config{
+		DedupeBufferBytes: d.cfg.CleanerDedupeBufferSize / int64(threads+1),
+		LoadFactor:        d.cfg.CleanerIOBufferLoadFactor,
+		IOBufferBytes:     d.cfg.CleanerIOBufferSize,
+		Throttler:         d.cleaner.throttler,
+	}
+}
+
+// startCleaner starts log.cleaner.threads cleaner goroutines (none if
+// log.cleaner.enable is false); Close stops them.
+func (d *Dir) startCleaner() {
+	d.cleaner.ctx, d.cleaner.cancel = context.WithCancel(context.Background())
+	d.cleaner.throttler = compaction.NewThrottler(d.cfg.CleanerIOMaxBytesPerSecond, nil)
+	d.cleaner.inProgress = map[*Log]bool{}
+	if !d.cfg.CleanerEnable {
+		return
+	}
+	for range d.cfg.CleanerThreads {
+		c, err := compaction.NewCleaner(d.cleanerConfig(d.cfg.CleanerThreads))
+		if err != nil {
+			d.logger.Error("not starting a log cleaner", "err", err)
+			return
+		}
+		d.bg.Add(1)
+		go d.cleanerLoop(c)
+	}
+}
+
+// stopCleaner cancels the rounds in progress and waits for them.
+func (d *Dir) stopCleaner() {
+	d.cleaner.mu.Lock()
+	d.cleaner.closed = true
+	d.cleaner.mu.Unlock()
+	d.cleaner.cancel()
+	d.cleaner.gate.Lock()
+	//nolint:staticcheck // an empty critical section: waiting for rounds is the point
+	d.cleaner.gate.Unlock()
+}
+
+// cleanerLoop cleans the filthiest log, again and again, and sleeps
+// log.cleaner.backoff.ms when none needs it.
+func (d *Dir) cleanerLoop(c *compaction.Cleaner) {
+	defer d.bg.Done()
+	for {
+		cleaned, err := d.cleanFilthiest(d.cleaner.ctx, c)
+		if err != nil && !errors.Is(err, compaction.ErrAborted) {
+			d.logger.Warn("log cleaning failed", "err", err)
+		}
+		if cleaned && err == nil {
+			select {
+			case <-d.stop:
+				return
+			default:
+				continue
+			}
+		}
+		t := time.NewTimer(d.cfg.CleanerBackoff)
+		select {
+		case <-d.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// CleanNow runs cleaning rounds synchronously, the filthiest eligible log
+// first, until no compacted log is eligible (dirty ratio above
+// min.cleanable.dirty.ratio, or max.compaction.lag.ms passed), and returns
+// the number of rounds. The cleaner goroutines do the same in the
+// background; CleanNow is for tests and for callers that want a log
+// compacted at a known moment. It works whatever log.cleaner.enable says,
+// with its own share of log.cleaner.dedupe.buffer.size. Rounds stop at the
+// first error, or when ctx ends.
+func (d *Dir) CleanNow(ctx context.Context) (int, error) {
+	d.cleaner.syncMu.Lock()
+	defer d.cleaner.syncMu.Unlock()
+	if d.cleaner.syncCln == nil {
+		c, err := compaction.NewCleaner(d.cleanerConfig(d.cfg.CleanerThreads))
+		if err != nil {
+			return 0, err
+		}
+		d.cleaner.syncCln = c
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(d.cleaner.ctx, cancel)
+	defer stop()
+	rounds := 0
+	for ; rounds < 1_000_000; rounds++ {
+		cleaned, err := d.cleanFilthiest(ctx, d.cleaner.syncCln)
+		if err != nil {
+			return rounds, err
+		}
+		if !cleaned {
+			break
+		}
+	}
+	return rounds, nil
+}
+
+// toClean is a compacted log's dirtiness (Kafka's LogToClean).
+type toClean struct {
+	l                            *Log
+	firstDirty, firstUncleanable int64
+	cleanBytes, cleanableBytes   int64
+	ratio                        float64
+	needNow                      bool
+	segs                         []*segment.Segment // below firstUncleanable
+}
+
+// cleanFilthiest cleans the eligible log with the highest dirty ratio that
+// no other cleaner holds. It reports whether it ran a round.
+func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner) (bool, error) {
+	d.cleaner.gate.RLock()
+	defer d.cleaner.gate.RUnlock()
+	var best *toClean
+	d.cleaner.mu.Lock()
+	if d.cleaner.closed {
+		d.cleaner.mu.Unlock()
+		return false, ErrClosed
+	}
+	for _, l := range d.allLogs() {
+		if !l.Config().CleanupPolicy.Compact || d.cleaner.inProgress[l] || l.checkOpen() != nil {
+			continue
+		}
+		tc, err := l.dirtiness()
+		if err != nil {
+			d.logger.Warn("measuring a log's dirtiness failed", "partition", l.tp(), "err", err)
+			continue
+		}
+		if tc.cleanableBytes == 0 || !(tc.needNow || tc.ratio > l.Config().MinCleanableDirtyRatio) {
+			continue
+		}
+		if best == nil || tc.ratio > best.ratio {
+			best = tc
+		}
+	}
+	if best == nil {
+		d.cleaner.mu.Unlock()
+		return false, nil
+	}
+	d.cleaner.inProgress[best.l] = true
+	d.cleaner.mu.Unlock()
+	defer func() {
+		d.cleaner.mu.Lock()
+		delete(d.cleaner.inProgress, best.l)
+		d.cleaner.mu.Unlock()
+	}()
+	if err := best.l.clean(ctx, c, best); err != nil {
+		return true, err
+	}
+	if err := d.writeCleanerCheckpoint(); err != nil {
+		d.logger.Warn("writing cleaner-offset-checkpoint failed", "err", err)
+	}
+	return true, nil
+}
+
+// dirtiness measures the log as Kafka's LogCleanerManager does
+// (KAFKA_FORMAT §9.3).
+func (l *Log) dirtiness() (*toClean, error) {
+	c := l.Config()
+	now := l.now()
+	segs := l.segs()
+	tc := &toClean{l: l, firstDirty: l.FirstDirtyOffset()}
+	active := segs[len(segs)-1]
+	fu := min(active.BaseOffset(), l.LastStableOffset())
+	nonActive := segs[:len(segs)-1]
+	if c.MinCompactionLag > 0 {
+		for i, s := range nonActive {
+			if i+1 < len(segs) && segs[i+1].BaseOffset() <= tc.firstDirty {
+				continue
+			}
+			ts, err := l.largestTimestamp(s)
+			if err != nil {
+				return nil, err
+			}
+			if ts > now.Add(-c.MinCompactionLag).UnixMilli() {
+				fu = min(fu, s.BaseOffset())
+				break
+			}
+		}
+	}
+	// Cleaning stops at a segment boundary.
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fu }) - 1
+	if i >= 0 {
+		fu = segs[i].BaseOffset()
+	}
+	tc.firstUncleanable = fu
+	for i, s := range segs {
+		end := l.LogEndOffset()
+		if i+1 < len(segs) {
+			end = segs[i+1].BaseOffset()
+		}
+		if s.BaseOffset() < tc.firstDirty {
+			tc.cleanBytes += s.Size()
+		}
+		if s.BaseOffset() < fu && end > tc.firstDirty {
+			tc.cleanableBytes += s.Size()
+		}
+		if s.BaseOffset() < fu {
+			tc.segs = append(tc.segs, s)
+		}
+	}
+	if fu <= tc.firstDirty {
+		tc.cleanableBytes = 0
+	}
+	if total := tc.cleanBytes + tc.cleanableBytes; total > 0 {
+		tc.ratio = float64(tc.cleanableBytes) / float64(total)
+	}
+	if c.MaxCompactionLag != Unlimited && tc.cleanableBytes > 0 {
+		for i, s := range nonActive {
+			if i+1 < len(segs) && segs[i+1].BaseOffset() <= tc.firstDirty {
+				continue
+			}
+			ts, err := firstBatchTimestamp(s)
+			if err != nil {
+				return nil, err
+			}
+			tc.needNow = ts >= 0 && now.Sub(time.UnixMilli(ts)) >= c.MaxCompactionLag
+			break
+		}
+	}
+	return tc, nil
+}
+
+// firstBatchTimestamp returns the max timestamp of the segment's first
+// batch, -1 if it has none.
+func firstBatchTimestamp(s *segment.Segment) (int64, error) {
+	sl, err := s.Read(s.BaseOffset(), 1, s.Size(), true)
+	if err != nil || sl == nil {
+		return record.NoTimestamp, err
+	}
+	defer sl.Release()
+	var hdr [record.BatchHeaderLen]byte
+	if _, err := sl.ReadAt(hdr[:], 0); err != nil {
+		return record.NoTimestamp, err
+	}
+	h, err := record.ParseHeader(hdr[:])
+	if err != nil {
+		return record.NoTimestamp, err
+	}
+	return h.MaxTimestamp, nil
+}
+
+// clean runs one round on l.
+func (l *Log) clean(ctx context.Context, c *compaction.Cleaner, tc *toClean) error {
+	cfg := l.Config()
+	l.mu.Lock()
+	gen := l.segGen
+	producers := l.pstate.lastRecords()
+	l.mu.Unlock()
+	in := &compaction.Log{
+		FS: l.fsys, Dir: l.dir, Segments: tc.segs,
+		FirstDirtyOffset: tc.firstDirty, FirstUncleanableOffset: tc.firstUncleanable,
+		Now: l.now(), DeleteRetention: cfg.DeleteRetention,
+		SegmentBytes: cfg.SegmentBytes, MaxIndexBytes: cfg.SegmentIndexBytes, IndexIntervalBytes: cfg.IndexIntervalBytes,
+		Producers:   producers,
+		AbortedTxns: l.AbortedTransactions,
+		Replace: func(old []*segment.Segment, base int64) error {
+			return l.replaceCleaned(old, base, gen)
+		},
+	}
+	st, err := c.Clean(ctx, in)
+	if err != nil {
+		return l.perr(err)
+	}
+	prev, _ := l.CleanerStats()
+	l.cleanerCheckpoint.Store(st.EndOffset)
+	l.cleanerStats.Store(&CleanerStats{Stats: st, DirtyRatio: tc.ratio, Rounds: prev.Rounds + 1, Finished: l.now()})
+	l.logger.Info("cleaned log", "partition", l.tp(), "firstDirtyOffset", st.FirstDirtyOffset, "endOffset", st.EndOffset,
+		"bytesRead", st.BytesRead, "bytesWritten", st.BytesWritten, "recordsRemoved", st.RecordsRemoved(),
+		"dirtyRatio", tc.ratio, "duration", st.MapDuration+st.CleanDuration)
+	return nil
+}
+
+// replaceCleaned swaps the cleaned segment at base in for old, unless the
+// log changed since the round began (retention or truncation removed or
+// cut segments): then it returns compaction.ErrAborted.
+func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return fmt.Errorf("%w: %w", compaction.ErrAborted, err)
+	}
+	segs := l.segs()
+	i := 0
+	for i < len(segs) && segs[i] != old[0] {
+		i++
+	}
+	if l.segGen != gen || i+len(old) >= len(segs) {
+		return fmt.Errorf("%w: the log changed during cleaning", compaction.ErrAborted)
+	}
+	for k, s := range old {
+		if segs[i+k] != s {
+			return fmt.Errorf("%w: the log changed during cleaning", compaction.ErrAborted)
+		}
+		// The cleaned segment takes over these names: readers of the old
+		// segment must already hold its indexes open.
+		if err := s.LoadIndexes(); err != nil {
+			return fmt.Errorf("%w: %w", compaction.ErrAborted, err)
+		}
+	}
+	if err := compaction.CommitSwap(l.fsys, l.dir, base, old); err != nil {
+		l.failed = err
+		l.logger.Error("swapping in a cleaned segment failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
+		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	}
+	ns, err := segment.Open(l.fsys, l.dir, base, l.segmentConfig(), segment.OpenOptions{RollJitter: l.rollJitter()})
+	if err == nil {
+		err = ns.LoadIndexes()
+	}
+	if err != nil {
+		if ns != nil {
+			err = errors.Join(err, ns.Close())
+		}
+		l.failed = err
+		return l.perr(fmt.Errorf("%w: opening the cleaned segment: %w", ErrStorage, err))
+	}
+	next := make([]*segment.Segment, 0, len(segs)-len(old)+1)
+	next = append(append(append(next, segs[:i]...), ns), segs[i+len(old):]...)
+	l.setSegments(next)
+	at := l.now().Add(l.Config().FileDeleteDelay)
+	for _, s := range old {
+		l.pending = append(l.pending, pendingDelete{seg: s, at: at})
+	}
+	return nil
+}
+
+// writeCleanerCheckpoint writes cleaner-offset-checkpoint with the first
+// dirty offset of every compacted log that was cleaned (KAFKA_FORMAT §6.1).
+func (d *Dir) writeCleanerCheckpoint() error {
+	d.ckptMu.Lock()
+	defer d.ckptMu.Unlock()
+	m := d.cleanerOffsets()
+	if len(m) == 0 {
+		return nil
+	}
+	return checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), m)
+}
+
+func (d *Dir) cleanerOffsets() map[TopicPartition]int64 {
+	m := map[TopicPartition]int64{}
+	for _, l := range d.allLogs() {
+		if cp := l.cleanerCheckpoint.Load(); cp >= 0 && !l.deleted.Load() && l.Config().CleanupPolicy.Compact {
+			m[l.tp()] = cp
+		}
+	}
+	return m
+}
+
+// lastRecords returns the active producers' last records, for the cleaner
+// (Kafka's lastRecordsOfActiveProducers).
+func (ps *producerState) lastRecords() map[int64]compaction.LastRecord {
+	out := make(map[int64]compaction.LastRecord, len(ps.producers))
+	for pid, e := range ps.producers {
+		lr := compaction.LastRecord{LastDataOffset: -1, ProducerEpoch: e.epoch}
+		if n := len(e.batches); n > 0 {
+			lr.LastDataOffset = e.batches[n-1].lastOffset
+		}
+		out[pid] = lr
+	}
+	return out
+}
