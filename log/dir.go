@@ -182,15 +182,16 @@ func (d *Dir) load(ctx context.Context) error {
 	// the default configuration. With a store, partition directories it
 	// does not list are what a crash left of a CreateTopic (directories
 	// made, store not yet saved) or a DeleteTopic (store saved, directories
-	// not yet renamed), neither of which returned: the topic does not
-	// exist, and adopting it would bring it back with the default
-	// configuration. Their deletion is finished.
+	// not yet renamed), neither of which returned — or directories copied
+	// in by hand. The topic does not exist, and adopting it would bring it
+	// back with the default configuration; deleting it could lose data
+	// someone put there. As Kafka does with the replicas its metadata does
+	// not list, they are renamed "<topic>-<p>.<uuid>-stray" and left for the
+	// operator.
 	for name, parts := range found {
 		if _, ok := store[name]; !ok && haveStore {
 			for p := range parts {
-				dir := filepath.Join(d.path, PartitionDirName(name, p))
-				d.logger.Warn("removing a partition directory the topic store does not list (an interrupted topic creation or deletion)", "dir", dir)
-				if err := d.fsys.RemoveAll(dir); err != nil {
+				if err := d.markStray(name, p); err != nil {
 					return err
 				}
 			}
@@ -349,6 +350,27 @@ var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true,
+}
+
+// markStray renames a partition directory the topic store does not list to
+// Kafka's stray name, durably.
+func (d *Dir) markStray(topic string, partition int32) error {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return err
+	}
+	from := filepath.Join(d.path, PartitionDirName(topic, partition))
+	name := PartitionDir{Topic: topic, Partition: partition, Kind: StrayPartitionDir, UniqueID: fmt.Sprintf("%x", id)}.String()
+	if len(name) > 255 {
+		topic = topic[:len(topic)-(len(name)-255)]
+		name = PartitionDir{Topic: topic, Partition: partition, Kind: StrayPartitionDir, UniqueID: fmt.Sprintf("%x", id)}.String()
+	}
+	to := filepath.Join(d.path, name)
+	d.logger.Warn("renaming a partition directory the topic store does not list (an interrupted topic creation or deletion, or a copy) as a stray", "dir", from, "to", to)
+	if err := d.fsys.Rename(from, to); err != nil {
+		return err
+	}
+	return d.fsys.SyncDir(d.path)
 }
 
 // scanPartitionDirs lists the partition directories by topic, removes

@@ -108,6 +108,42 @@ func TestAdoptsKafkaDirectory(t *testing.T) {
 	require.Equal(t, int64(4), partition(t, d, "from-kafka", 1).LogEndOffset())
 }
 
+// TestUnlistedPartitionDirIsSetAsideAsStray: with a topic store, a
+// partition directory it does not list (copied in, or left by a crash in
+// the middle of CreateTopic or DeleteTopic) is renamed as a Kafka stray
+// replica, with its data, not adopted and not deleted.
+func TestUnlistedPartitionDirIsSetAsideAsStray(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "kept", 1, nil)
+	createTopic(t, d, "copied", 1, nil)
+	_, err := partition(t, d, "copied", 0).Append(producerBatch(t, 3, 10, e.clock.Now().UnixMilli(), record.None))
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	// Forget "copied" in the store, as if its directory had been copied in.
+	store, err := loadTopicStore(e.mem, "/data")
+	require.NoError(t, err)
+	delete(store, "copied")
+	require.NoError(t, saveTopicStore(e.mem, "/data", store))
+
+	d = e.open(t)
+	defer d.Close()
+	require.Equal(t, []string{"kept"}, d.Topics())
+	entries, err := e.mem.List("/data")
+	require.NoError(t, err)
+	var stray []string
+	for _, en := range entries {
+		if pd, err := ParsePartitionDir(en.Name); err == nil && pd.Kind == StrayPartitionDir {
+			stray = append(stray, en.Name)
+			require.Equal(t, "copied", pd.Topic)
+			files, err := e.mem.List("/data/" + en.Name)
+			require.NoError(t, err)
+			require.NotEmpty(t, files, "the data is kept")
+		}
+	}
+	require.Len(t, stray, 1)
+}
+
 // TestOpenCancelled: a cancelled context stops Open and releases the lock.
 func TestOpenCancelled(t *testing.T) {
 	e := newEnv(t)
