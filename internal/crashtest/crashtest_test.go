@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +102,7 @@ func runAndKill(t *testing.T, dir string, gen int, rng *rand.Rand, c *Checker) i
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // also when a check below fails
 	out := make(chan string, 256)
 	go func() {
 		defer close(out)
@@ -143,7 +145,12 @@ func runAndKill(t *testing.T, dir string, gen int, rng *rand.Rand, c *Checker) i
 		case <-kill:
 			done = true
 		case <-timeout:
-			require.Failf(t, "child too slow", "generation %d wrote %d lines in 30 s and no acknowledgement", gen, n)
+			// A stall: the child's goroutines say where.
+			_ = cmd.Process.Signal(syscall.SIGQUIT)
+			for range out {
+			}
+			_ = cmd.Wait()
+			require.Failf(t, "child stalled", "generation %d wrote %d lines in 30 s and no acknowledgement; stderr:\n%s", gen, n, stderr.String())
 		}
 	}
 	require.NoError(t, cmd.Process.Kill()) // SIGKILL
