@@ -374,7 +374,7 @@ func (l *Log) rollLocked(base int64) error {
 	// Kafka snapshots the producer state at every roll, named by the new
 	// segment's base offset; a failure costs only a longer replay at the
 	// next load, so it is logged.
-	if err := l.snapshotLocked(); err != nil {
+	if err := l.snapshotLocked(false); err != nil {
 		l.logger.Warn("writing the producer snapshot failed", "partition", l.tp(), "err", err)
 	}
 	next := make([]*segment.Segment, len(segs), len(segs)+1)

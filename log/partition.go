@@ -71,6 +71,7 @@ type Log struct {
 	pstate               *producerState
 	producerIDExpiration time.Duration // producer.id.expiration.ms
 	snapshotOffset       int64         // offset of the newest snapshot this process wrote or loaded, -1 for none
+	unsyncedSnapshot     int64         // offset of a snapshot written at a roll and not yet synced, -1 for none
 	markerBuf            []byte
 	markerReader         *record.Reader
 	// firstUnstable is the first offset of the earliest open transaction,
@@ -189,7 +190,8 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	var st recoveryStats
 	l := &Log{topic: o.topic, partition: o.partition, dir: o.dir, fsys: o.fsys, logger: o.logger, now: o.now,
 		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend,
-		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1}
+		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1,
+		unsyncedSnapshot: -1}
 	cfg := o.config
 	l.config.Store(&cfg)
 	l.cleanerCheckpoint.Store(o.cleanerOffset)
@@ -418,7 +420,7 @@ func (l *Log) Close() error {
 	err := l.flushLocked(l.LogEndOffset())
 	if err == nil && l.failed == nil && !l.deleted.Load() {
 		// The snapshot at the log end offset spares the next Open a replay.
-		err = l.snapshotLocked()
+		err = l.snapshotLocked(true)
 	}
 	segs := l.segs()
 	if len(segs) > 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -92,6 +93,8 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 	segs := l.segs()
 	dirty := l.dirDirty
 	l.dirDirty = false
+	snap := l.unsyncedSnapshot
+	l.unsyncedSnapshot = -1
 	l.unflushedMessages = 0
 	if !locked {
 		l.mu.Unlock()
@@ -107,6 +110,13 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 			continue
 		}
 		if err := s.Flush(); err != nil && !l.removedSegment(s, err) {
+			errs = append(errs, err)
+		}
+	}
+	if snap >= 0 {
+		// The snapshot of the last roll; retention may have removed it
+		// since, and a later one replaces it.
+		if err := snapshot.Sync(l.fsys, l.dir, snap); err != nil && !isNotExist(err) {
 			errs = append(errs, err)
 		}
 	}

@@ -423,16 +423,28 @@ func (l *Log) replayLocked(from, to int64) error {
 }
 
 // snapshotLocked writes the producer state to <offset>.snapshot, offset
-// being the log end offset, unless that snapshot is already written.
-func (l *Log) snapshotLocked() error {
+// being the log end offset, unless that snapshot is already written. With
+// durable false (a roll, as Kafka's roll does) the file is not synced now:
+// the next flush of the log syncs it, and until then a machine crash costs
+// at most a longer replay at the next load (a damaged snapshot is deleted
+// and the state rebuilt). With durable true (Close) it is synced at once.
+func (l *Log) snapshotLocked(durable bool) error {
 	leo := l.LogEndOffset()
-	if l.snapshotOffset == leo {
+	if l.snapshotOffset == leo && (!durable || l.unsyncedSnapshot != leo) {
 		return nil
 	}
-	if err := snapshot.Write(l.fsys, l.dir, leo, l.pstate.entries()); err != nil {
+	entries := l.pstate.entries()
+	if !durable {
+		if err := snapshot.WriteUnsynced(l.fsys, l.dir, leo, entries); err != nil {
+			return err
+		}
+		l.snapshotOffset, l.unsyncedSnapshot, l.dirDirty = leo, leo, true
+		return nil
+	}
+	if err := snapshot.Write(l.fsys, l.dir, leo, entries); err != nil {
 		return err
 	}
-	l.snapshotOffset = leo
+	l.snapshotOffset, l.unsyncedSnapshot = leo, -1
 	return nil
 }
 

@@ -382,3 +382,34 @@ func TestAllocateProducerID(t *testing.T) {
 	_, err = d.AllocateProducerID()
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+// TestRollSnapshotIsSyncedByTheNextFlush: the snapshot a roll writes is not
+// synced at once (as in Kafka): a machine crash before the next flush loses
+// it (the state is then rebuilt from the log); the flush makes it durable.
+func TestRollSnapshotIsSyncedByTheNextFlush(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, map[string]string{"segment.bytes": "200"})
+	l := partition(t, d, "t", 0)
+	for i := range 3 {
+		_, err := l.Append(idemBatch(t, 9, 0, int32(i*2), 2, false, fmt.Sprint(i)))
+		require.NoError(t, err)
+	}
+	require.Greater(t, len(l.segs()), 1, "the log rolled")
+	name := filepath.Join("/data", "t-0", snapshot.FileName(l.snapshotOffset))
+	_, err := e.mem.Stat(name)
+	require.NoError(t, err, "the roll wrote the snapshot")
+	_, err = e.mem.CrashClone().Stat(name)
+	require.Error(t, err, "not yet durable")
+
+	require.NoError(t, l.Flush())
+	_, err = e.mem.CrashClone().Stat(name)
+	require.NoError(t, err, "the flush synced it")
+	e.crash()
+	d = e.open(t)
+	defer d.Close()
+	l = partition(t, d, "t", 0)
+	res, err := l.Append(idemBatch(t, 9, 0, 4, 2, false, "2"))
+	require.NoError(t, err)
+	require.True(t, res.Duplicate)
+}

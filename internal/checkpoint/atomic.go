@@ -57,6 +57,44 @@ func WriteFileAtomic(fsys vfs.FS, path string, data []byte) error {
 	return fsys.SyncDir(filepath.Dir(path))
 }
 
+// WriteFileReplace replaces the file path with data like
+// [WriteFileAtomic], but syncs nothing: readers see the old contents or the
+// new ones, never a mix, but a crash of the machine may leave the old file,
+// the new one, or the new name with missing or zeroed data. For files whose
+// readers detect damage and can rebuild them (producer snapshots, with their
+// CRC); [SyncFile] makes the new contents durable later.
+func WriteFileReplace(fsys vfs.FS, path string, data []byte) error {
+	tmp := path + TempSuffix
+	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	n, err := f.Write(data)
+	if err == nil && n != len(data) {
+		err = io.ErrShortWrite
+	}
+	if err := errors.Join(err, f.Close()); err != nil {
+		return errors.Join(err, removeTemp(fsys, tmp))
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		return errors.Join(err, removeTemp(fsys, tmp))
+	}
+	return nil
+}
+
+// SyncFile makes the contents of the file path durable (not its directory
+// entry: sync the directory for that).
+func SyncFile(fsys vfs.FS, path string) error {
+	f, err := fsys.OpenReadWrite(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
+}
+
 // writeSynced creates name, writes data, syncs and closes it.
 func writeSynced(fsys vfs.FS, name string, data []byte) error {
 	f, err := fsys.Create(name)

@@ -68,6 +68,25 @@ func Write(fsys vfs.FS, dir string, offset int64, entries []Entry) error {
 	return checkpoint.WriteFileAtomic(fsys, filepath.Join(dir, FileName(offset)), Encode(nil, entries))
 }
 
+// WriteUnsynced replaces the snapshot at offset like [Write] but syncs
+// nothing ([checkpoint.WriteFileReplace]): Kafka writes the snapshot taken
+// at a segment roll this way and flushes it later with the segment. After a
+// machine crash the file may be missing, old or damaged; [Read] reports a
+// damaged one as corrupt, and the state is rebuilt from an older snapshot
+// and the log. Make it durable with [Sync].
+func WriteUnsynced(fsys vfs.FS, dir string, offset int64, entries []Entry) error {
+	if offset < 0 {
+		return fmt.Errorf("%w: negative snapshot offset %d", ErrInvalid, offset)
+	}
+	return checkpoint.WriteFileReplace(fsys, filepath.Join(dir, FileName(offset)), Encode(nil, entries))
+}
+
+// Sync makes the snapshot at offset in dir durable (its directory entry
+// needs a sync of dir too).
+func Sync(fsys vfs.FS, dir string, offset int64) error {
+	return checkpoint.SyncFile(fsys, filepath.Join(dir, FileName(offset)))
+}
+
 // Read reads and decodes the snapshot file at path. A missing file is an
 // error matching fs.ErrNotExist; a file that breaks the format, or is
 // larger than 256 MiB, is a [*CorruptError] (with File set to path)
