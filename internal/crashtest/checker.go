@@ -42,9 +42,20 @@ type Checker struct {
 	aborted     map[string]bool         // transactions whose abort was requested
 	tsend       map[string]map[int]loc  // transaction -> index -> where its record was appended
 	topics      map[string]topicState   // churn topic -> what must be true of it
+	cacked      map[int64]compactRec    // acknowledged records of the compacted topic, by offset
+	clatest     map[string]int64        // key -> offset of its latest acknowledged record there
 
 	// Totals for the report.
 	Acks, Commits, OffsetCommits, Checks, RecordsRead int
+	// CompactAcks counts acknowledged records of the compacted topic;
+	// CompactRemoved the most records the cleaner had removed from it at a
+	// check.
+	CompactAcks, CompactRemoved int
+}
+
+// compactRec is an acknowledged record of the compacted topic.
+type compactRec struct {
+	key, value string // value is tombstoneShown for a tombstone
 }
 
 // NewChecker returns a Checker that has seen nothing.
@@ -53,6 +64,7 @@ func NewChecker() *Checker {
 		acked: map[tp]map[int64]string{}, logStart: map[tp]int64{}, committed: map[string]int64{},
 		commitStart: map[string]bool{}, commitDone: map[string]bool{}, aborted: map[string]bool{},
 		tsend: map[string]map[int]loc{}, topics: map[string]topicState{},
+		cacked: map[int64]compactRec{}, clatest: map[string]int64{},
 	}
 }
 
@@ -89,6 +101,19 @@ func (c *Checker) Observe(line string) error {
 		}
 		c.acked[t][off] = f[4]
 		c.Acks++
+	case f[0] == "cack" && len(f) == 4:
+		off := atoi(f[1])
+		if off < 0 {
+			return bad()
+		}
+		if prev, ok := c.cacked[off]; ok && prev != (compactRec{f[2], f[3]}) {
+			return fmt.Errorf("crashtest: %s offset %d acknowledged twice, for %v and %v", TopicCompact, off, prev, compactRec{f[2], f[3]})
+		}
+		c.cacked[off] = compactRec{f[2], f[3]}
+		if latest, ok := c.clatest[f[2]]; !ok || off > latest {
+			c.clatest[f[2]] = off
+		}
+		c.CompactAcks++
 	case f[0] == "tsend" && len(f) == 5:
 		if c.tsend[f[1]] == nil {
 			c.tsend[f[1]] = map[int]loc{}
@@ -143,7 +168,9 @@ func checkConfig() log.Config {
 // scanned is one decoded data record.
 type scanned struct {
 	offset int64
+	key    string
 	value  string
+	null   bool // a null value (a tombstone)
 }
 
 // Check opens dir (recovery must succeed), checks it against everything
@@ -203,7 +230,7 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 				fail("%s: %v", t, err)
 				continue
 			}
-			recs, err := scan(l)
+			recs, err := scan(l, l.Config().CleanupPolicy.Compact)
 			if err != nil {
 				fail("%s: %v", t, err)
 			}
@@ -252,17 +279,66 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 	}
 	c.checkGroupOffsets(ctx, d, fail)
 
-	// Compaction phase: when the cleaner (7/9) lands, check the compacted
-	// topic here (latest value per key kept, tombstones honoured, offsets
-	// still increasing, nothing acknowledged lost above the cleaner's
-	// horizon).
+	// Compaction phase.
+	if present[TopicCompact] {
+		if l, err := d.Partition(TopicCompact, 0); err == nil {
+			// Every offset of the topic held a data record: the ones
+			// without one now are the cleaner's doing.
+			c.CompactRemoved = max(c.CompactRemoved, int(l.LogEndOffset()-l.LogStartOffset())-len(data[tp{TopicCompact, 0}]))
+		}
+		c.checkCompacted(data[tp{TopicCompact, 0}], fail)
+	} else if len(c.cacked) > 0 {
+		fail("topic %s is missing, with %d acknowledged records", TopicCompact, len(c.cacked))
+	}
 	return errors.Join(errs...)
+}
+
+// checkCompacted checks the compacted topic against what was acknowledged:
+// the cleaner removes a record only when a newer record with the same key
+// is in the log, so for every key the log holds a record at or after its
+// latest acknowledged one (tombstones stay: delete.retention.ms is a day);
+// a record present at an acknowledged offset is the one acknowledged; no
+// value is there twice.
+func (c *Checker) checkCompacted(recs []scanned, fail func(string, ...any)) {
+	t := tp{TopicCompact, 0}
+	newest := map[string]int64{}
+	seen := map[string]int64{}
+	var last int64 = -1
+	for _, r := range recs {
+		newest[r.key] = r.offset
+		if want, ok := c.cacked[r.offset]; ok {
+			got := compactRec{r.key, r.value}
+			if r.null {
+				got.value = tombstoneShown
+			}
+			if got != want {
+				fail("%s: offset %d holds %v, acknowledged as %v", t, r.offset, got, want)
+			}
+		}
+		if !r.null {
+			if prev, ok := seen[r.value]; ok {
+				fail("%s: value %q at offsets %d and %d", t, r.value, prev, r.offset)
+			}
+			seen[r.value] = r.offset
+		}
+		if r.offset <= last {
+			fail("%s: offset %d after %d", t, r.offset, last)
+		}
+		last = r.offset
+	}
+	for key, off := range c.clatest {
+		if got, ok := newest[key]; !ok || got < off {
+			fail("%s: key %s: the latest acknowledged record, at offset %d (%v), is gone and nothing newer is there (newest %d, present %v)",
+				t, key, off, c.cacked[off], got, ok)
+		}
+	}
 }
 
 // scan reads a partition from its log start offset to its end as raw
 // batches and decodes every one with its CRC checked. Offsets must be
-// gapless (there is no cleaner yet). It returns the data records.
-func scan(l *log.Log) ([]scanned, error) {
+// gapless unless gaps are allowed (a compacted topic: the cleaner removes
+// records and whole batches). It returns the data records.
+func scan(l *log.Log, gaps bool) ([]scanned, error) {
 	start, end := l.LogStartOffset(), l.LogEndOffset()
 	var out []scanned
 	r := record.NewReader(record.ReaderOptions{})
@@ -290,19 +366,19 @@ func scan(l *log.Log) ([]scanned, error) {
 				return out, fmt.Errorf("batch at %d: %w", next, err)
 			}
 			h := r.Header()
-			if h.BaseOffset != next && !(first && h.BaseOffset < next) {
+			if h.BaseOffset != next && !(first && h.BaseOffset < next) && !(gaps && h.BaseOffset > next) {
 				return out, fmt.Errorf("batch at base offset %d, want %d", h.BaseOffset, next)
 			}
 			first = false
 			want := h.BaseOffset
 			for r.Next() {
 				rec := r.Record()
-				if rec.Offset != want {
+				if rec.Offset != want && !(gaps && rec.Offset > want) {
 					return out, fmt.Errorf("record offset %d in batch %d, want %d", rec.Offset, h.BaseOffset, want)
 				}
-				want++
+				want = rec.Offset + 1
 				if !h.Attributes.IsControl() && rec.Offset >= start {
-					out = append(out, scanned{rec.Offset, string(rec.Value)})
+					out = append(out, scanned{offset: rec.Offset, key: string(rec.Key), value: string(rec.Value), null: rec.Value == nil})
 				}
 			}
 			if err := r.Err(); err != nil {

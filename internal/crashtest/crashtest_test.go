@@ -87,8 +87,8 @@ func TestKill9(t *testing.T) {
 			t.Logf("%d kills, %s, %d acks, %d commits, %d offset commits", gen+1, time.Since(start).Round(time.Second), c.Acks, c.Commits, c.OffsetCommits)
 		}
 	}
-	t.Logf("%d kills survived in %s: %d acknowledged records, %d committed transactions, %d offset commits observed; %d records read back in %d checks",
-		kills, time.Since(start).Round(time.Millisecond), c.Acks, c.Commits, c.OffsetCommits, c.RecordsRead, c.Checks)
+	t.Logf("%d kills survived in %s: %d acknowledged records, %d committed transactions, %d offset commits observed; %d records read back in %d checks; compacted topic: %d acknowledged, %d removed by the cleaner",
+		kills, time.Since(start).Round(time.Millisecond), c.Acks, c.Commits, c.OffsetCommits, c.RecordsRead, c.Checks, c.CompactAcks, c.CompactRemoved)
 }
 
 // runAndKill starts generation gen, kills it and feeds its output to c. It

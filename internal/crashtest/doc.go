@@ -13,13 +13,17 @@
 //   - a consumer group "plain" (read_uncommitted) on "all" and "one" and a
 //     group "committed" (read_committed) on "txn", committing offsets
 //     synchronously after every poll,
-//   - topic churn: a topic created and deleted every few milliseconds.
+//   - topic churn: a topic created and deleted every few milliseconds,
+//   - an idempotent producer with acks=all on the compacted topic "cmp"
+//     (keyed updates over 23 keys, one in seven a tombstone), which the log
+//     cleaner compacts while the child runs.
 //
 // It reports what the library acknowledged, one line per event, written to
 // the output with one write call each (so that a line is either in the
 // pipe whole or not at all when the process dies):
 //
 //	ack <topic> <partition> <offset> <value> <acks>   a send's callback returned no error
+//	cack <offset> <key> <value or -null->             a send to "cmp" acknowledged
 //	tsend <txn> <index> <partition> <offset>          a transactional send's callback
 //	commit-start <txn>                                CommitTransaction is about to be called
 //	commit <txn>                                      CommitTransaction returned nil
@@ -36,7 +40,8 @@
 // The [Checker] reads those lines and, after each kill, opens the directory
 // with log.Open (recovery must succeed) and checks, see [Checker.Check]:
 // every batch of every partition decodes from the log start offset with
-// its CRC verified; offsets are gapless; every acknowledged record (acks=all
+// its CRC verified; offsets are gapless (except in compacted topics, the
+// internal ones included, where the cleaner leaves gaps); every acknowledged record (acks=all
 // and acks=1 alike: a kill of the process does not lose the page cache) at
 // or above the log start offset is at its offset with its value; no value
 // appears twice; values of one generation are in order per partition; log
@@ -45,5 +50,8 @@
 // record of a committed transaction, and nothing of an aborted one; topics
 // created are there and topics deleted stay deleted, and a topic whose
 // creation or deletion was interrupted is either absent or present with the
-// configuration it was created with.
+// configuration it was created with; in the compacted topic, every key has
+// a record at or after its latest acknowledged one (the cleaner removes a
+// record only for a newer one with the same key), a record at an
+// acknowledged offset is the one acknowledged, and no value is there twice.
 package crashtest

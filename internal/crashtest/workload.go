@@ -21,6 +21,7 @@ const (
 	TopicAll       = "all" // acks=all, idempotent
 	TopicOne       = "one" // acks=1, not idempotent
 	TopicTxn       = "txn" // transactional
+	TopicCompact   = "cmp" // compacted, keyed updates and tombstones, acks=all, idempotent
 	GroupPlain     = "plain"
 	GroupCommitted = "committed"
 	churnPrefix    = "churn-"
@@ -40,6 +41,20 @@ var topicProps = map[string]string{
 	"file.delete.delay.ms": "5",
 }
 
+// compactProps make the compacted topic roll every few batches and its
+// sealed segments cleanable at once: the cleaner runs while the child is
+// killed. Tombstones stay (delete.retention.ms keeps its default, a day).
+var compactProps = map[string]string{
+	"cleanup.policy":            "compact",
+	"segment.bytes":             "2048",
+	"segment.index.bytes":       "4096",
+	"min.cleanable.dirty.ratio": "0.01",
+	"file.delete.delay.ms":      "5",
+}
+
+// compactKeys is how many keys the compacted topic's records spread over.
+const compactKeys = 23
+
 // DirConfig is the directory configuration of the child: one partition per
 // internal topic, retention every 10 ms, checkpoints every 50 ms, and
 // transactions and offsets that do not expire during a run.
@@ -51,6 +66,7 @@ func DirConfig() log.Config {
 	cfg.FlushOffsetCheckpointInterval = 50 * time.Millisecond
 	cfg.FlushStartOffsetCheckpointInterval = 50 * time.Millisecond
 	cfg.ProducerIDExpirationCheckInterval = 100 * time.Millisecond
+	cfg.CleanerBackoff = 5 * time.Millisecond
 	return cfg
 }
 
@@ -89,9 +105,12 @@ func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 	}
-	// Compaction phase: when the cleaner (7/9) lands, a compacted topic
-	// with keyed updates and tombstones is produced here, and
-	// Checker.Check verifies it in its own compaction phase.
+	// Compaction phase: a compacted topic with keyed updates and
+	// tombstones, cleaned while the child runs; Checker.Check verifies it
+	// in its own compaction phase.
+	if _, err := d.CreateTopic(ctx, TopicCompact, 1, compactProps); err != nil && !errors.Is(err, log.ErrTopicExists) {
+		return fmt.Errorf("create %s: %w", TopicCompact, err)
+	}
 
 	// Churn topics a killed child left behind are deleted first, so that
 	// they do not pile up over a thousand kills.
@@ -120,6 +139,7 @@ func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
 	run("acks=all producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicAll, producer.AcksAll) })
 	run("acks=1 producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader) })
 	run("transactional producer", func(ctx context.Context) error { return transact(ctx, d, w, gen) })
+	run("compacted producer", func(ctx context.Context) error { return produceCompacted(ctx, d, w, gen) })
 	run("group plain", func(ctx context.Context) error {
 		return consume(ctx, d, w, GroupPlain, consumer.ReadUncommitted, TopicAll, TopicOne)
 	})
@@ -177,6 +197,54 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 	}
 	return nil
 }
+
+// produceCompacted sends keyed updates "g<gen>:cmp:<seq>" to the compacted
+// topic, one in seven a tombstone, acks=all, and prints "cack <offset>
+// <key> <value or -null->" for each acknowledged one.
+func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int) (err error) {
+	cfg := producer.DefaultConfig()
+	cfg.Linger = time.Millisecond
+	cfg.BatchSize = 512
+	p, err := producer.New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, p.Close(context.WithoutCancel(ctx))) }()
+	var failed error
+	var mu sync.Mutex
+	for seq := 0; ctx.Err() == nil; seq++ {
+		key := "k" + strconv.Itoa((seq*7+gen)%compactKeys)
+		value, shown := fmt.Sprintf("g%d:%s:%d", gen, TopicCompact, seq), ""
+		var v []byte
+		if seq%7 == 3 {
+			shown = tombstoneShown
+		} else {
+			v, shown = []byte(value), value
+		}
+		_, err := p.Send(ctx, &producer.Record{Topic: TopicCompact, Key: []byte(key), Value: v}, func(md producer.RecordMetadata, err error) {
+			if err != nil {
+				mu.Lock()
+				failed = errors.Join(failed, err)
+				mu.Unlock()
+				return
+			}
+			w.printf("cack %d %s %s", md.Offset, key, shown)
+		})
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		mu.Lock()
+		f := failed
+		mu.Unlock()
+		if f != nil && ctx.Err() == nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// tombstoneShown stands for a null value in "cack" lines.
+const tombstoneShown = "-null-"
 
 // transact runs transactions of 1 to 6 records over the partitions of
 // TopicTxn, committing three in four and aborting the rest.
