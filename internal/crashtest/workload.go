@@ -41,13 +41,12 @@ var topicProps = map[string]string{
 	"file.delete.delay.ms": "5",
 }
 
-// compactProps make the compacted topic roll every few batches and its
-// sealed segments cleanable at once: the cleaner runs while the child is
-// killed. Tombstones stay (delete.retention.ms keeps its default, a day).
+// compactProps make the compacted topic roll often and its sealed
+// segments cleanable at once: the cleaner runs while the child is killed. Tombstones stay (delete.retention.ms keeps its default, a day).
 var compactProps = map[string]string{
 	"cleanup.policy":            "compact",
-	"segment.bytes":             "2048",
-	"segment.index.bytes":       "4096",
+	"segment.bytes":             "65536", // nothing deletes this topic's data: keep its file count (file descriptors) down over 1,000 kills
+	"segment.index.bytes":       "8192",
 	"min.cleanable.dirty.ratio": "0.01",
 	"file.delete.delay.ms":      "5",
 }
