@@ -125,3 +125,47 @@ func ExampleLog_Read() {
 	// ListOffsets -3 -> 2 true
 	// ListOffsets 1700000001500 -> 2 true
 }
+
+// A compacted topic keeps the latest value of each key: the Dir's cleaner
+// does it in the background; CleanNow runs it at once.
+func ExampleDir_CleanNow() {
+	dir, _ := os.MkdirTemp("", "kafkalite-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	d, err := log.Open(ctx, dir, log.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	defer d.Close()
+	if _, err := d.CreateTopic(ctx, "prices", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024"}); err != nil {
+		panic(err)
+	}
+	p, _ := d.Partition("prices", 0)
+	var b record.Builder
+	for i := range 40 {
+		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+		_ = b.Append(time.Now().UnixMilli(), fmt.Appendf(nil, "item-%d", i%4), fmt.Appendf(nil, "%d", 100+i), nil)
+		batch, _ := b.Build()
+		if _, err := p.Append(batch); err != nil {
+			panic(err)
+		}
+	}
+	if _, err := d.CleanNow(ctx); err != nil {
+		panic(err)
+	}
+	latest := map[string]string{}
+	n := 0
+	for off := p.LogStartOffset(); off < p.LogEndOffset(); {
+		next, err := p.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			latest[string(r.Key)] = string(r.Value)
+			n++
+			return nil
+		})
+		if err != nil {
+			panic(err)
+		}
+		off = next
+	}
+	fmt.Println("records left of 40:", n < 40, "latest of item-3:", latest["item-3"], "offsets unchanged:", p.LogEndOffset())
+	// Output: records left of 40: true latest of item-3: 139 offsets unchanged: 40
+}
