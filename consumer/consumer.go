@@ -16,6 +16,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Consumer reads partitions of an open log.Dir from tracked positions, as
@@ -301,7 +302,7 @@ func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 // keeps only the batches below the last stable offset as of the read, and
 // loads the aborted transactions they overlap.
 func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int, error) {
-	read := 0
+	read, cuts := 0, 0
 	fetched := false
 	committed := c.cfg.IsolationLevel == ReadCommitted
 	for len(c.out) < c.cfg.MaxPollRecords {
@@ -361,6 +362,15 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		ps.cur ^= 1
 		ps.bufs[ps.cur], err = res.Slice.Bytes(ps.bufs[ps.cur][:0])
 		res.Release()
+		if errors.Is(err, segment.ErrCutUnderRead) && cuts < 3 {
+			// The log was truncated under the read (a replica's
+			// TruncateTo): read again what is there now, into the same
+			// buffer (the other one holds records returned by this Poll).
+			cuts++
+			ps.cur ^= 1
+			fetched = false
+			continue
+		}
 		if err != nil {
 			return read, err
 		}

@@ -305,6 +305,11 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 		return err
 	}
 	seg := l.activeSegment()
+	// Readers see the segment up to its published size, and the batch is
+	// published only after the log end offset: a reader never holds a
+	// batch beyond the log end offset it can see next (which would make
+	// its next position out of range).
+	seg.Publish()
 	if err := seg.Append(batch, h); err != nil {
 		l.failed = err
 		l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
@@ -316,6 +321,7 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
 	}
 	l.logEndOffset.Store(h.NextOffset())
+	seg.Publish()
 	if h.PartitionLeaderEpoch >= 0 {
 		// A new epoch is written at once (KAFKA_FORMAT §6.2); a failure to
 		// write it loses nothing the log cannot rebuild, so it is logged.

@@ -3,7 +3,6 @@ package log
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -68,8 +67,9 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 	for i = max(i, 0); i < len(segs); i++ {
 		s := segs[i]
 		// The high watermark bounds what readers see; it is the log end
-		// offset here, so the segment's size is the bound.
-		sl, err := s.Read(offset, maxBytes, s.Size(), minOneBatch)
+		// offset here, so the bound is the segment's published size: an
+		// append publishes its batch only after the log end offset.
+		sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
 		if errors.Is(err, segment.ErrClosed) {
 			if l.segments.Load() != list && l.checkOpen() == nil && offset >= l.LogStartOffset() {
 				return res, true, nil // replaced by the cleaner (or truncated): read the new list
@@ -84,6 +84,9 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 		}
 		if sl != nil {
 			res.Slice = sl
+			// The slice may hold batches appended since the offsets
+			// above were taken: take them again, so that they cover it.
+			res.HighWatermark, res.LogEndOffset = l.HighWatermark(), l.LogEndOffset()
 			return res, false, nil
 		}
 		// Nothing at or after offset in this segment (a gap left by the
@@ -209,10 +212,20 @@ func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
 			return OffsetAndTimestamp{}, false, l.perr(err)
 		}
 		if ok {
-			return OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp}, true, nil
+			return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
 		}
 	}
 	return OffsetAndTimestamp{}, false, nil
+}
+
+// visible returns found if readers can see its offset, as Kafka filters
+// ListOffsets answers by the high watermark: an append in progress has
+// indexed its batch before it publishes the log end offset.
+func (l *Log) visible(found OffsetAndTimestamp) (OffsetAndTimestamp, bool, error) {
+	if found.Offset >= l.HighWatermark() {
+		return OffsetAndTimestamp{}, false, nil
+	}
+	return found, true, nil
 }
 
 // maxTimestampOffset finds the record with the largest timestamp: the
@@ -236,7 +249,7 @@ func (l *Log) maxTimestampOffset() (OffsetAndTimestamp, bool, error) {
 	if err != nil || !ok {
 		return OffsetAndTimestamp{}, ok, err
 	}
-	return OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp}, true, nil
+	return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
 }
 
 // pointReadPool holds the buffers and decoders of ReadRecord.
@@ -331,7 +344,7 @@ func (pr *pointReader) readInCopy(sl *segment.Slice, offset int64) (record.Recor
 	// The first read takes the header and the first records together.
 	have := int(min(sl.Size, int64(record.BatchHeaderLen+pointReadChunk)))
 	pr.buf = slices.Grow(pr.buf[:0], have)[:have]
-	if _, err := sl.ReadAt(pr.buf, 0); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := sl.ReadAt(pr.buf, 0); err != nil {
 		return record.Record{}, false, err
 	}
 	h, err := record.ParseHeader(pr.buf)
@@ -355,7 +368,7 @@ func (pr *pointReader) readInCopy(sl *segment.Slice, offset int64) (record.Recor
 			// The record lies further on: read the next, doubled, chunk.
 			want := min(size, have+chunk)
 			pr.buf = slices.Grow(pr.buf, want-len(pr.buf))[:want]
-			if _, err := sl.ReadAt(pr.buf[have:want], int64(have)); err != nil && !errors.Is(err, io.EOF) {
+			if _, err := sl.ReadAt(pr.buf[have:want], int64(have)); err != nil {
 				return record.Record{}, false, err
 			}
 			have = want
@@ -384,7 +397,7 @@ func (pr *pointReader) decode(sl *segment.Slice, size int, offset int64, count i
 	if count < 0 {
 		pr.buf = slices.Grow(pr.buf[:0], size)[:size]
 		b = pr.buf
-		if _, err := sl.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
+		if _, err := sl.ReadAt(b, 0); err != nil {
 			return record.Record{}, false, err
 		}
 	} else if err := record.TrimBatch(b, count); err != nil {

@@ -106,3 +106,50 @@ func TestReadRecordRacesTruncationAndClose(t *testing.T) {
 	t.Logf("%d records found, %d reads failed", found.Load(), failed.Load())
 	require.NotZero(t, found.Load())
 }
+
+// TestReadNeverPassesLogEndOffset has a reader follow a writer batch by
+// batch, as a consumer does: every read starts where the last one ended.
+// A batch must never reach a reader before the log end offset covers it,
+// else the reader's next position lies beyond the log end offset it sees
+// and reads fail with ErrOffsetOutOfRange (a consumer would then reset
+// and deliver everything again). Run it with -race for more interleavings.
+func TestReadNeverPassesLogEndOffset(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, map[string]string{"segment.bytes": "65536"})
+	l := partition(t, d, "t", 0)
+	const batches = 3000
+	batch := producerBatch(t, 1, 10, 1_800_000_000_000, record.None)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range batches {
+			if _, err := l.Append(bytes.Clone(batch)); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	var pos int64
+	for pos < batches {
+		res, err := l.Read(pos, 1<<20, true)
+		require.NoError(t, err, "read at %d", pos)
+		if res.Slice == nil {
+			runtime.Gosched()
+			continue
+		}
+		buf, err := res.Slice.Bytes(nil)
+		res.Release()
+		require.NoError(t, err)
+		for len(buf) > 0 {
+			n, err := record.BatchSize(buf)
+			require.NoError(t, err)
+			h, err := record.ParseHeader(buf[:n])
+			require.NoError(t, err)
+			require.LessOrEqual(t, h.NextOffset(), res.LogEndOffset, "a batch beyond the log end offset of its read")
+			pos = h.NextOffset()
+			buf = buf[n:]
+		}
+	}
+	<-done
+}

@@ -27,6 +27,10 @@ var (
 	// ErrFailed means an earlier write failed and the segment refuses
 	// further appends until it is reopened (sticky error).
 	ErrFailed = errors.New("segment: failed after an earlier write error")
+	// ErrCutUnderRead means a read of a [Slice] found the .log shorter than
+	// the slice: the segment was truncated (Log.TruncateTo, recovery) while
+	// the slice was held. The bytes are gone; read again from the log.
+	ErrCutUnderRead = errors.New("segment: the .log was cut under a read")
 )
 
 // Error describes a problem in a segment file: which file, where, and the

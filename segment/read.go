@@ -27,24 +27,32 @@ type Slice struct {
 	released                bool
 }
 
-// ReadAt reads from the slice; off counts from the slice's start.
+// ReadAt reads from the slice; off counts from the slice's start. As
+// io.ReaderAt, it returns io.EOF when p reaches past the slice's end; a file
+// that ends before the slice does (the segment was truncated while the
+// slice was held) gives an error matching [ErrCutUnderRead], never io.EOF,
+// so that a caller cannot take the bytes it did not get for read.
 func (sl *Slice) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 || off >= sl.Size {
 		return 0, io.EOF
 	}
 	n := int(min(int64(len(p)), sl.Size-off))
 	got, err := sl.seg.log.ReadAt(p[:n], sl.Position+off)
-	if err == nil && n < len(p) {
+	switch {
+	case got < n && (err == nil || errors.Is(err, io.EOF)):
+		return got, &Error{File: sl.seg.LogFile(), Position: sl.Position + off + int64(got), Err: ErrCutUnderRead}
+	case err == nil && n < len(p):
 		err = io.EOF
 	}
 	return got, err
 }
 
-// Bytes appends the slice's bytes to dst.
+// Bytes appends the slice's bytes to dst. On an error it returns dst as it
+// was.
 func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, make([]byte, sl.Size)...)
-	if _, err := sl.ReadAt(dst[start:], 0); err != nil && !errors.Is(err, io.EOF) {
+	if _, err := sl.ReadAt(dst[start:], 0); err != nil {
 		return dst[:start], err
 	}
 	return dst, nil

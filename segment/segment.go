@@ -33,6 +33,9 @@ type Segment struct {
 
 	log  vfs.File
 	size atomic.Int64 // bytes of whole batches in the .log
+	// published is the size at the last Publish: the bound of
+	// ReadableSize; -1 until the first Publish.
+	published atomic.Int64
 
 	// Writer state (the appender's, see the type comment).
 	bytesSinceLastIndexEntry int
@@ -190,6 +193,7 @@ func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Dur
 	s.maxTimestampSoFar.Store(record.NoTimestamp)
 	s.offsetOfMaxTimestamp.Store(base)
 	s.nextOffset.Store(-1)
+	s.published.Store(-1)
 	return s
 }
 
@@ -200,6 +204,24 @@ func (s *Segment) BaseOffset() int64 { return s.base }
 
 // Size returns the size of the .log's batches in bytes.
 func (s *Segment) Size() int64 { return s.size.Load() }
+
+// Publish makes the batches appended so far visible through
+// [Segment.ReadableSize]. A log that must not show a batch to readers
+// before it has published the batch's offsets (its log end offset) calls
+// Publish before its first Append to the segment, and again after each
+// Append once the offsets are published.
+func (s *Segment) Publish() { s.published.Store(s.size.Load()) }
+
+// ReadableSize returns the bytes readers may see: the size at the last
+// [Segment.Publish] (or less, after a truncation), or the size if the
+// segment was never published.
+func (s *Segment) ReadableSize() int64 {
+	size := s.size.Load()
+	if p := s.published.Load(); p >= 0 && p < size {
+		return p
+	}
+	return size
+}
 
 // LogFile returns the path of the .log file.
 func (s *Segment) LogFile() string { return s.path(LogSuffix) }

@@ -468,3 +468,70 @@ func TestSliceBatches(t *testing.T) {
 	require.Equal(t, []int64{3, 6, 9}, bases)
 	require.Equal(t, batches[1:], got)
 }
+
+// TestPublishBoundsReadableSize: a segment never published is readable up
+// to its size; once published, only up to the size at the last Publish,
+// and never past a truncation.
+func TestPublishBoundsReadableSize(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s, b1, b2 := twoBatches(t, e)
+
+		require.NoError(t, s.Append(b1, header(t, b1)))
+		require.Equal(t, int64(len(b1)), s.ReadableSize(), "never published: the size")
+
+		s.Publish()
+		require.NoError(t, s.Append(b2, header(t, b2)))
+		require.Equal(t, int64(len(b1)), s.ReadableSize(), "the second batch is not published yet")
+		require.Equal(t, int64(len(b1)+len(b2)), s.Size())
+
+		s.Publish()
+		require.Equal(t, int64(len(b1)+len(b2)), s.ReadableSize())
+
+		_, err := s.TruncateTo(2)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(b1)), s.ReadableSize(), "a truncation lowers the bound before the next Publish")
+	})
+}
+
+// TestSliceReadAfterCut: a slice held across a truncation that cut its
+// bytes reports ErrCutUnderRead instead of a short read that a caller
+// could take for data (a point reader reusing a buffer once returned a
+// stale batch that way).
+func TestSliceReadAfterCut(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s, b1, b2 := twoBatches(t, e)
+		require.NoError(t, s.Append(b1, header(t, b1)))
+		require.NoError(t, s.Append(b2, header(t, b2)))
+		sl, err := s.Read(0, 1<<20, s.Size(), true)
+		require.NoError(t, err)
+		defer sl.Release()
+		require.Equal(t, int64(len(b1)+len(b2)), sl.Size)
+
+		_, err = s.TruncateTo(2)
+		require.NoError(t, err)
+
+		buf := make([]byte, sl.Size)
+		n, err := sl.ReadAt(buf, 0)
+		require.ErrorIs(t, err, ErrCutUnderRead)
+		require.Equal(t, len(b1), n, "the bytes before the cut are read")
+		var se *Error
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, int64(len(b1)), se.Position)
+
+		out, err := sl.Bytes([]byte("x"))
+		require.ErrorIs(t, err, ErrCutUnderRead)
+		require.Equal(t, []byte("x"), out, "Bytes leaves dst as it was")
+
+		// Past the slice's end is io.EOF, as io.ReaderAt says.
+		_, err = sl.ReadAt(make([]byte, 4), sl.Size)
+		require.ErrorIs(t, err, io.EOF)
+	})
+}
+
+// twoBatches creates a segment, closed by the test's cleanup, and two
+// batches of two records (offsets 0-1 and 2-3) not yet appended.
+func twoBatches(t *testing.T, e testFS) (s *Segment, b1, b2 []byte) {
+	s = create(t, e, 0, testConfig())
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s, batchAt(t, 0, 2, 10, 1000), batchAt(t, 2, 2, 10, 1000)
+}
