@@ -64,20 +64,23 @@ func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	h, batch, err := l.validateLocked(batch)
+	if res, done, err := l.appendOverlappedLocked(batch); done {
+		return res, err
+	}
+	in := batch
+	h, batch, err := l.validateLocked(in)
+	if err == nil && batch == nil {
+		batch, err = fixMaxTimestamp(in, &h)
+	}
 	if err != nil {
 		return AppendResult{}, l.perr(err)
 	}
-	res := AppendResult{LogAppendTime: record.NoTimestamp, Records: int(h.RecordsCount)}
-	if h.ProducerID >= 0 {
-		dup, isDup, err := l.pstate.checkClient(&h)
-		if err != nil {
-			return AppendResult{}, l.perr(err)
-		}
-		if isDup {
-			res.BaseOffset, res.LastOffset, res.LogStartOffset, res.Duplicate = dup.firstOffset, dup.lastOffset, l.LogStartOffset(), true
-			return res, nil
-		}
+	res, dup, err := l.checkProducerLocked(&h)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	if dup {
+		return res, nil
 	}
 	base := l.LogEndOffset()
 	if err := errors.Join(record.SetBaseOffset(batch, base), record.SetPartitionLeaderEpoch(batch, l.leaderEpoch)); err != nil {
@@ -97,6 +100,108 @@ func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 	}
 	res.BaseOffset, res.LastOffset, res.LogStartOffset = h.BaseOffset, h.LastOffset(), l.LogStartOffset()
 	return res, nil
+}
+
+// checkProducerLocked applies the idempotent producer's checks to a
+// validated batch (its errors are not yet wrapped in a PartitionError): dup
+// reports a duplicate of one of the producer's latest batches, with the
+// original's offsets in res.
+func (l *Log) checkProducerLocked(h *record.BatchHeader) (res AppendResult, dup bool, err error) {
+	res = AppendResult{LogAppendTime: record.NoTimestamp, Records: int(h.RecordsCount)}
+	if h.ProducerID < 0 {
+		return res, false, nil
+	}
+	orig, isDup, err := l.pstate.checkClient(h)
+	if err != nil {
+		return AppendResult{}, false, err
+	}
+	if isDup {
+		res.BaseOffset, res.LastOffset, res.LogStartOffset, res.Duplicate = orig.firstOffset, orig.lastOffset, l.LogStartOffset(), true
+	}
+	return res, isDup, nil
+}
+
+// appendOverlappedLocked is appendAsLeader for a batch that the Dir's
+// prewriter writes while it is validated (Config.OverlapAppendBytes).
+// done is false when the batch does not qualify, the helper is busy, or
+// the batch must be rewritten (its max timestamp, its inner offsets):
+// nothing was appended, and the caller appends the usual way (the leader
+// epoch may be stamped and the segment rolled already). Whatever the
+// validation finds, the body written ahead is appended only by
+// AppendPrewritten after the checks passed, and taken back otherwise.
+func (l *Log) appendOverlappedLocked(batch []byte) (res AppendResult, done bool, err error) {
+	pw := l.prewriter
+	if pw == nil || len(batch) < l.overlapBytes {
+		return res, false, nil
+	}
+	c := l.Config()
+	h0, err := record.ParseHeader(batch)
+	if err != nil || h0.Size() != len(batch) || h0.BaseOffset != 0 || c.MessageTimestampType != record.CreateTime ||
+		l.checkSizeLocked(len(batch)) != nil {
+		return res, false, nil // refused or rewritten either way: validate first
+	}
+	if codec, keep := c.CompressionType.Codec(); !keep && codec != h0.Attributes.Compression() {
+		return res, false, nil // recompressed
+	}
+	// The leader epoch lies in the prewritten bytes (outside the CRC);
+	// the base offset does not.
+	if err := record.SetPartitionLeaderEpoch(batch, l.leaderEpoch); err != nil {
+		return res, false, nil
+	}
+	h0.BaseOffset, h0.PartitionLeaderEpoch = l.LogEndOffset(), l.leaderEpoch
+	if err := l.maybeRollLocked(&h0, len(batch)); err != nil {
+		return res, true, err
+	}
+	seg := l.activeSegment()
+	if !pw.start(seg, batch) {
+		return res, false, nil
+	}
+	h, out, verr := l.validateLocked(batch)
+	if werr := pw.wait(); werr != nil {
+		if errors.Is(werr, segment.ErrSegmentFull) {
+			return res, false, nil // nothing written
+		}
+		return res, true, l.storageFailedLocked(werr)
+	}
+	if verr == nil {
+		res, done, verr = l.checkProducerLocked(&h)
+		if done { // a duplicate
+			verr = nil
+		}
+	}
+	if verr != nil || done || out == nil || &out[0] != &batch[0] {
+		// Refused, a duplicate, or rewritten (max timestamp, inner
+		// offsets): the body written ahead goes.
+		if err := seg.DiscardPrewrite(len(batch)); err != nil {
+			return res, true, l.storageFailedLocked(err)
+		}
+		if verr != nil {
+			return AppendResult{}, true, l.perr(verr)
+		}
+		if done {
+			return res, true, nil
+		}
+		return res, false, nil // append the rewritten batch the usual way
+	}
+	base := l.LogEndOffset()
+	if err := record.SetBaseOffset(batch, base); err != nil {
+		return res, true, l.storageFailedLocked(errors.Join(err, seg.DiscardPrewrite(len(batch))))
+	}
+	h.BaseOffset, h.PartitionLeaderEpoch = base, l.leaderEpoch
+	if err := l.writeLocked(seg, batch, &h, true); err != nil {
+		return AppendResult{}, true, err
+	}
+	l.overlapped.Add(1)
+	res.BaseOffset, res.LastOffset, res.LogStartOffset = h.BaseOffset, h.LastOffset(), l.LogStartOffset()
+	return res, true, nil
+}
+
+// storageFailedLocked makes the partition refuse appends after a failed
+// write, as appendLocked does.
+func (l *Log) storageFailedLocked(err error) error {
+	l.failed = err
+	l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
+	return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
 }
 
 // AppendDurable appends like [Log.Append] and returns once the batch is
@@ -249,12 +354,22 @@ func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
 		return l.rebuildLocked(batch, h, codec, c)
 	}
 	if c.MessageTimestampType == record.CreateTime && h.MaxTimestamp != maxTS {
-		if err := record.SetMaxTimestamp(batch, maxTS); err != nil {
-			return h, nil, err
-		}
+		// The header's max timestamp is wrong: the caller rewrites it
+		// (and the CRC) with fixMaxTimestamp, once no prewrite reads the
+		// batch.
 		h.MaxTimestamp = maxTS
+		return h, nil, nil
 	}
 	return h, batch, nil
+}
+
+// fixMaxTimestamp is the rewrite validateLocked asks for by returning no
+// batch: the batch's max timestamp (and so its CRC) becomes h's.
+func fixMaxTimestamp(batch []byte, h *record.BatchHeader) ([]byte, error) {
+	if err := record.SetMaxTimestamp(batch, h.MaxTimestamp); err != nil {
+		return nil, err
+	}
+	return batch, nil
 }
 
 // timestampError says which bound a timestamp broke.
@@ -304,16 +419,25 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 	if err := l.maybeRollLocked(h, len(batch)); err != nil {
 		return err
 	}
-	seg := l.activeSegment()
+	return l.writeLocked(l.activeSegment(), batch, h, false)
+}
+
+// writeLocked appends a batch to the active segment seg (prewritten: the
+// rest of a segment.Segment.Prewrite) and does what follows an append.
+func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader, prewritten bool) error {
 	// Readers see the segment up to its published size, and the batch is
 	// published only after the log end offset: a reader never holds a
 	// batch beyond the log end offset it can see next (which would make
 	// its next position out of range).
 	seg.Publish()
-	if err := seg.Append(batch, h); err != nil {
-		l.failed = err
-		l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	var err error
+	if prewritten {
+		err = seg.AppendPrewritten(batch, h)
+	} else {
+		err = seg.Append(batch, h)
+	}
+	if err != nil {
+		return l.storageFailedLocked(err)
 	}
 	if err := l.updateProducerStateLocked(seg, batch, h, false); err != nil {
 		l.failed = err

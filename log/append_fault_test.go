@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -200,7 +201,23 @@ func checkAppendsAfterCrash(t *testing.T, cfg Config, acked []ackedBatch, liveSt
 // KAFKALITE_FAULT_EXHAUSTIVE set, about 100 of them spread over the run by
 // default).
 func TestAppendCrashAtEveryOp(t *testing.T) {
+	forEachAppendMode(t, testAppendCrashAtEveryOp)
+}
+
+// forEachAppendMode runs a test with appends written after their
+// validation and with every append's write overlapped with its validation
+// (Config.OverlapAppendBytes 1: a prewrite, then the header).
+func forEachAppendMode(t *testing.T, test func(t *testing.T, overlap int)) {
+	t.Run("serial", func(t *testing.T) { test(t, 0) })
+	t.Run("overlapped", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps
+		test(t, 1)
+	})
+}
+
+func testAppendCrashAtEveryOp(t *testing.T, overlap int) {
 	e := newEnv(t)
+	e.cfg.OverlapAppendBytes = overlap
 	ffs := vfs.NewFaultFS(e.mem)
 	w := &appendWorkload{}
 	type crash struct {
@@ -257,10 +274,15 @@ func faultStride(n, want int) int {
 // later appends are refused; then the directory crashes and reopens, and
 // what was acknowledged is there.
 func TestAppendFaults(t *testing.T) {
+	forEachAppendMode(t, testAppendFaults)
+}
+
+func testAppendFaults(t *testing.T, overlap int) {
 	// Count the operations of a clean run.
 	counter := vfs.NewFaultFS(vfs.NewMem())
 	{
 		e := newEnv(t)
+		e.cfg.OverlapAppendBytes = overlap
 		cfg := e.cfg
 		cfg.FS = counter
 		w := &appendWorkload{}
@@ -274,6 +296,7 @@ func TestAppendFaults(t *testing.T) {
 		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
 			for nth := 1; nth <= total; nth += stride {
 				e := newEnv(t)
+				e.cfg.OverlapAppendBytes = overlap
 				ffs := vfs.NewFaultFS(e.mem)
 				ffs.Inject(vfs.Rule{Op: op, Nth: nth, Err: errno})
 				cfg := e.cfg

@@ -122,6 +122,17 @@ type Config struct {
 	// math.MaxFloat64: unlimited): the I/O rate all cleaners share. Above 0.
 	CleanerIOMaxBytesPerSecond float64
 
+	// OverlapAppendBytes is kafkalite's own setting (no Kafka property;
+	// default 65536): a leader append of a batch at least this large
+	// writes the batch into the page cache on a helper goroutine while it
+	// validates the batch, so that on a second core the append costs about
+	// the write alone. The appender yields (runtime.Gosched) while it waits
+	// for the write, which uses CPU time an idle core has to spare; 0 turns
+	// the overlap off. It needs GOMAXPROCS of at least 2. One append at a
+	// time overlaps; others write as usual. What is on disk, and when,
+	// does not change (see segment.Segment.Prewrite for the crash case).
+	OverlapAppendBytes int
+
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
@@ -164,6 +175,7 @@ func DefaultConfig() Config {
 		CleanerIOBufferLoadFactor:          0.9,
 		CleanerBackoff:                     15 * time.Second,
 		CleanerIOMaxBytesPerSecond:         math.MaxFloat64,
+		OverlapAppendBytes:                 64 << 10,
 	}
 }
 
@@ -205,6 +217,7 @@ func (c Config) Validate() error {
 		"log.cleaner.io.buffer.load.factor", c.CleanerIOBufferLoadFactor, "must be above 0 and at most 1")
 	v.Millis("log.cleaner.backoff.ms", c.CleanerBackoff, 0, false)
 	v.Check(c.CleanerIOMaxBytesPerSecond > 0, "log.cleaner.io.max.bytes.per.second", c.CleanerIOMaxBytesPerSecond, "must be above 0")
+	v.Check(c.OverlapAppendBytes >= 0, "OverlapAppendBytes", c.OverlapAppendBytes, "must be at least 0")
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.Append(renameProperties(err, brokerNameOf)...)
 	}

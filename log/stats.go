@@ -18,6 +18,9 @@ type PartitionStats struct {
 	LastFlush time.Time
 	// Failed is the storage error that stopped appends, if any.
 	Failed error
+	// OverlappedAppends counts the appends since Open whose write
+	// overlapped their validation (see Config.OverlapAppendBytes).
+	OverlappedAppends int64
 }
 
 // Stats describes the partition.
@@ -25,7 +28,7 @@ func (l *Log) Stats() PartitionStats {
 	segs := l.segs()
 	st := PartitionStats{Topic: l.topic, Partition: l.partition, Segments: len(segs),
 		LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset(), HighWatermark: l.HighWatermark(),
-		RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load())}
+		RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
 	}

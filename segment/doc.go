@@ -22,6 +22,15 @@
 //
 //   - Append: the batch is in the .log through the OS page cache (or the
 //     memory FS) and readable; index entries likewise. Nothing is durable.
+//   - Prewrite: the batch without its first 12 bytes (base offset, length)
+//     is in the .log past the segment's size, which does not change; a
+//     crash leaves a zero batch length in front of it, which recovery cuts
+//     off. AppendPrewritten writes the 12 bytes and is then an Append;
+//     DiscardPrewrite takes the bytes back (the file ends at the size
+//     again, or holds zeros past it when preallocated).
+//   - Publish: [Segment.ReadableSize], the bound a log gives its readers,
+//     covers what was appended so far; a segment never published is
+//     readable up to its size.
 //   - Flush: the .log, then the indexes, are fsynced.
 //   - Seal and Close: the indexes are trimmed to their entries (the last
 //     time-index slot takes the segment's max timestamp); not fsynced.
@@ -65,7 +74,7 @@
 // So truncating, sealing and closing wait only for the views in flight (a
 // view parses a few headers or decodes one record), never for a Slice to
 // be released; a Slice whose batches were truncated away is no longer
-// viewed (View returns false) and ReadAt reports what is missing. Another
+// viewed (View returns false) and ReadAt reports [ErrCutUnderRead]. Another
 // process truncating the files is not guarded against; the log's directory
 // lock keeps other kafkalite processes out.
 //

@@ -56,9 +56,12 @@ const compactKeys = 23
 
 // DirConfig is the directory configuration of the child: one partition per
 // internal topic, retention every 10 ms, checkpoints every 50 ms, and
-// transactions and offsets that do not expire during a run.
+// transactions and offsets that do not expire during a run. Appends of
+// batches from 256 bytes overlap their write with their validation, so that
+// kills also land between a batch's prewritten body and its header.
 func DirConfig() log.Config {
 	cfg := log.DefaultConfig()
+	cfg.OverlapAppendBytes = 256
 	cfg.OffsetsTopicNumPartitions = 1
 	cfg.TransactionStateNumPartitions = 1
 	cfg.RetentionCheckInterval = 10 * time.Millisecond
