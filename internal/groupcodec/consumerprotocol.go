@@ -81,36 +81,36 @@ func AppendSubscriptionVersion(dst []byte, s Subscription, version int16) ([]byt
 	if version < 0 || version > ConsumerProtocolVersion {
 		return dst, unsupportedf("ConsumerProtocolSubscription version %d (valid: 0-%d)", version, ConsumerProtocolVersion)
 	}
-	w := writer{b: dst, what: "ConsumerProtocolSubscription"}
-	w.int16(version)
-	w.arrayLen("topics", len(s.Topics), false)
+	w := newWriter(dst, "ConsumerProtocolSubscription")
+	w.Int16(version)
+	w.ArrayLen("topics", len(s.Topics), false)
 	for i, t := range s.Topics {
-		w.arr, w.idx = "topics", i
-		w.string("topic", t, false)
+		w.Arr, w.Idx = "topics", i
+		w.String("topic", t, false)
 	}
-	w.arr = ""
-	w.bytes("userData", s.UserData, false, true)
+	w.Arr = ""
+	w.Bytes("userData", s.UserData, false, true)
 	if version >= 1 {
 		w.topicPartitions("ownedPartitions", s.OwnedPartitions)
 	}
 	if version >= 2 {
-		w.int32(s.GenerationID)
+		w.Int32(s.GenerationID)
 	}
 	if version >= 3 {
-		w.nullableString("rackId", s.RackID, false)
+		w.NullableString("rackId", s.RackID, false)
 	}
-	return w.finish(dst)
+	return w.Finish(dst)
 }
 
 // topicPartitions appends a non-flexible array of TopicPartitions.
 func (w *writer) topicPartitions(field string, tps []TopicPartitions) {
-	w.arrayLen(field, len(tps), false)
+	w.ArrayLen(field, len(tps), false)
 	for i := range tps {
-		w.arr, w.idx = field, i
-		w.string("topic", tps[i].Topic, false)
-		w.int32Array("partitions", tps[i].Partitions, false)
+		w.Arr, w.Idx = field, i
+		w.String("topic", tps[i].Topic, false)
+		w.Int32Array("partitions", tps[i].Partitions, false)
 	}
-	w.arr = ""
+	w.Arr = ""
 }
 
 // ParseSubscription decodes consumer protocol subscription bytes of any
@@ -130,64 +130,64 @@ func parseSubscription(b []byte) (Subscription, int16, int, error) {
 	s := Subscription{GenerationID: NoGenerationID}
 	r := newReader(b, "ConsumerProtocolSubscription")
 	version := r.consumerProtocolVersion()
-	if !r.ok() {
+	if !r.OK() {
 		return Subscription{}, version, 0, r.error()
 	}
-	if n := r.arrayLen("topics", false, 2); n > 0 {
+	if n := r.ArrayLen("topics", false, false, 2); n > 0 {
 		s.Topics = make([]string, n)
-		r.arr = "topics"
+		r.Arr = "topics"
 		for i := range s.Topics {
-			r.idx = i
-			s.Topics[i] = r.string("topic", false)
+			r.Idx = i
+			s.Topics[i] = r.String("topic", false)
 		}
-		r.arr = ""
+		r.Arr = ""
 	}
-	s.UserData = r.bytes("userData", false, true)
+	s.UserData = r.Bytes("userData", false, true)
 	if version >= 1 {
 		s.OwnedPartitions = r.topicPartitions("ownedPartitions")
 	}
 	if version >= 2 {
-		s.GenerationID = r.int32("generationId")
+		s.GenerationID = r.Int32("generationId")
 	}
 	if version >= 3 {
-		s.RackID = r.nullableString("rackId", false)
+		s.RackID = r.NullableString("rackId", false)
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Subscription{}, version, 0, r.error()
 	}
-	return s, version, r.pos, nil
+	return s, version, r.Pos, nil
 }
 
 // consumerProtocolVersion reads the version prefix of consumer protocol
-// bytes, fails on a negative one and sets r.ver to the version the fields
+// bytes, fails on a negative one and sets r.Ver to the version the fields
 // are read at (at most 3).
 func (r *reader) consumerProtocolVersion() int16 {
-	version := r.int16("version")
-	if r.ok() && version < 0 {
-		r.unsupportedVersion(version, "0 and up; above 3 read as 3")
+	version := r.Int16("version")
+	if r.OK() && version < 0 {
+		r.FailVersion(version, "0 and up; above 3 read as 3")
 	}
-	r.ver = int(min(version, ConsumerProtocolVersion))
+	r.Ver = int(min(version, ConsumerProtocolVersion))
 	return version
 }
 
 // topicPartitions reads a non-flexible array of TopicPartitions (nil when
 // empty).
 func (r *reader) topicPartitions(field string) []TopicPartitions {
-	n := r.arrayLen(field, false, 2+4)
-	if n == 0 || !r.ok() {
+	n := r.ArrayLen(field, false, false, 2+4)
+	if n == 0 || !r.OK() {
 		return nil
 	}
 	tps := make([]TopicPartitions, n)
-	r.arr = field
+	r.Arr = field
 	for i := range tps {
-		r.idx = i
-		tps[i].Topic = r.string("topic", false)
-		tps[i].Partitions = r.int32Array("partitions", false)
-		if !r.ok() {
+		r.Idx = i
+		tps[i].Topic = r.String("topic", false)
+		tps[i].Partitions = r.Int32Array("partitions", false)
+		if !r.OK() {
 			break
 		}
 	}
-	r.arr = ""
+	r.Arr = ""
 	return tps
 }
 
@@ -211,11 +211,11 @@ func AppendAssignmentVersion(dst []byte, a Assignment, version int16) ([]byte, e
 	if version < 0 || version > ConsumerProtocolVersion {
 		return dst, unsupportedf("ConsumerProtocolAssignment version %d (valid: 0-%d)", version, ConsumerProtocolVersion)
 	}
-	w := writer{b: dst, what: "ConsumerProtocolAssignment"}
-	w.int16(version)
+	w := newWriter(dst, "ConsumerProtocolAssignment")
+	w.Int16(version)
 	w.topicPartitions("assignedPartitions", a.Partitions)
-	w.bytes("userData", a.UserData, false, true)
-	return w.finish(dst)
+	w.Bytes("userData", a.UserData, false, true)
+	return w.Finish(dst)
 }
 
 // ParseAssignment decodes consumer protocol assignment bytes of any
@@ -233,9 +233,9 @@ func parseAssignment(b []byte) (Assignment, int16, int, error) {
 	r := newReader(b, "ConsumerProtocolAssignment")
 	version := r.consumerProtocolVersion()
 	a.Partitions = r.topicPartitions("assignedPartitions")
-	a.UserData = r.bytes("userData", false, true)
-	if !r.ok() {
+	a.UserData = r.Bytes("userData", false, true)
+	if !r.OK() {
 		return Assignment{}, version, 0, r.error()
 	}
-	return a, version, r.pos, nil
+	return a, version, r.Pos, nil
 }

@@ -27,7 +27,8 @@ var (
 	// ErrInvalid means a value handed to an encoder cannot be represented
 	// in Kafka's format: a string longer than 32767 bytes (Kafka's limit for
 	// every string field, flexible or not) or a byte slice or array longer
-	// than 2^31-1. Nothing is appended. It does not match [ErrCorrupt].
+	// than 2^31-2 (its flexible count, n+1, must fit in an int32). Nothing
+	// is appended. It does not match [ErrCorrupt].
 	ErrInvalid = errors.New("groupcodec: value not representable")
 )
 
@@ -57,10 +58,6 @@ func (e *DecodeError) Unwrap() []error {
 		return []error{ErrCorrupt, ErrUnsupportedVersion}
 	}
 	return []error{ErrCorrupt}
-}
-
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
 func unsupportedf(format string, args ...any) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -179,7 +180,7 @@ func TestDecodeBoundsAllocation(t *testing.T) {
 }
 
 func TestEncodeInvalid(t *testing.T) {
-	long := strings.Repeat("x", maxStringLen+1)
+	long := strings.Repeat("x", wire.MaxStringLen+1)
 	dst := []byte("prefix")
 	for _, tc := range []struct {
 		name   string
@@ -226,7 +227,7 @@ func TestEncodeInvalid(t *testing.T) {
 	}
 
 	// The longest string Kafka allows is accepted and round-trips.
-	ok := strings.Repeat("y", maxStringLen)
+	ok := strings.Repeat("y", wire.MaxStringLen)
 	for _, version := range []int16{3, 4} {
 		b, err := AppendOffsetCommitValueVersion(nil, NewOffsetCommitValue(1, ok, 2), version)
 		require.NoError(t, err)

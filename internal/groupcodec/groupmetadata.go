@@ -40,10 +40,10 @@ type GroupMetadataKey struct {
 // It fails with [ErrInvalid], appending nothing, when Group is longer than
 // 32767 bytes.
 func AppendGroupMetadataKey(dst []byte, k GroupMetadataKey) ([]byte, error) {
-	w := writer{b: dst, what: "GroupMetadataKey"}
-	w.int16(int16(TypeGroupMetadata))
-	w.string("group", k.Group, false)
-	return w.finish(dst)
+	w := newWriter(dst, "GroupMetadataKey")
+	w.Int16(int16(TypeGroupMetadata))
+	w.String("group", k.Group, false)
+	return w.Finish(dst)
 }
 
 // ParseGroupMetadataKey decodes a record key of type 2 (the whole key, type
@@ -51,11 +51,11 @@ func AppendGroupMetadataKey(dst []byte, k GroupMetadataKey) ([]byte, error) {
 // Errors are [*DecodeError]s.
 func ParseGroupMetadataKey(b []byte) (GroupMetadataKey, error) {
 	r := newReader(b, "GroupMetadataKey")
-	t := RecordType(r.int16("type"))
-	if r.ok() && t != TypeGroupMetadata {
-		r.failAt(0, "type", "record type %d is not group metadata (2)", t)
+	t := RecordType(r.Int16("type"))
+	if r.OK() && t != TypeGroupMetadata {
+		r.FailAt(0, "type", "record type %d is not group metadata (2)", t)
 	}
-	k := GroupMetadataKey{Group: r.string("group", false)}
+	k := GroupMetadataKey{Group: r.String("group", false)}
 	return k, r.error()
 }
 
@@ -145,41 +145,41 @@ func AppendGroupMetadataValueVersion(dst []byte, v GroupMetadataValue, version i
 		return dst, unsupportedf("GroupMetadataValue version %d (valid: 0-%d)", version, GroupMetadataValueMaxVersion)
 	}
 	flexible := version >= groupMetadataValueFlexible
-	w := writer{b: dst, what: "GroupMetadataValue"}
-	w.int16(version)
-	w.string("protocolType", v.ProtocolType, flexible)
-	w.int32(v.Generation)
-	w.nullableString("protocol", v.Protocol, flexible)
-	w.nullableString("leader", v.Leader, flexible)
+	w := newWriter(dst, "GroupMetadataValue")
+	w.Int16(version)
+	w.String("protocolType", v.ProtocolType, flexible)
+	w.Int32(v.Generation)
+	w.NullableString("protocol", v.Protocol, flexible)
+	w.NullableString("leader", v.Leader, flexible)
 	if version >= 2 {
-		w.int64(v.CurrentStateTimestamp)
+		w.Int64(v.CurrentStateTimestamp)
 	}
-	w.arrayLen("members", len(v.Members), flexible)
-	w.arr = "members"
+	w.ArrayLen("members", len(v.Members), flexible)
+	w.Arr = "members"
 	for i := range v.Members {
 		m := &v.Members[i]
-		w.idx = i
-		w.string("memberId", m.MemberID, flexible)
+		w.Idx = i
+		w.String("memberId", m.MemberID, flexible)
 		if version >= 3 {
-			w.nullableString("groupInstanceId", m.GroupInstanceID, flexible)
+			w.NullableString("groupInstanceId", m.GroupInstanceID, flexible)
 		}
-		w.string("clientId", m.ClientID, flexible)
-		w.string("clientHost", m.ClientHost, flexible)
+		w.String("clientId", m.ClientID, flexible)
+		w.String("clientHost", m.ClientHost, flexible)
 		if version >= 1 {
-			w.int32(m.RebalanceTimeout)
+			w.Int32(m.RebalanceTimeout)
 		}
-		w.int32(m.SessionTimeout)
-		w.bytes("subscription", m.Subscription, flexible, false)
-		w.bytes("assignment", m.Assignment, flexible, false)
+		w.Int32(m.SessionTimeout)
+		w.Bytes("subscription", m.Subscription, flexible, false)
+		w.Bytes("assignment", m.Assignment, flexible, false)
 		if flexible {
-			w.noTaggedFields()
+			w.NoTaggedFields()
 		}
 	}
-	w.arr = ""
+	w.Arr = ""
 	if flexible {
-		w.noTaggedFields()
+		w.NoTaggedFields()
 	}
-	return w.finish(dst)
+	return w.Finish(dst)
 }
 
 // ParseGroupMetadataValue decodes a non-null GroupMetadataValue of any
@@ -213,54 +213,54 @@ func minMemberBytes(version int16) int {
 func parseGroupMetadataValue(b []byte) (GroupMetadataValue, int16, int, error) {
 	v := GroupMetadataValue{CurrentStateTimestamp: NoCurrentStateTimestamp}
 	r := newReader(b, "GroupMetadataValue")
-	version := r.int16("version")
-	if r.ok() && (version < 0 || version > GroupMetadataValueMaxVersion) {
-		r.unsupportedVersion(version, "0-4")
+	version := r.Int16("version")
+	if r.OK() && (version < 0 || version > GroupMetadataValueMaxVersion) {
+		r.FailVersion(version, "0-4")
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GroupMetadataValue{}, version, 0, r.error()
 	}
-	r.ver = int(version)
+	r.Ver = int(version)
 	flexible := version >= groupMetadataValueFlexible
-	v.ProtocolType = r.string("protocolType", flexible)
-	v.Generation = r.int32("generation")
-	v.Protocol = r.nullableString("protocol", flexible)
-	v.Leader = r.nullableString("leader", flexible)
+	v.ProtocolType = r.String("protocolType", flexible)
+	v.Generation = r.Int32("generation")
+	v.Protocol = r.NullableString("protocol", flexible)
+	v.Leader = r.NullableString("leader", flexible)
 	if version >= 2 {
-		v.CurrentStateTimestamp = r.int64("currentStateTimestamp")
+		v.CurrentStateTimestamp = r.Int64("currentStateTimestamp")
 	}
-	if n := r.arrayLen("members", flexible, minMemberBytes(version)); n > 0 {
+	if n := r.ArrayLen("members", flexible, false, minMemberBytes(version)); n > 0 {
 		v.Members = make([]MemberMetadata, n)
-		r.arr = "members"
+		r.Arr = "members"
 		for i := range v.Members {
-			r.idx = i
+			r.Idx = i
 			m := &v.Members[i]
-			m.MemberID = r.string("memberId", flexible)
+			m.MemberID = r.String("memberId", flexible)
 			if version >= 3 {
-				m.GroupInstanceID = r.nullableString("groupInstanceId", flexible)
+				m.GroupInstanceID = r.NullableString("groupInstanceId", flexible)
 			}
-			m.ClientID = r.string("clientId", flexible)
-			m.ClientHost = r.string("clientHost", flexible)
+			m.ClientID = r.String("clientId", flexible)
+			m.ClientHost = r.String("clientHost", flexible)
 			if version >= 1 {
-				m.RebalanceTimeout = r.int32("rebalanceTimeout")
+				m.RebalanceTimeout = r.Int32("rebalanceTimeout")
 			}
-			m.SessionTimeout = r.int32("sessionTimeout")
-			m.Subscription = r.bytes("subscription", flexible, false)
-			m.Assignment = r.bytes("assignment", flexible, false)
+			m.SessionTimeout = r.Int32("sessionTimeout")
+			m.Subscription = r.Bytes("subscription", flexible, false)
+			m.Assignment = r.Bytes("assignment", flexible, false)
 			if flexible {
-				r.taggedFields(nil)
+				r.TaggedFields(nil)
 			}
-			if !r.ok() {
+			if !r.OK() {
 				break
 			}
 		}
-		r.arr = ""
+		r.Arr = ""
 	}
 	if flexible {
-		r.taggedFields(nil)
+		r.TaggedFields(nil)
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return GroupMetadataValue{}, version, 0, r.error()
 	}
-	return v, version, r.pos, nil
+	return v, version, r.Pos, nil
 }

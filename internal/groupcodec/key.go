@@ -70,21 +70,21 @@ type Key struct {
 // ignores them.
 func ParseKey(b []byte) (Key, error) {
 	r := newReader(b, "key")
-	k := Key{Type: RecordType(r.int16("type"))}
-	if !r.ok() {
+	k := Key{Type: RecordType(r.Int16("type"))}
+	if !r.OK() {
 		return Key{}, r.error()
 	}
 	switch k.Type {
 	case TypeLegacyOffsetCommit, TypeOffsetCommit:
-		r.name = "OffsetCommitKey"
+		r.Name = "OffsetCommitKey"
 		k.OffsetCommit = readOffsetCommitKey(&r)
 	case TypeGroupMetadata:
-		r.name = "GroupMetadataKey"
-		k.GroupMetadata = GroupMetadataKey{Group: r.string("group", false)}
+		r.Name = "GroupMetadataKey"
+		k.GroupMetadata = GroupMetadataKey{Group: r.String("group", false)}
 	default:
 		k.Body = b[2:]
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Key{}, r.error()
 	}
 	return k, nil

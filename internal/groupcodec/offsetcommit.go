@@ -43,12 +43,12 @@ type OffsetCommitKey struct {
 // It fails with [ErrInvalid], appending nothing, when a string is longer
 // than 32767 bytes.
 func AppendOffsetCommitKey(dst []byte, k OffsetCommitKey) ([]byte, error) {
-	w := writer{b: dst, what: "OffsetCommitKey"}
-	w.int16(int16(TypeOffsetCommit))
-	w.string("group", k.Group, false)
-	w.string("topic", k.Topic, false)
-	w.int32(k.Partition)
-	return w.finish(dst)
+	w := newWriter(dst, "OffsetCommitKey")
+	w.Int16(int16(TypeOffsetCommit))
+	w.String("group", k.Group, false)
+	w.String("topic", k.Topic, false)
+	w.Int32(k.Partition)
+	return w.Finish(dst)
 }
 
 // ParseOffsetCommitKey decodes a record key of type 0 or 1 (the whole key,
@@ -56,9 +56,9 @@ func AppendOffsetCommitKey(dst []byte, k OffsetCommitKey) ([]byte, error) {
 // them. Errors are [*DecodeError]s.
 func ParseOffsetCommitKey(b []byte) (OffsetCommitKey, error) {
 	r := newReader(b, "OffsetCommitKey")
-	t := RecordType(r.int16("type"))
-	if r.ok() && t != TypeLegacyOffsetCommit && t != TypeOffsetCommit {
-		r.failAt(0, "type", "record type %d is not an offset commit (0 or 1)", t)
+	t := RecordType(r.Int16("type"))
+	if r.OK() && t != TypeLegacyOffsetCommit && t != TypeOffsetCommit {
+		r.FailAt(0, "type", "record type %d is not an offset commit (0 or 1)", t)
 	}
 	k := readOffsetCommitKey(&r)
 	return k, r.error()
@@ -67,9 +67,9 @@ func ParseOffsetCommitKey(b []byte) (OffsetCommitKey, error) {
 // readOffsetCommitKey reads the key's fields, after the type.
 func readOffsetCommitKey(r *reader) OffsetCommitKey {
 	var k OffsetCommitKey
-	k.Group = r.string("group", false)
-	k.Topic = r.string("topic", false)
-	k.Partition = r.int32("partition")
+	k.Group = r.String("group", false)
+	k.Topic = r.String("topic", false)
+	k.Partition = r.Int32("partition")
 	return k
 }
 
@@ -167,28 +167,28 @@ func AppendOffsetCommitValueVersion(dst []byte, v OffsetCommitValue, version int
 		return dst, unsupportedf("OffsetCommitValue version %d (valid: 0-%d)", version, OffsetCommitValueMaxVersion)
 	}
 	flexible := version >= offsetCommitValueFlexible
-	w := writer{b: dst, what: "OffsetCommitValue"}
-	w.int16(version)
-	w.int64(v.Offset)
+	w := newWriter(dst, "OffsetCommitValue")
+	w.Int16(version)
+	w.Int64(v.Offset)
 	if version >= 3 {
-		w.int32(v.LeaderEpoch)
+		w.Int32(v.LeaderEpoch)
 	}
-	w.string("metadata", v.Metadata, flexible)
-	w.int64(v.CommitTimestamp)
+	w.String("metadata", v.Metadata, flexible)
+	w.Int64(v.CommitTimestamp)
 	if version == 1 {
-		w.int64(v.ExpireTimestamp)
+		w.Int64(v.ExpireTimestamp)
 	}
 	if flexible {
 		if v.TopicID == ([16]byte{}) {
-			w.noTaggedFields()
+			w.NoTaggedFields()
 		} else {
-			w.uvarint(1)
-			w.uvarint(offsetCommitValueTagTopicID)
-			w.uvarint(16)
-			w.b = append(w.b, v.TopicID[:]...)
+			w.Uvarint(1)
+			w.Uvarint(offsetCommitValueTagTopicID)
+			w.Uvarint(16)
+			w.B = append(w.B, v.TopicID[:]...)
 		}
 	}
-	return w.finish(dst)
+	return w.Finish(dst)
 }
 
 // ParseOffsetCommitValue decodes a non-null OffsetCommitValue of any version
@@ -207,38 +207,38 @@ func ParseOffsetCommitValue(b []byte) (OffsetCommitValue, error) {
 func parseOffsetCommitValue(b []byte) (OffsetCommitValue, int16, int, error) {
 	v := OffsetCommitValue{LeaderEpoch: NoLeaderEpoch, ExpireTimestamp: NoExpireTimestamp}
 	r := newReader(b, "OffsetCommitValue")
-	version := r.int16("version")
-	if r.ok() && (version < 0 || version > OffsetCommitValueMaxVersion) {
-		r.unsupportedVersion(version, "0-4")
+	version := r.Int16("version")
+	if r.OK() && (version < 0 || version > OffsetCommitValueMaxVersion) {
+		r.FailVersion(version, "0-4")
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return OffsetCommitValue{}, version, 0, r.error()
 	}
-	r.ver = int(version)
+	r.Ver = int(version)
 	flexible := version >= offsetCommitValueFlexible
-	v.Offset = r.int64("offset")
+	v.Offset = r.Int64("offset")
 	if version >= 3 {
-		v.LeaderEpoch = r.int32("leaderEpoch")
+		v.LeaderEpoch = r.Int32("leaderEpoch")
 	}
-	v.Metadata = r.string("metadata", flexible)
-	v.CommitTimestamp = r.int64("commitTimestamp")
+	v.Metadata = r.String("metadata", flexible)
+	v.CommitTimestamp = r.Int64("commitTimestamp")
 	if version == 1 {
-		v.ExpireTimestamp = r.int64("expireTimestamp")
+		v.ExpireTimestamp = r.Int64("expireTimestamp")
 	}
 	if flexible {
-		r.taggedFields(func(tag uint32, at int, data []byte) {
+		r.TaggedFields(func(tag uint32, at int, data []byte) {
 			if tag != offsetCommitValueTagTopicID {
 				return
 			}
 			if len(data) != 16 {
-				r.failAt(at, "topicId", "tagged field 0 (topicId, a uuid) has %d bytes, not 16", len(data))
+				r.FailAt(at, "topicId", "tagged field 0 (topicId, a uuid) has %d bytes, not 16", len(data))
 				return
 			}
 			copy(v.TopicID[:], data)
 		})
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return OffsetCommitValue{}, version, 0, r.error()
 	}
-	return v, version, r.pos, nil
+	return v, version, r.Pos, nil
 }

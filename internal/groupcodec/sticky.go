@@ -36,10 +36,10 @@ type StickyUserData struct {
 // written in the order given. It fails with [ErrInvalid], appending
 // nothing, when a topic name is longer than 32767 bytes.
 func AppendStickyUserData(dst []byte, u StickyUserData) ([]byte, error) {
-	w := writer{b: dst, what: "StickyAssignorUserData"}
+	w := newWriter(dst, "StickyAssignorUserData")
 	w.topicPartitions("previous_assignment", u.PreviousAssignment)
-	w.int32(u.Generation)
-	return w.finish(dst)
+	w.Int32(u.Generation)
+	return w.Finish(dst)
 }
 
 // ParseStickyUserData decodes sticky assignor user data as the Java client
@@ -61,13 +61,13 @@ func parseStickyUserData(b []byte) (StickyUserData, int, error) {
 	r := newReader(b, "StickyAssignorUserData")
 	u := StickyUserData{Generation: NoGenerationID}
 	u.PreviousAssignment = r.topicPartitions("previous_assignment")
-	if !r.ok() {
+	if !r.OK() {
 		return StickyUserData{}, 0, r.error()
 	}
-	if r.remaining() >= 4 {
-		u.Generation = r.int32("generation")
+	if r.Remaining() >= 4 {
+		u.Generation = r.Int32("generation")
 	}
-	return u, r.pos, nil
+	return u, r.Pos, nil
 }
 
 // AppendCooperativeStickyUserData appends the user data the Java client's
@@ -86,6 +86,6 @@ func AppendCooperativeStickyUserData(dst []byte, generation int32) []byte {
 // [*DecodeError] and the caller may do the same.
 func ParseCooperativeStickyUserData(b []byte) (int32, error) {
 	r := newReader(b, "CooperativeStickyAssignorUserData")
-	g := r.int32("generation")
+	g := r.Int32("generation")
 	return g, r.error()
 }

@@ -24,7 +24,7 @@ var (
 	ErrUnsupportedVersion = errors.New("txncodec: unsupported version")
 
 	// ErrInvalid means a value handed to an encoder cannot be written: a
-	// string longer than 32767 bytes, an array longer than 2^31-1, a
+	// string longer than 32767 bytes, an array longer than 2^31-2, a
 	// transaction status outside 0–7, or a tagged field with a non-default
 	// value at version 0, which has no tagged fields. Nothing is appended.
 	// It does not match [ErrCorrupt].
@@ -63,8 +63,4 @@ func (e *DecodeError) Unwrap() []error {
 		return []error{ErrCorrupt, ErrUnsupportedVersion}
 	}
 	return []error{ErrCorrupt}
-}
-
-func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }

@@ -39,10 +39,10 @@ type Key struct {
 // It fails with [ErrInvalid], appending nothing, when TransactionalID is
 // longer than 32767 bytes.
 func AppendKey(dst []byte, k Key) ([]byte, error) {
-	w := writer{b: dst, what: "TransactionLogKey"}
-	w.int16(KeyVersion)
-	w.string("transactionalId", k.TransactionalID, false)
-	return w.finish(dst)
+	w := newWriter(dst, "TransactionLogKey")
+	w.Int16(KeyVersion)
+	w.String("transactionalId", k.TransactionalID, false)
+	return w.Finish(dst)
 }
 
 // ParseKey decodes a record key. A version other than 0 fails with a
@@ -57,17 +57,17 @@ func ParseKey(b []byte) (Key, error) {
 // parseKey also returns the bytes consumed.
 func parseKey(b []byte) (Key, int, error) {
 	r := newReader(b, "TransactionLogKey")
-	version := r.int16("version")
-	if r.ok() && version != KeyVersion {
-		r.unsupportedVersion(version, "0")
+	version := r.Int16("version")
+	if r.OK() && version != KeyVersion {
+		r.FailVersion(version, "0")
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Key{}, 0, r.error()
 	}
-	r.ver = int(version)
-	k := Key{TransactionalID: r.string("transactionalId", false)}
-	if !r.ok() {
+	r.Ver = int(version)
+	k := Key{TransactionalID: r.String("transactionalId", false)}
+	if !r.OK() {
 		return Key{}, 0, r.error()
 	}
-	return k, r.pos, nil
+	return k, r.Pos, nil
 }

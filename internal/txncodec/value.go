@@ -149,46 +149,46 @@ func AppendValueVersion(dst []byte, v Value, version int16) ([]byte, error) {
 	if version < 0 || version > ValueMaxVersion {
 		return dst, invalidVersion(version)
 	}
-	w := writer{b: dst, what: "TransactionLogValue"}
+	w := newWriter(dst, "TransactionLogValue")
 	if v.TransactionStatus < StatusEmpty || v.TransactionStatus > StatusPrepareEpochFence {
-		w.fail("transactionStatus", "status %d is not one Kafka knows (0-7)", v.TransactionStatus)
+		w.Fail("transactionStatus", "status %d is not one Kafka knows (0-7)", v.TransactionStatus)
 	}
 	flexible := version >= valueFlexible
 	if !flexible {
 		switch {
 		case v.PreviousProducerID != NoProducerID:
-			w.fail("previousProducerId", "%d cannot be written at version 0 (tagged field, version 1 only)", v.PreviousProducerID)
+			w.Fail("previousProducerId", "%d cannot be written at version 0 (tagged field, version 1 only)", v.PreviousProducerID)
 		case v.NextProducerID != NoProducerID:
-			w.fail("nextProducerId", "%d cannot be written at version 0 (tagged field, version 1 only)", v.NextProducerID)
+			w.Fail("nextProducerId", "%d cannot be written at version 0 (tagged field, version 1 only)", v.NextProducerID)
 		case v.ClientTransactionVersion != 0:
-			w.fail("clientTransactionVersion", "%d cannot be written at version 0 (tagged field, version 1 only)", v.ClientTransactionVersion)
+			w.Fail("clientTransactionVersion", "%d cannot be written at version 0 (tagged field, version 1 only)", v.ClientTransactionVersion)
 		case v.NextProducerEpoch != NoProducerEpoch:
-			w.fail("nextProducerEpoch", "%d cannot be written at version 0 (tagged field, version 1 only)", v.NextProducerEpoch)
+			w.Fail("nextProducerEpoch", "%d cannot be written at version 0 (tagged field, version 1 only)", v.NextProducerEpoch)
 		}
 	}
-	w.int16(version)
-	w.int64(v.ProducerID)
-	w.int16(v.ProducerEpoch)
-	w.int32(v.TransactionTimeoutMs)
-	w.int8(v.TransactionStatus)
+	w.Int16(version)
+	w.Int64(v.ProducerID)
+	w.Int16(v.ProducerEpoch)
+	w.Int32(v.TransactionTimeoutMs)
+	w.Int8(v.TransactionStatus)
 	if v.TransactionPartitions == nil {
-		w.arrayLen("transactionPartitions", -1, flexible)
+		w.ArrayLen("transactionPartitions", -1, flexible)
 	} else {
-		w.arrayLen("transactionPartitions", len(v.TransactionPartitions), flexible)
+		w.ArrayLen("transactionPartitions", len(v.TransactionPartitions), flexible)
 		for _, tp := range v.TransactionPartitions {
-			w.string("transactionPartitions.topic", tp.Topic, flexible)
-			w.int32Array("transactionPartitions.partitionIds", tp.Partitions, flexible)
+			w.String("transactionPartitions.topic", tp.Topic, flexible)
+			w.Int32Array("transactionPartitions.partitionIds", tp.Partitions, flexible)
 			if flexible {
-				w.uvarint(0) // the element's tagged fields: none
+				w.Uvarint(0) // the element's tagged fields: none
 			}
 		}
 	}
-	w.int64(v.TransactionLastUpdateTimestampMs)
-	w.int64(v.TransactionStartTimestampMs)
+	w.Int64(v.TransactionLastUpdateTimestampMs)
+	w.Int64(v.TransactionStartTimestampMs)
 	if flexible {
 		writeTaggedFields(&w, v)
 	}
-	return w.finish(dst)
+	return w.Finish(dst)
 }
 
 func writeTaggedFields(w *writer, v Value) {
@@ -202,26 +202,26 @@ func writeTaggedFields(w *writer, v Value) {
 			n++
 		}
 	}
-	w.uvarint(n)
+	w.Uvarint(n)
 	if prev {
-		w.uvarint(tagPreviousProducerID)
-		w.uvarint(8)
-		w.int64(v.PreviousProducerID)
+		w.Uvarint(tagPreviousProducerID)
+		w.Uvarint(8)
+		w.Int64(v.PreviousProducerID)
 	}
 	if next {
-		w.uvarint(tagNextProducerID)
-		w.uvarint(8)
-		w.int64(v.NextProducerID)
+		w.Uvarint(tagNextProducerID)
+		w.Uvarint(8)
+		w.Int64(v.NextProducerID)
 	}
 	if ctv {
-		w.uvarint(tagClientTransactionVersion)
-		w.uvarint(2)
-		w.int16(v.ClientTransactionVersion)
+		w.Uvarint(tagClientTransactionVersion)
+		w.Uvarint(2)
+		w.Int16(v.ClientTransactionVersion)
 	}
 	if nextEpoch {
-		w.uvarint(tagNextProducerEpoch)
-		w.uvarint(2)
-		w.int16(v.NextProducerEpoch)
+		w.Uvarint(tagNextProducerEpoch)
+		w.Uvarint(2)
+		w.Int16(v.NextProducerEpoch)
 	}
 }
 
@@ -252,22 +252,22 @@ func parseValue(b []byte) (Value, int16, int, error) {
 		NextProducerEpoch:  NoProducerEpoch,
 	}
 	r := newReader(b, "TransactionLogValue")
-	version := r.int16("version")
-	if r.ok() && (version < 0 || version > ValueMaxVersion) {
-		r.unsupportedVersion(version, "0-1")
+	version := r.Int16("version")
+	if r.OK() && (version < 0 || version > ValueMaxVersion) {
+		r.FailVersion(version, "0-1")
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Value{}, version, 0, r.error()
 	}
-	r.ver = int(version)
+	r.Ver = int(version)
 	flexible := version >= valueFlexible
-	v.ProducerID = r.int64("producerId")
-	v.ProducerEpoch = r.int16("producerEpoch")
-	v.TransactionTimeoutMs = r.int32("transactionTimeoutMs")
-	statusAt := r.pos
-	v.TransactionStatus = r.int8("transactionStatus")
-	if r.ok() && (v.TransactionStatus < StatusEmpty || v.TransactionStatus > StatusPrepareEpochFence) {
-		r.failAt(statusAt, "transactionStatus", "status %d is not one Kafka knows (0-7)", v.TransactionStatus)
+	v.ProducerID = r.Int64("producerId")
+	v.ProducerEpoch = r.Int16("producerEpoch")
+	v.TransactionTimeoutMs = r.Int32("transactionTimeoutMs")
+	statusAt := r.Pos
+	v.TransactionStatus = r.Int8("transactionStatus")
+	if r.OK() && (v.TransactionStatus < StatusEmpty || v.TransactionStatus > StatusPrepareEpochFence) {
+		r.FailAt(statusAt, "transactionStatus", "status %d is not one Kafka knows (0-7)", v.TransactionStatus)
 	}
 	// Smallest element: empty topic, empty partitions (and, flexible, no
 	// tags): 2+4 bytes, or 1+1+1.
@@ -275,35 +275,35 @@ func parseValue(b []byte) (Value, int16, int, error) {
 	if flexible {
 		minElem = 3
 	}
-	n := r.arrayLen("transactionPartitions", flexible, true, minElem)
-	if r.ok() && n >= 0 {
+	n := r.ArrayLen("transactionPartitions", flexible, true, minElem)
+	if r.OK() && n >= 0 {
 		v.TransactionPartitions = make([]TopicPartitions, n)
-		r.arr = "transactionPartitions"
+		r.Arr = "transactionPartitions"
 		for i := range v.TransactionPartitions {
-			r.idx = i
+			r.Idx = i
 			tp := &v.TransactionPartitions[i]
-			tp.Topic = r.string("topic", flexible)
-			tp.Partitions = r.int32Array("partitionIds", flexible)
+			tp.Topic = r.String("topic", flexible)
+			tp.Partitions = r.Int32Array("partitionIds", flexible)
 			if flexible {
-				r.taggedFields(nil)
+				r.TaggedFields(nil)
 			}
-			if !r.ok() {
+			if !r.OK() {
 				break
 			}
 		}
-		r.arr = ""
+		r.Arr = ""
 	}
-	v.TransactionLastUpdateTimestampMs = r.int64("transactionLastUpdateTimestampMs")
-	v.TransactionStartTimestampMs = r.int64("transactionStartTimestampMs")
+	v.TransactionLastUpdateTimestampMs = r.Int64("transactionLastUpdateTimestampMs")
+	v.TransactionStartTimestampMs = r.Int64("transactionStartTimestampMs")
 	if flexible {
-		r.taggedFields(func(tag uint32, at int, data []byte) {
+		r.TaggedFields(func(tag uint32, at int, data []byte) {
 			readTaggedField(&r, &v, tag, at, data)
 		})
 	}
-	if !r.ok() {
+	if !r.OK() {
 		return Value{}, version, 0, r.error()
 	}
-	return v, version, r.pos, nil
+	return v, version, r.Pos, nil
 }
 
 // readTaggedField sets v's field for a known tag; unknown tags are skipped.
@@ -323,19 +323,19 @@ func readTaggedField(r *reader, v *Value, tag uint32, at int, data []byte) {
 		return
 	}
 	if len(data) != size {
-		r.failAt(at, name, "tagged field %d has %d bytes, not %d", tag, len(data), size)
+		r.FailAt(at, name, "tagged field %d has %d bytes, not %d", tag, len(data), size)
 		return
 	}
 	sub := newReader(data, "")
 	switch tag {
 	case tagPreviousProducerID:
-		v.PreviousProducerID = sub.int64(name)
+		v.PreviousProducerID = sub.Int64(name)
 	case tagNextProducerID:
-		v.NextProducerID = sub.int64(name)
+		v.NextProducerID = sub.Int64(name)
 	case tagClientTransactionVersion:
-		v.ClientTransactionVersion = sub.int16(name)
+		v.ClientTransactionVersion = sub.Int16(name)
 	case tagNextProducerEpoch:
-		v.NextProducerEpoch = sub.int16(name)
+		v.NextProducerEpoch = sub.Int16(name)
 	}
 }
 
