@@ -21,8 +21,7 @@ import (
 // validation and to one that never does: every result and error is the
 // same, and so is every byte of every .log file.
 func TestOverlappedAppendMatchesSerial(t *testing.T) {
-	defer runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))) // the overlap needs two Ps
-	runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps
 	now := newClock().Now().UnixMilli()
 	idem := func(seq int32) func(t *testing.T) []byte {
 		return func(t *testing.T) []byte {
