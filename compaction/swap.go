@@ -181,8 +181,12 @@ func nextOffsetOfLog(fsys vfs.FS, path string, base int64) (int64, error) {
 	next := base
 	var hdr [record.BatchHeaderLen]byte
 	for pos := int64(0); pos+record.BatchHeaderLen <= size; {
-		if _, err := f.ReadAt(hdr[:], pos); err != nil && !errors.Is(err, io.EOF) {
+		n, err := f.ReadAt(hdr[:], pos)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
+		}
+		if n < len(hdr) {
+			break // the file ended early: no stale header bytes are parsed
 		}
 		h, err := record.ParseHeader(hdr[:])
 		if err != nil || pos+int64(h.Size()) > size {

@@ -67,9 +67,11 @@ func scanLog(path string, base int64, visit func(pos int64, batch []byte, h *rec
 		if s.size-pos < n {
 			n = s.size - pos
 		}
-		if _, err := f.ReadAt(hdr[:n], pos); err != nil && !errors.Is(err, io.EOF) {
+		got, err := f.ReadAt(hdr[:n], pos)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return s, err
 		}
+		n = int64(got) // a file cut while it is read ends here
 		size, err := record.BatchSize(hdr[:n])
 		if err != nil {
 			s.stop = err
@@ -78,7 +80,7 @@ func scanLog(path string, base int64, visit func(pos int64, batch []byte, h *rec
 		if pos+int64(size) > s.size {
 			break // a partial batch at the end
 		}
-		h, err := record.ParseHeader(hdr[:])
+		h, err := record.ParseHeader(hdr[:n])
 		if err != nil {
 			s.stop = err
 			break
@@ -88,8 +90,12 @@ func scanLog(path string, base int64, visit func(pos int64, batch []byte, h *rec
 				buf = make([]byte, size)
 			}
 			buf = buf[:size]
-			if _, err := f.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
+			got, err := f.ReadAt(buf, pos)
+			if err != nil && !errors.Is(err, io.EOF) {
 				return s, err
+			}
+			if got < size {
+				break // the file was cut while it was read
 			}
 			if err := visit(pos, buf, &h); err != nil {
 				return s, err
@@ -116,7 +122,8 @@ func allZero(f vfs.File, from, to int64) bool {
 	zero := make([]byte, len(buf))
 	for from < to {
 		n := min(int64(len(buf)), to-from)
-		if _, err := f.ReadAt(buf[:n], from); err != nil && !errors.Is(err, io.EOF) {
+		got, err := f.ReadAt(buf[:n], from)
+		if err != nil && !errors.Is(err, io.EOF) || int64(got) < n {
 			return false
 		}
 		if !bytes.Equal(buf[:n], zero[:n]) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -164,8 +165,12 @@ func usedSlots(path string, entrySize int, last bool) (int, error) {
 	for end > 0 {
 		from := max(0, end-int64(len(buf)))
 		chunk := buf[:end-from]
-		if _, err := f.ReadAt(chunk, from); err != nil && !errors.Is(err, io.EOF) {
+		got, err := f.ReadAt(chunk, from)
+		if err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
+		}
+		if got < len(chunk) {
+			return 0, fmt.Errorf("%s: cut to %d bytes while it was read: %w", path, from+int64(got), io.ErrUnexpectedEOF)
 		}
 		for i := len(chunk) - 1; i >= 0; i-- {
 			if chunk[i] != 0 {
