@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -128,4 +130,52 @@ func TestOverlappedAppendMatchesSerial(t *testing.T) {
 	for name, data := range serialFiles {
 		require.Equal(t, data, overlappedFiles[name], name)
 	}
+}
+
+// TestPrewriterBusyAndSlowWrite holds the prewriter's write of one
+// partition's batch: the appender waits for it past its yielding time and
+// parks; an append to another partition meanwhile finds the helper busy
+// and writes its batch itself; once the write goes on, the first append
+// completes.
+func TestPrewriterBusyAndSlowWrite(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps
+	e := newEnv(t)
+	ffs := vfs.NewFaultFS(e.mem)
+	e.cfg.FS, e.cfg.OverlapAppendBytes = ffs, 1
+	d := e.open(t)
+	defer func() { require.NoError(t, d.Close()) }()
+	createTopic(t, d, "t", 2, nil)
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	ffs.OnOp(func(op vfs.Op, path string) {
+		if op == vfs.OpWrite && strings.Contains(path, "t-0/") && strings.HasSuffix(path, ".log") {
+			once.Do(func() { close(held); <-release }) // the first write: the prewrite of the batch below
+		}
+	})
+	now := e.clock.Now().UnixMilli()
+	type result struct {
+		res AppendResult
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		res, err := partition(t, d, "t", 0).Append(producerBatch(t, 20, 100, now, record.None))
+		first <- result{res, err}
+	}()
+	<-held
+	require.Eventually(t, d.prewriter.waiting.Load, 10*time.Second, time.Millisecond, "the appender parks")
+
+	other := partition(t, d, "t", 1)
+	res, err := other.Append(producerBatch(t, 20, 100, now, record.None))
+	require.NoError(t, err)
+	require.Equal(t, int64(19), res.LastOffset)
+	require.Zero(t, other.Stats().OverlappedAppends, "the helper was busy: written by the appender")
+
+	close(release)
+	got := <-first
+	require.NoError(t, got.err)
+	require.Equal(t, int64(19), got.res.LastOffset)
+	require.Equal(t, int64(1), partition(t, d, "t", 0).Stats().OverlappedAppends)
+	require.Len(t, records(t, partition(t, d, "t", 0), 0), 20)
+	ffs.OnOp(nil)
 }
