@@ -106,21 +106,9 @@ func (d *dumper) offsetIndex(scan *logScan, pf partitionFiles, last bool) {
 		return
 	}
 	defer ix.Close()
-	used, err := usedSlots(path, index.OffsetIndexEntryBytes, last)
-	if err != nil {
-		d.fileProblem(path, err)
+	entries, ok := indexEntries(d, path, index.OffsetIndexEntryBytes, last, ix.Entries(), ix.SanityCheck, ix.Entry)
+	if !ok {
 		return
-	}
-	d.checkTrimmed(ix.SanityCheck, path, ix.Entries()-used, last)
-	entries := make([]index.OffsetPosition, used)
-	for i := range entries {
-		if entries[i], err = ix.Entry(i); err != nil {
-			d.fileProblem(path, err)
-			return
-		}
-	}
-	if len(entries) == 0 {
-		d.printf("%s is empty.\n", path)
 	}
 	for i, e := range entries {
 		d.printf("offset: %d position: %d\n", e.Offset, e.Position)
@@ -199,6 +187,30 @@ func (d *dumper) checkTrimmed(sanityCheck func() error, path string, unused int,
 	}
 }
 
+// indexEntries reads the used entries of an index file (the slots up to
+// its last non-zero byte: a preallocated tail is not entries), checking
+// that a sealed index is trimmed. ok is false after a problem was
+// reported.
+func indexEntries[E any](d *dumper, path string, entryBytes int, last bool, entries int, sanity func() error, entry func(int) (E, error)) ([]E, bool) {
+	used, err := usedSlots(path, entryBytes, last)
+	if err != nil {
+		d.fileProblem(path, err)
+		return nil, false
+	}
+	d.checkTrimmed(sanity, path, entries-used, last)
+	out := make([]E, used)
+	for i := range out {
+		if out[i], err = entry(i); err != nil {
+			d.fileProblem(path, err)
+			return nil, false
+		}
+	}
+	if len(out) == 0 {
+		d.printf("%s is empty.\n", path)
+	}
+	return out, true
+}
+
 // timeIndex dumps a segment's .timeindex and checks every entry against the
 // batches of its .log. A missing .timeindex is not a problem: Kafka creates
 // it empty.
@@ -215,21 +227,9 @@ func (d *dumper) timeIndex(scan *logScan, pf partitionFiles, last bool) {
 		return
 	}
 	defer ix.Close()
-	used, err := usedSlots(path, index.TimeIndexEntryBytes, last)
-	if err != nil {
-		d.fileProblem(path, err)
+	entries, ok := indexEntries(d, path, index.TimeIndexEntryBytes, last, ix.Entries(), ix.SanityCheck, ix.Entry)
+	if !ok {
 		return
-	}
-	d.checkTrimmed(ix.SanityCheck, path, ix.Entries()-used, last)
-	entries := make([]index.TimestampOffset, used)
-	for i := range entries {
-		if entries[i], err = ix.Entry(i); err != nil {
-			d.fileProblem(path, err)
-			return
-		}
-	}
-	if len(entries) == 0 {
-		d.printf("%s is empty.\n", path)
 	}
 	for i, e := range entries {
 		d.printf("timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
