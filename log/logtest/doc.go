@@ -6,9 +6,9 @@
 // faults and delays can be injected into chosen partitions.
 //
 //	func TestPlaceOrder(t *testing.T) {
-//		b := logtest.New(t, logtest.Partitions(3))
-//		svc := orders.NewService(b.Producer())      // the code under test publishes to "order-events"
-//		svc.Place(ctx, "customer-7", 42)
+//		b := logtest.New(t, logtest.Partitions(3), logtest.Topics("order-events"))
+//		svc := orders.NewService(b.Producer()) // the code under test publishes to "order-events"
+//		require.NoError(t, svc.Place(ctx, "customer-7", 42))
 //		b.AssertProduced(t, "order-events",
 //			logtest.KV("customer-7", `{"amount":42}`, "type", "OrderPlaced"))
 //	}
@@ -24,8 +24,8 @@
 // By default the directory lives on kafkalite's memory filesystem, whose fsync
 // costs nothing, with one partition for each internal topic
 // (offsets.topic.num.partitions and transaction.state.log.num.partitions = 1):
-// opening a Broker, producing 1,000 records and consuming them takes about
-// 1.6 ms on the build machine (BenchmarkOpenProduceConsume1000; the goal is
+// opening a Broker, producing 1,000 records and consuming them takes
+// 1.4–1.8 ms on the build machine (BenchmarkOpenProduceConsume1000; the goal is
 // 20 ms). [OnDisk] puts it in
 // t.TempDir() on the operating system's filesystem instead, with real fsyncs.
 // Either way the files are those a Kafka broker writes.
