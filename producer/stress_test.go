@@ -14,16 +14,21 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
 // TestStress runs idempotent and transactional producers, two consumer
 // groups of two members (read_uncommitted and read_committed), retention
-// every 5 ms and topic creation and deletion at once, on the memory FS,
-// and checks that each group consumes every acknowledged record exactly
-// once (read_committed: none of an aborted transaction) and that Close
-// leaves no goroutine behind. KAFKALITE_STRESS_SCALE multiplies the
-// records (default 1: 4 × 500 idempotent, 2 × 60 transactions).
+// every 5 ms, topic creation and deletion, and the log cleaner on a
+// compacted topic that two more producers update and a consumer tails, all
+// at once, on the memory FS. It checks that each group consumes every
+// acknowledged record exactly once (read_committed: none of an aborted
+// transaction), that the tail of the compacted topic never sees a key go
+// back to an older value, that after cleaning each key holds its latest
+// acknowledged value once, and that Close leaves no goroutine behind.
+// KAFKALITE_STRESS_SCALE multiplies the records (default 1: 4 × 500
+// idempotent, 2 × 60 transactions, 2 × 600 updates of 20 keys each).
 func TestStress(t *testing.T) {
 	scale := 1
 	if n, err := strconv.Atoi(os.Getenv("KAFKALITE_STRESS_SCALE")); err == nil && n > 0 {
@@ -36,11 +41,14 @@ func TestStress(t *testing.T) {
 	cfg.FS = vfs.NewMem()
 	cfg.OffsetsTopicNumPartitions, cfg.TransactionStateNumPartitions = 1, 1
 	cfg.RetentionCheckInterval = 5 * time.Millisecond
+	cfg.CleanerBackoff = 10 * time.Millisecond
+	cfg.CleanerDedupeBufferSize = 1 << 20
 	d, err := log.Open(ctx, "/stress", cfg)
 	require.NoError(t, err)
 	const topic = "s"
 	_, err = d.CreateTopic(ctx, topic, 4, map[string]string{"segment.bytes": "8192", "segment.index.bytes": "4096"})
 	require.NoError(t, err)
+	kv := startCompactedStress(ctx, t, d, scale)
 
 	// Consumers first, so that both groups are stable before any record:
 	// without rebalances, sync commits after each poll deliver each record
@@ -204,6 +212,7 @@ func TestStress(t *testing.T) {
 		}
 	})
 	pwg.Wait()
+	kv.wait()
 
 	// Wait until each group has everything, then check exactly once.
 	want := map[string]int{"ru": len(committed) + len(aborted), "rc": len(committed)}
@@ -239,6 +248,7 @@ func TestStress(t *testing.T) {
 		}
 		require.Len(t, gr.seen, want[name], "group %s: nothing else", name)
 	}
+	kv.check(ctx, t)
 	require.NoError(t, d.Close())
 
 	// No goroutine outlives Close.
@@ -252,4 +262,199 @@ func TestStress(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
 	}
 	t.Logf("%d committed and %d aborted records, each group exactly once", len(committed), len(aborted))
+}
+
+// compactedStress is TestStress's compacted topic: producers updating keys
+// (now and then with a tombstone), a consumer tailing the topic while the
+// cleaner works on it, and the latest acknowledged version of each key.
+type compactedStress struct {
+	d       *log.Dir
+	tail    *consumer.Consumer
+	writers sync.WaitGroup
+	written chan struct{} // closed when the writers are done
+	tailing sync.WaitGroup
+
+	mu     sync.Mutex
+	acked  map[string]int // key → latest acknowledged version
+	tomb   map[string]bool
+	seen   map[string]int // key → latest version the tail read
+	sent   int
+}
+
+const compactedTopic = "kv"
+
+// stressVersion is the version an update carries in its "v" header.
+func stressVersion(hs []record.Header) (int, error) {
+	for _, h := range hs {
+		if string(h.Key) == "v" {
+			return strconv.Atoi(string(h.Value))
+		}
+	}
+	return 0, errors.New("no version header")
+}
+
+func startCompactedStress(ctx context.Context, t *testing.T, d *log.Dir, scale int) *compactedStress {
+	t.Helper()
+	_, err := d.CreateTopic(ctx, compactedTopic, 2, map[string]string{
+		"cleanup.policy": "compact", "segment.bytes": "1024", "segment.index.bytes": "4096",
+		"min.cleanable.dirty.ratio": "0.01",
+	})
+	require.NoError(t, err)
+	kv := &compactedStress{d: d, acked: map[string]int{}, tomb: map[string]bool{}, seen: map[string]int{}, sent: 2 * 600 * scale}
+	ccfg := consumer.DefaultConfig()
+	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	kv.tail, err = consumer.New(d, ccfg)
+	require.NoError(t, err)
+	require.NoError(t, kv.tail.Assign([]consumer.TopicPartition{{Topic: compactedTopic, Partition: 0}, {Topic: compactedTopic, Partition: 1}}))
+	kv.written = make(chan struct{})
+	tps := kv.tail.Assignment()
+	kv.tailing.Go(func() {
+		defer func() {
+			if err := kv.tail.Close(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+		for ctx.Err() == nil {
+			pctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			recs, err := kv.tail.Poll(pctx)
+			cancel()
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("tail of %s: %v", compactedTopic, err)
+				return
+			}
+			kv.mu.Lock()
+			for _, r := range recs {
+				v, err := stressVersion(r.Headers)
+				if err != nil {
+					t.Errorf("offset %d: %v", r.Offset, err)
+					continue
+				}
+				if prev, ok := kv.seen[string(r.Key)]; ok && v <= prev {
+					t.Errorf("key %s went from version %d back to %d at offset %d", r.Key, prev, v, r.Offset)
+				}
+				kv.seen[string(r.Key)] = v
+			}
+			kv.mu.Unlock()
+			select {
+			case <-kv.written: // stop once caught up with every write
+				end, err := kv.tail.EndOffsets(tps)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				caughtUp := true
+				for _, tp := range tps {
+					if pos, err := kv.tail.Position(tp); err != nil || pos < end[tp] {
+						caughtUp = false
+					}
+				}
+				if caughtUp {
+					return
+				}
+			default:
+			}
+		}
+	})
+	for q := range 2 {
+		kv.writers.Go(func() {
+			pcfg := DefaultConfig()
+			pcfg.BatchSize = 512 // below segment.bytes, and many batches to clean
+			pr, err := New(d, pcfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for j := range 600 * scale {
+				key := fmt.Sprintf("k%d-%d", q, j%20)
+				rec := &Record{Topic: compactedTopic, Key: []byte(key), Headers: []record.Header{{Key: []byte("v"), Value: []byte(strconv.Itoa(j))}}}
+				tombstone := j%9 == 8
+				if !tombstone {
+					rec.Value = []byte(key + "=" + strconv.Itoa(j))
+				}
+				if _, err := pr.Send(ctx, rec, func(_ RecordMetadata, err error) {
+					if err != nil {
+						t.Errorf("update %d of %s: %v", j, key, err)
+						return
+					}
+					kv.mu.Lock()
+					if j >= kv.acked[key] {
+						kv.acked[key], kv.tomb[key] = j, tombstone
+					}
+					kv.mu.Unlock()
+				}); err != nil {
+					t.Error(err)
+				}
+			}
+			if err := pr.Close(ctx); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	return kv
+}
+
+// wait waits for the writers, then for the tail to read up to the end.
+func (kv *compactedStress) wait() {
+	kv.writers.Wait()
+	close(kv.written)
+	kv.tailing.Wait()
+}
+
+// check cleans the topic once more and reads it whole: below the cleaned
+// offset each key appears once, and each key's last record is its latest
+// acknowledged version (a tombstone where that was a delete; the delete
+// retention of one day keeps them).
+func (kv *compactedStress) check(ctx context.Context, t *testing.T) {
+	background := 0
+	for p := range int32(2) {
+		l, err := kv.d.Partition(compactedTopic, p)
+		require.NoError(t, err)
+		if st, ok := l.CleanerStats(); ok {
+			background += st.Rounds
+		}
+	}
+	_, err := kv.d.CleanNow(ctx)
+	require.NoError(t, err)
+	type last struct {
+		version   int
+		tombstone bool
+	}
+	got := map[string]last{}
+	removed, remaining := int64(0), 0
+	for p := range int32(2) {
+		l, err := kv.d.Partition(compactedTopic, p)
+		require.NoError(t, err)
+		st, ok := l.CleanerStats()
+		require.True(t, ok, "partition %d was cleaned", p)
+		removed += st.RecordsRemoved()
+		cleaned := l.FirstDirtyOffset()
+		below := map[string]bool{}
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+				v, err := stressVersion(r.Headers)
+				if err != nil {
+					return err
+				}
+				key := string(r.Key)
+				if r.Offset < cleaned {
+					require.False(t, below[key], "partition %d: key %s twice below the cleaned offset %d", p, key, cleaned)
+					below[key] = true
+				}
+				got[key] = last{v, r.Value == nil}
+				remaining++
+				return nil
+			})
+			require.NoError(t, err)
+		}
+	}
+	kv.mu.Lock()
+	defer kv.mu.Unlock()
+	require.Len(t, got, len(kv.acked))
+	for key, v := range kv.acked {
+		require.Equal(t, last{v, kv.tomb[key]}, got[key], "key %s", key)
+		require.Equal(t, v, kv.seen[key], "the tail read key %s up to its latest version", key)
+	}
+	require.Less(t, remaining, kv.sent, "the cleaner removed old versions")
+	t.Logf("compacted topic: %d keys, %d of %d records left, %d cleaning rounds in the background, %d records removed by the partitions' last rounds",
+		len(kv.acked), remaining, kv.sent, background, removed)
 }
