@@ -102,9 +102,12 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 // An error from Send itself means the record was not buffered and cb will
 // not be called: the producer is closed (ErrClosed), the record is invalid
 // (ErrInvalidRecord), too large (ErrRecordTooLarge), its topic or partition
-// is unknown (log.ErrUnknownTopicOrPartition), or no memory came in time.
+// is unknown (log.ErrUnknownTopicOrPartition), no memory came in time, a
+// transactional producer is outside a transaction (ErrTransactionState),
+// or the producer has a fatal error (ErrProducerFenced, ErrProducerBroken).
 // Errors after buffering (the log refused the batch, a storage error, the
-// delivery timeout) arrive through cb and the Future.
+// delivery timeout, a fenced transactional producer: ErrProducerFenced)
+// arrive through cb and the Future.
 //
 // The record's key, value and headers are copied into the batch: the
 // caller may reuse them once Send returns.

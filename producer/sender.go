@@ -96,14 +96,17 @@ func (p *Producer) send(batches []*producerBatch) {
 				continue
 			}
 			if p.idem != nil {
-				p.idem.stamp(b)
+				if err := p.idem.stamp(b); err != nil {
+					b.err = err // fenced or broken: append nothing more
+					continue
+				}
 			}
 			sealed, err := p.seal(b)
 			if err == nil {
 				var res log.AppendResult
 				res, err = b.log.Append(sealed)
 				if p.idem != nil {
-					p.idem.appended(b, err)
+					err = p.idem.appended(b, err)
 				}
 				if err == nil {
 					b.baseOffset, b.logAppendTime = res.BaseOffset, res.LogAppendTime

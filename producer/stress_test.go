@@ -274,11 +274,11 @@ type compactedStress struct {
 	written chan struct{} // closed when the writers are done
 	tailing sync.WaitGroup
 
-	mu     sync.Mutex
-	acked  map[string]int // key → latest acknowledged version
-	tomb   map[string]bool
-	seen   map[string]int // key → latest version the tail read
-	sent   int
+	mu    sync.Mutex
+	acked map[string]int // key → latest acknowledged version
+	tomb  map[string]bool
+	seen  map[string]int // key → latest version the tail read
+	sent  int
 }
 
 const compactedTopic = "kv"

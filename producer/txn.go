@@ -101,17 +101,27 @@ func (id *idempotence) checkSend() error {
 }
 
 // stamp gives a batch about to be appended its producer id, epoch and
-// base sequence.
-func (id *idempotence) stamp(b *producerBatch) {
+// base sequence. A producer with a fatal error appends nothing more, as
+// Kafka's sender aborts the batches of a producer in a fatal state: stamp
+// returns that error for the batch instead.
+func (id *idempotence) stamp(b *producerBatch) error {
 	id.mu.Lock()
 	defer id.mu.Unlock()
+	if id.fatal != nil {
+		return id.fatal
+	}
 	b.builder.SetProducer(id.pe.ProducerID, id.pe.Epoch, id.seqs[b.log], id.coord != nil)
+	return nil
 }
 
-// appended records the outcome of a stamped batch's append: on success
-// (or a duplicate of an earlier success) the partition's sequence moves
-// past the batch.
-func (id *idempotence) appended(b *producerBatch, err error) {
+// appended records the outcome of a stamped batch's append and returns
+// the error the batch's records fail with. On success (or a duplicate of
+// an earlier success) the partition's sequence moves past the batch. A
+// stale epoch means the producer was fenced: the records fail with
+// [ErrProducerFenced] wrapping the log's error, as Kafka's producer turns
+// INVALID_PRODUCER_EPOCH into ProducerFencedException, and the producer
+// keeps that error (or an earlier fatal one).
+func (id *idempotence) appended(b *producerBatch, err error) error {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	switch {
@@ -119,16 +129,27 @@ func (id *idempotence) appended(b *producerBatch, err error) {
 		last := incrementSequence(id.seqs[b.log], int32(len(b.recs))-1)
 		id.seqs[b.log] = incrementSequence(last, 1)
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
-		id.fatal = fmt.Errorf("%w: %w", ErrProducerFenced, err)
-		id.state = txnFatalError
+		err = fmt.Errorf("%w: %w", ErrProducerFenced, err)
+		id.setFatalLocked(err)
 	case errors.Is(err, log.ErrOutOfOrderSequence), errors.Is(err, log.ErrInvalidTxnState):
 		// The producer and the log disagree about what was written: a
 		// transactional producer cannot go on (Kafka treats it as fatal
 		// before transactions v2); an idempotent one would need a new
 		// producer id, which kafkalite does not take silently either.
-		id.fatal = fmt.Errorf("%w: %w", ErrProducerBroken, err)
-		id.state = txnFatalError
+		err = fmt.Errorf("%w: %w", ErrProducerBroken, err)
+		id.setFatalLocked(err)
 	}
+	return err
+}
+
+// setFatalLocked makes err the producer's sticky error, unless it already
+// has one: the first fatal error is the one every later call reports.
+// The caller must hold id.mu.
+func (id *idempotence) setFatalLocked(err error) {
+	if id.fatal == nil {
+		id.fatal = err
+	}
+	id.state = txnFatalError
 }
 
 // batchFailed fails the open transaction when one of its batches failed.
@@ -187,12 +208,13 @@ func (id *idempotence) addPartitions(ctx context.Context, batches []*producerBat
 }
 
 // failLocked records a coordinator error and returns the error to report:
-// fencing is fatal ([ErrProducerFenced]), anything else fails the open
-// transaction.
+// fencing is fatal ([ErrProducerFenced]); anything else fails the open
+// transaction and is returned as it is, so that it matches the package's
+// re-exports of the coordinator's errors ([ErrInvalidTxnState],
+// [ErrConcurrentTransactions], ...). The caller must hold id.mu.
 func (id *idempotence) failLocked(err error) error {
 	if errors.Is(err, coordinator.ErrProducerFenced) {
-		id.fatal = fmt.Errorf("%w: %w", ErrProducerFenced, err)
-		id.state = txnFatalError
+		id.setFatalLocked(fmt.Errorf("%w: %w", ErrProducerFenced, err))
 		return id.fatal
 	}
 	if id.state == txnInTransaction {

@@ -18,9 +18,19 @@ import (
 // internal topic, and the given topics.
 func openTxnDir(t *testing.T, topics map[string]int32) *log.Dir {
 	t.Helper()
+	return openTxnDirWith(t, topics, nil)
+}
+
+// openTxnDirWith is openTxnDir with a change to the directory's
+// configuration (mod may be nil).
+func openTxnDirWith(t *testing.T, topics map[string]int32, mod func(*log.Config)) *log.Dir {
+	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.FS = vfs.NewMem()
 	cfg.OffsetsTopicNumPartitions, cfg.TransactionStateNumPartitions = 1, 1
+	if mod != nil {
+		mod(&cfg)
+	}
 	d, err := log.Open(context.Background(), "/data", cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
@@ -128,32 +138,246 @@ func TestTransactionalProducerCommitAndAbort(t *testing.T) {
 	require.Equal(t, []string{"a3", "b2"}, raw)
 }
 
+// TestZombieProducerIsFenced: a producer fenced by a newer one with the
+// same transactional.id learns it from its next append or AddPartitions
+// and fails the record with ErrProducerFenced, whether the record was
+// buffered before the fencing or sent after, and whether its partition
+// was already in the transaction (the log refuses the stale epoch) or new
+// to it (the coordinator refuses). Nothing of the zombie's lands.
 func TestZombieProducerIsFenced(t *testing.T) {
-	d := openTxnDir(t, map[string]int32{"out": 1})
-	ctx := context.Background()
-	old := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-z" })
-	require.NoError(t, old.InitTransactions(ctx))
-	require.NoError(t, old.BeginTransaction())
-	sendValues(t, old, "out", 0, "zombie-1")
-	require.NoError(t, old.Flush(ctx))
+	for _, tc := range []struct {
+		name      string
+		buffered  bool  // the record waits in the accumulator while the fencing happens
+		partition int32 // 0 is in the zombie's transaction, 1 is not
+		logRefuse bool  // the log, not the coordinator, refuses it
+	}{
+		{name: "sent after fencing, partition in transaction", partition: 0, logRefuse: true},
+		{name: "buffered before fencing, partition in transaction", buffered: true, partition: 0, logRefuse: true},
+		{name: "sent after fencing, partition new to transaction", partition: 1},
+		{name: "buffered before fencing, partition new to transaction", buffered: true, partition: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTxnDir(t, map[string]int32{"out": 2})
+			ctx := context.Background()
+			// A long linger keeps a record buffered until Flush.
+			old := newProducer(t, d, func(c *Config) {
+				c.TransactionalID, c.Linger, c.DeliveryTimeout = "tx-z", time.Hour, 2*time.Hour
+			})
+			require.NoError(t, old.InitTransactions(ctx))
+			require.NoError(t, old.BeginTransaction())
+			sendValues(t, old, "out", 0, "zombie-1")
+			require.NoError(t, old.Flush(ctx))
 
-	// A new instance with the same id aborts the open transaction and
-	// fences the old one.
-	fresh := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-z" })
-	require.NoError(t, fresh.InitTransactions(ctx))
+			var cbErr error
+			send := func() Future {
+				f, err := old.Send(ctx, &Record{Topic: "out", Partition: ptr(tc.partition), Value: []byte("zombie-2")},
+					func(_ RecordMetadata, err error) { cbErr = err })
+				require.NoError(t, err, "the zombie does not know yet")
+				return f
+			}
+			var f Future
+			if tc.buffered {
+				f = send()
+			}
+			// A new instance with the same id aborts the open transaction
+			// and fences the old one.
+			fresh := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-z" })
+			require.NoError(t, fresh.InitTransactions(ctx))
+			leos := logEndOffsets(t, d, "out", 2)
+			if !tc.buffered {
+				f = send()
+			}
+			require.NoError(t, old.Flush(ctx))
 
-	f, err := old.Send(ctx, &Record{Topic: "out", Partition: ptr(0), Value: []byte("zombie-2")}, nil)
-	if err == nil {
-		_, err = f.Wait(ctx)
+			_, err := f.Wait(ctx)
+			require.ErrorIs(t, err, ErrProducerFenced)
+			require.ErrorIs(t, cbErr, ErrProducerFenced, "the callback gets the same error")
+			if tc.logRefuse {
+				require.ErrorIs(t, err, log.ErrInvalidProducerEpoch, "the log's error stays wrapped")
+			}
+			require.Equal(t, leos, logEndOffsets(t, d, "out", 2), "no write of the zombie landed")
+
+			// Every later call reports the fencing.
+			_, err = old.Send(ctx, &Record{Topic: "out", Partition: ptr(0), Value: []byte("zombie-3")}, nil)
+			require.ErrorIs(t, err, ErrProducerFenced)
+			require.ErrorIs(t, old.CommitTransaction(ctx), ErrProducerFenced)
+			require.ErrorIs(t, old.AbortTransaction(ctx), ErrProducerFenced)
+			require.ErrorIs(t, old.BeginTransaction(), ErrProducerFenced)
+			require.ErrorIs(t, old.InitTransactions(ctx), ErrProducerFenced)
+			require.ErrorIs(t, old.SendOffsetsToTransaction(ctx, nil, consumer.GroupMetadata{GroupID: "g"}), ErrProducerFenced)
+			require.Equal(t, leos, logEndOffsets(t, d, "out", 2), "no write of the zombie landed")
+
+			require.NoError(t, fresh.BeginTransaction())
+			sendValues(t, fresh, "out", 0, "fresh")
+			require.NoError(t, fresh.CommitTransaction(ctx))
+			require.Equal(t, []string{"fresh"}, committedValues(t, d, "out", 0), "no zombie write is visible")
+			require.Empty(t, committedValues(t, d, "out", 1))
+		})
 	}
-	require.Error(t, err)
-	require.ErrorIs(t, old.CommitTransaction(ctx), ErrProducerFenced)
-	require.ErrorIs(t, old.BeginTransaction(), ErrProducerFenced)
+}
 
-	require.NoError(t, fresh.BeginTransaction())
-	sendValues(t, fresh, "out", 0, "fresh")
-	require.NoError(t, fresh.CommitTransaction(ctx))
-	require.Equal(t, []string{"fresh"}, committedValues(t, d, "out", 0), "no zombie write is visible")
+// logEndOffsets returns the log end offsets of a topic's partitions.
+func logEndOffsets(t *testing.T, d *log.Dir, topic string, partitions int32) []int64 {
+	t.Helper()
+	var out []int64
+	for part := range partitions {
+		l, err := d.Partition(topic, part)
+		require.NoError(t, err)
+		out = append(out, l.LogEndOffset())
+	}
+	return out
+}
+
+func TestInitTransactionsInvalidTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+	}{
+		{"above transaction.max.timeout.ms", time.Minute + time.Millisecond},
+		{"zero", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTxnDirWith(t, map[string]int32{"out": 1}, func(c *log.Config) { c.TransactionMaxTimeout = time.Minute })
+			ctx := context.Background()
+			p := newProducer(t, d, func(c *Config) { c.TransactionalID, c.TransactionTimeout = "tx-timeout", tc.timeout })
+			err := p.InitTransactions(ctx)
+			require.ErrorIs(t, err, ErrInvalidTransactionTimeout)
+			require.NotErrorIs(t, err, ErrProducerFenced)
+			// The producer is still uninitialized, and not fenced.
+			require.ErrorIs(t, p.BeginTransaction(), ErrTransactionState)
+			_, err = p.Send(ctx, &Record{Topic: "out", Value: []byte("x")}, nil)
+			require.ErrorIs(t, err, ErrTransactionState)
+			require.Equal(t, []int64{0}, logEndOffsets(t, d, "__transaction_state", 1), "nothing registered")
+		})
+	}
+}
+
+// TestEndTransactionOutOfOrder: ending a transaction that is already
+// ended fails with ErrTransactionState and writes nothing; the producer
+// stays usable.
+func TestEndTransactionOutOfOrder(t *testing.T) {
+	end := func(p *Producer, commit bool) error {
+		if commit {
+			return p.CommitTransaction(context.Background())
+		}
+		return p.AbortTransaction(context.Background())
+	}
+	for _, tc := range []struct {
+		name          string
+		first, second bool // commit (true) or abort (false)
+		committed     []string
+	}{
+		{name: "commit after abort", first: false, second: true},
+		{name: "abort after abort", first: false, second: false},
+		{name: "commit after commit", first: true, second: true, committed: []string{"v"}},
+		{name: "abort after commit", first: true, second: false, committed: []string{"v"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTxnDir(t, map[string]int32{"out": 1})
+			ctx := context.Background()
+			p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-e" })
+			require.NoError(t, p.InitTransactions(ctx))
+			require.NoError(t, p.BeginTransaction())
+			sendValues(t, p, "out", 0, "v")
+			require.NoError(t, end(p, tc.first))
+			outLEO := logEndOffsets(t, d, "out", 1)
+			stateLEO := logEndOffsets(t, d, "__transaction_state", 1)
+
+			err := end(p, tc.second)
+			require.ErrorIs(t, err, ErrTransactionState)
+			require.ErrorContains(t, err, "state READY")
+			require.Equal(t, outLEO, logEndOffsets(t, d, "out", 1), "no marker")
+			require.Equal(t, stateLEO, logEndOffsets(t, d, "__transaction_state", 1), "no transaction state change")
+			require.Equal(t, tc.committed, committedValues(t, d, "out", 0))
+
+			// A wrong-state call is not fatal.
+			require.NoError(t, p.BeginTransaction())
+			sendValues(t, p, "out", 0, "w")
+			require.NoError(t, p.CommitTransaction(ctx))
+			require.Equal(t, append(tc.committed, "w"), committedValues(t, d, "out", 0))
+		})
+	}
+}
+
+// TestInterleavedTransactionsOnOnePartition: two producers with different
+// transactional ids write one partition in alternation, one commits and
+// the other aborts, in either order. read_committed readers stop at the
+// first offset of the earliest open transaction and, once both are
+// decided, see exactly the committed records in offset order.
+func TestInterleavedTransactionsOnOnePartition(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		bFirst     bool     // B writes the partition's first record
+		bEndsFirst bool     // B aborts before A commits
+		midVisible []string // read_committed between the two ends
+	}{
+		// a1 b1 a2 b2 a3 b3, A commits: the LSO is b1's offset.
+		{name: "A writes first, A commits first", midVisible: []string{"a1"}},
+		// a1 b1 a2 b2 a3 b3, B aborts: the LSO is a1's offset.
+		{name: "A writes first, B aborts first", bEndsFirst: true},
+		// b1 a1 b2 a2 b3 a3, A commits: the LSO is b1's offset.
+		{name: "B writes first, A commits first", bFirst: true},
+		// b1 a1 b2 a2 b3 a3, B aborts: the LSO is a1's offset.
+		{name: "B writes first, B aborts first", bFirst: true, bEndsFirst: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTxnDir(t, map[string]int32{"out": 1})
+			ctx := context.Background()
+			l, err := d.Partition("out", 0)
+			require.NoError(t, err)
+			a := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-a" })
+			b := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-b" })
+			require.NoError(t, a.InitTransactions(ctx))
+			require.NoError(t, b.InitTransactions(ctx))
+			require.NoError(t, a.BeginTransaction())
+			require.NoError(t, b.BeginTransaction())
+
+			order := []*Producer{a, b}
+			if tc.bFirst {
+				order = []*Producer{b, a}
+			}
+			firstOffset := map[*Producer]int64{}
+			var all []string
+			for i := 1; i <= 3; i++ {
+				for _, p := range order {
+					if _, ok := firstOffset[p]; !ok {
+						firstOffset[p] = l.LogEndOffset()
+					}
+					v := fmt.Sprintf("b%d", i)
+					if p == a {
+						v = fmt.Sprintf("a%d", i)
+					}
+					sendValues(t, p, "out", 0, v)
+					require.NoError(t, p.Flush(ctx), "one batch per record, in this order")
+					all = append(all, v)
+				}
+			}
+			require.Equal(t, int64(0), l.LastStableOffset(), "both transactions open")
+			require.Empty(t, committedValues(t, d, "out", 0))
+
+			if tc.bEndsFirst {
+				require.NoError(t, b.AbortTransaction(ctx))
+				require.Equal(t, firstOffset[a], l.LastStableOffset(), "A's transaction is open")
+			} else {
+				require.NoError(t, a.CommitTransaction(ctx))
+				require.Equal(t, firstOffset[b], l.LastStableOffset(), "nothing past B's first offset while B is open")
+			}
+			require.Equal(t, tc.midVisible, committedValues(t, d, "out", 0))
+
+			if tc.bEndsFirst {
+				require.NoError(t, a.CommitTransaction(ctx))
+			} else {
+				require.NoError(t, b.AbortTransaction(ctx))
+			}
+			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
+			require.Equal(t, []string{"a1", "a2", "a3"}, committedValues(t, d, "out", 0))
+			var raw []string
+			for _, r := range readAll(t, d, "out", 0) {
+				raw = append(raw, string(r.Value))
+			}
+			require.Equal(t, all, raw, "read_uncommitted sees both, in the order written, and no marker")
+		})
+	}
 }
 
 func TestSendOffsetsToTransaction(t *testing.T) {
