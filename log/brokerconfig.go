@@ -64,7 +64,8 @@ type Config struct {
 	GroupInitialRebalanceDelay time.Duration
 	// ProducerIDExpiration mirrors producer.id.expiration.ms (default
 	// 86400000, 1 day): a partition forgets an idempotent producer whose
-	// latest batch is older, unless it has a transaction open. At least 1 ms.
+	// latest batch is at least that old, unless it has a transaction open.
+	// At least 1 ms.
 	ProducerIDExpiration time.Duration
 	// ProducerIDExpirationCheckInterval mirrors
 	// producer.id.expiration.check.interval.ms (default 600000, 10 minutes).

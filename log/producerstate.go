@@ -249,15 +249,17 @@ func (ps *producerState) verify(pid int64, epoch int16) error {
 }
 
 // expire drops the producers without an open transaction whose latest
-// batch or marker is older than the expiration (producer.id.expiration.ms).
+// batch or marker is at least the expiration (producer.id.expiration.ms)
+// old: Kafka's isProducerExpired, now - lastTimestamp >= expiration, in
+// milliseconds.
 func (ps *producerState) expire(now time.Time, expiration time.Duration) int {
 	if expiration < 0 {
 		return 0
 	}
-	limit := now.Add(-expiration).UnixMilli()
+	limit := now.UnixMilli() - expiration.Milliseconds()
 	n := 0
 	for pid, e := range ps.producers {
-		if e.txnFirstOffset < 0 && e.lastTimestamp < limit {
+		if e.txnFirstOffset < 0 && e.lastTimestamp <= limit {
 			delete(ps.producers, pid)
 			n++
 		}

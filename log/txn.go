@@ -469,8 +469,8 @@ func (l *Log) deleteSnapshotsLocked(from, to int64) error {
 }
 
 // ExpireProducers drops the producer ids of this partition whose latest
-// batch is older than producer.id.expiration.ms and that have no open
-// transaction; the Dir runs it every
+// batch is at least producer.id.expiration.ms old and that have no open
+// transaction (Kafka's rule); the Dir runs it every
 // producer.id.expiration.check.interval.ms. It returns how many went.
 func (l *Log) ExpireProducers() int {
 	l.mu.Lock()

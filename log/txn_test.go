@@ -413,3 +413,55 @@ func TestRollSnapshotIsSyncedByTheNextFlush(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Duplicate)
 }
+
+// TestMarkerWithoutOpenTransaction: a marker for a producer with no
+// transaction open in the partition (the coordinator writing a
+// transaction's markers again after a crash between them, or a marker for
+// a transaction without data here) is accepted and ends nothing, as in
+// Kafka's ProducerAppendInfo.appendEndTxnMarker: no second .txnindex entry,
+// the LSO and the read_committed view unchanged, also after recovery
+// replays it.
+func TestMarkerWithoutOpenTransaction(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, nil)
+	l := partition(t, d, "t", 0)
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, 3, 0))
+	_, err := l.Append(idemBatch(t, 3, 0, 0, 2, true, "a")) // offsets 0, 1
+	require.NoError(t, err)
+	for i := range 2 {
+		res, err := l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlAbort})
+		require.NoError(t, err, "marker %d", i)
+		require.Equal(t, int64(2+i), res.BaseOffset)
+	}
+	_, err = l.AppendTxnMarker(access.Internal{}, 4, 0, record.EndTxnMarker{Type: record.ControlCommit})
+	require.NoError(t, err, "a marker for a producer the partition never saw")
+	want := []index.AbortedTxn{{ProducerID: 3, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}}
+	check := func() {
+		t.Helper()
+		aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
+		require.NoError(t, err)
+		require.Equal(t, want, aborted)
+		require.Equal(t, l.HighWatermark(), l.LastStableOffset())
+		require.Empty(t, values(t, l, true))
+	}
+	check()
+	require.NoError(t, l.Flush())
+	e.crash()
+	require.NoError(t, d.Close()) // on the old filesystem
+	d = e.open(t)
+	t.Cleanup(func() { require.NoError(t, d.Close()) })
+	l = partition(t, d, "t", 0)
+	check()
+
+	// The producer's next transaction is not affected.
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, 3, 0))
+	_, err = l.Append(idemBatch(t, 3, 0, 2, 1, true, "b"))
+	require.NoError(t, err)
+	_, err = l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlCommit})
+	require.NoError(t, err)
+	require.Equal(t, []string{"b-0"}, values(t, l, true))
+	aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
+	require.NoError(t, err)
+	require.Equal(t, want, aborted)
+}

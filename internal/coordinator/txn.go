@@ -148,6 +148,10 @@ type TxnCoordinator struct {
 	// before the markers; an error stops the transaction's end there (a
 	// test hook simulating a crash).
 	afterPrepare atomic.Pointer[func() error]
+	// afterMarker, when set, runs after each marker writeMarkers appends,
+	// with the marker's partition; an error stops the markers there,
+	// before the fsyncs (a test hook simulating a crash between markers).
+	afterMarker atomic.Pointer[func(TopicPartition) error]
 
 	mu     sync.Mutex // protects the following fields and every txnMeta.st
 	txns   map[string]*txnMeta

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
@@ -518,6 +519,228 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 		})
 	}
+}
+
+// markerAt is an end-transaction marker in a log.
+type markerAt struct {
+	offset int64
+	typ    record.ControlType
+}
+
+// markersOf returns producer pid's COMMIT and ABORT markers in l, in offset
+// order.
+func markersOf(t *testing.T, l *log.Log, pid int64) []markerAt {
+	t.Helper()
+	var out []markerAt
+	r := record.NewReader(record.ReaderOptions{})
+	for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+		res, err := l.Read(off, 1<<20, true)
+		require.NoError(t, err)
+		require.NotNil(t, res.Slice)
+		next := off
+		_, err = res.Slice.Batches(nil, func(h *record.BatchHeader, b []byte) error {
+			next = h.NextOffset()
+			if !h.Attributes.IsControl() || h.ProducerID != pid {
+				return nil
+			}
+			if err := r.Reset(b); err != nil {
+				return err
+			}
+			if !r.Next() {
+				return fmt.Errorf("an empty control batch at offset %d", h.BaseOffset)
+			}
+			m, err := record.ParseEndTxnMarker(r.Record().Key, r.Record().Value)
+			if err != nil {
+				return err
+			}
+			out = append(out, markerAt{h.BaseOffset, m.Type})
+			return nil
+		})
+		res.Release()
+		require.NoError(t, err)
+		require.Greater(t, next, off)
+		off = next
+	}
+	return out
+}
+
+// TestCrashBetweenMarkers: the coordinator stops after the first marker of
+// a transaction over several partitions; the recovery writes the markers
+// to every partition again, so the first one gets a second marker. As in
+// Kafka (ProducerAppendInfo.appendEndTxnMarker), a marker for a producer
+// with no transaction open in the partition is accepted and ends nothing:
+// no .txnindex entry, no change to the read_committed view. The first
+// marker goes to t-0, or, with offsets, to the group's __consumer_offsets
+// partition (it sorts first), which the group coordinator must apply once.
+func TestCrashBetweenMarkers(t *testing.T) {
+	for _, offsets := range []bool{false, true} {
+		for _, commit := range []bool{true, false} {
+			for _, recovery := range []string{"retry", "restart", "power loss"} {
+				t.Run(fmt.Sprintf("offsets=%v/commit=%v/%s", offsets, commit, recovery), func(t *testing.T) {
+					testCrashBetweenMarkers(t, offsets, commit, recovery)
+				})
+			}
+		}
+	}
+}
+
+func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	require.NoError(t, e.dir.AddPartitions(ctx, "t", 3))
+	data := []TopicPartition{{"t", 0}, {"t", 1}, {"t", 2}}
+	gtp := e.groups.offsetsPartitionOf("g")
+	logOf := func(tp TopicPartition) *log.Log {
+		t.Helper()
+		l, err := e.dir.Partition(tp.Topic, tp.Partition)
+		require.NoError(t, err)
+		return l
+	}
+	want := record.ControlAbort
+	if commit {
+		want = record.ControlCommit
+	}
+
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, data))
+	tps := data
+	if offsets {
+		require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+		tps = append([]TopicPartition{gtp}, data...)
+	}
+	for _, tp := range data {
+		e.mustProduce(pe, tp.Partition, int(tp.Partition)+1) // 1, 2, 3 records
+	}
+	if offsets {
+		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 1, LeaderEpoch: -1}}))
+	}
+	first := map[TopicPartition]int64{}
+	for _, tp := range tps {
+		first[tp] = openTxnStart(t, logOf(tp), pe.ProducerID)
+		require.GreaterOrEqual(t, first[tp], int64(0), "%s is in the transaction", tp)
+	}
+
+	// The crash: after the first marker, which the OS wrote back before
+	// the power went (writeMarkers syncs only after the last marker; a
+	// marker lost with the power is TestCrashBetweenPrepareAndMarkers).
+	crash := errors.New("crash")
+	var marked []TopicPartition
+	hook := func(tp TopicPartition) error {
+		marked = append(marked, tp)
+		l := logOf(tp)
+		require.NoError(t, l.Sync(ctx, l.LogEndOffset()))
+		return crash
+	}
+	e.txn.afterMarker.Store(&hook)
+	require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, commit), crash)
+	e.txn.afterMarker.Store(nil)
+	require.Equal(t, tps[:1], marked, "the markers go in partition order")
+	d, err := e.txn.Describe("tx")
+	require.NoError(t, err)
+	if commit {
+		require.Equal(t, TxnPrepareCommit, d.State)
+	} else {
+		require.Equal(t, TxnPrepareAbort, d.State)
+	}
+	for _, tp := range tps {
+		l := logOf(tp)
+		if tp == tps[0] {
+			require.Equal(t, l.LogEndOffset(), l.LastStableOffset(), "%s has its marker", tp)
+			require.Len(t, markersOf(t, l, pe.ProducerID), 1)
+		} else {
+			require.Equal(t, first[tp], l.LastStableOffset(), "%s has no marker yet", tp)
+			require.Empty(t, markersOf(t, l, pe.ProducerID))
+		}
+	}
+
+	switch recovery {
+	case "retry":
+		require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit), "a retried EndTxn completes it")
+	case "restart":
+		e.reopen()
+	case "power loss":
+		e.crash()
+	}
+
+	// check asserts the transaction's outcome in every partition; extra is
+	// the number of committed records of t-p written after it.
+	check := func(extra int) {
+		t.Helper()
+		for _, tp := range tps {
+			l := logOf(tp)
+			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "%s: the LSO passed the transaction", tp)
+			require.Equal(t, int64(-1), openTxnStart(t, l, pe.ProducerID), "%s: no transaction open", tp)
+			ms := markersOf(t, l, pe.ProducerID)
+			if extra > 0 { // every partition took part in the next transaction
+				require.Equal(t, record.ControlCommit, ms[len(ms)-1].typ, "%s: the next transaction's marker", tp)
+				ms = ms[:len(ms)-1]
+			}
+			n := 1
+			if tp == tps[0] {
+				n = 2 // the first marker and the recovery's
+			}
+			require.Len(t, ms, n, "%s: markers %v", tp, ms)
+			for _, m := range ms {
+				require.Equal(t, want, m.typ, "%s", tp)
+			}
+			aborted, err := l.AbortedTransactions(l.LogStartOffset(), l.LogEndOffset())
+			require.NoError(t, err)
+			if commit {
+				require.Empty(t, aborted, "%s", tp)
+			} else {
+				// One entry, ending at the first ABORT marker: the second
+				// one ended nothing.
+				require.Equal(t, []index.AbortedTxn{{ProducerID: pe.ProducerID, FirstOffset: first[tp], LastOffset: ms[0].offset,
+					LastStableOffset: ms[0].offset + 1}}, aborted, "%s", tp)
+			}
+			if tp.Topic == "t" {
+				n := extra
+				if commit {
+					n += int(tp.Partition) + 1
+				}
+				require.Equal(t, n, committed(t, l), "%s: read_committed records", tp)
+			}
+		}
+		if offsets {
+			require.Empty(t, e.groups.PendingTxnOffsets("g"))
+			got, ok := e.groups.Fetch("g", nil)[TopicPartition{"t", 0}]
+			switch {
+			case extra > 0:
+				require.Equal(t, int64(10), got.Offset)
+			case commit:
+				require.Equal(t, int64(1), got.Offset)
+			default:
+				require.False(t, ok, "the aborted offset commit is not visible")
+			}
+		}
+	}
+	d, err = e.txn.Describe("tx")
+	require.NoError(t, err)
+	if commit {
+		require.Equal(t, TxnCompleteCommit, d.State)
+	} else {
+		require.Equal(t, TxnCompleteAbort, d.State)
+	}
+	check(0)
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit), "a retried EndTxn of the result succeeds")
+	check(0)
+
+	// The producer's next transaction works as usual.
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, data))
+	for _, tp := range data {
+		e.mustProduce(pe, tp.Partition, 1)
+	}
+	if offsets {
+		require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 10, LeaderEpoch: -1}}))
+	}
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	check(1)
+
+	// Recovery replays the second marker too (no snapshot after a power
+	// loss): still one .txnindex entry, the same view.
+	e.crash()
+	check(1)
 }
 
 func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {

@@ -215,6 +215,11 @@ func (tc *TxnCoordinator) writeMarkers(ctx context.Context, pid int64, epoch int
 			return fmt.Errorf("coordinator: writing the %s marker of producer %d epoch %d: %w", m.Type, pid, epoch, err)
 		}
 		done = append(done, written{l, res.LastOffset + 1})
+		if hook := tc.afterMarker.Load(); hook != nil {
+			if err := (*hook)(tp); err != nil {
+				return err
+			}
+		}
 		if tp.Topic == OffsetsTopic {
 			offsetsParts = append(offsetsParts, tp.Partition)
 		}
