@@ -181,11 +181,20 @@ func (d *dumper) dumpOffsets(path string) {
 	}
 }
 
-// fileProblem reports a file that cannot be read: a -verify problem, and a
-// line of the text dump.
+// fileProblem reports a file that cannot be read or parsed: a -verify
+// problem; otherwise a line of the text dump and, as for a path that cannot
+// be read, a line on stderr and exit status 1 (kafka-dump-log fails on a
+// file it cannot read).
 func (d *dumper) fileProblem(path string, err error) {
-	d.problemf("%s: %v", path, err)
+	if !strings.Contains(err.Error(), path) {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	if d.opts.verify {
+		d.problemf("%v", err)
+		return
+	}
 	d.printf("error: %v\n", err)
+	d.fail(err)
 }
 
 // partitionFiles lists a partition directory's segments (base offsets of its

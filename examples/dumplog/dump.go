@@ -207,13 +207,19 @@ func (d *dumper) batch(st *partitionState, base int64, path string, pos int64, b
 	if !d.opts.records && !d.opts.json {
 		return
 	}
+	if verr != nil && d.opts.json {
+		// The text dump says isvalid: false on the batch line; JSON
+		// lines have no place for it.
+		d.warnf("%s: batch at position %d (base offset %d) is invalid: %v; its records are printed as they are, as kafka-dump-log prints them",
+			path, pos, h.BaseOffset, verr)
+	}
 	visible := st.filter.batch(h)
 	r := st.reader
 	if err := r.Reset(batch); err != nil {
 		// Print what can be printed: a CRC mismatch does not stop the dump.
 		r = record.NewReader(record.ReaderOptions{SkipCRC: true})
 		if err := r.Reset(batch); err != nil {
-			d.printf("| error: %v\n", err)
+			d.recordsError(path, pos, h, err)
 			return
 		}
 	}
@@ -233,8 +239,18 @@ func (d *dumper) batch(st *partitionState, base int64, path string, pos int64, b
 		}
 	}
 	if err := r.Err(); err != nil {
-		d.printf("| error: %v\n", err)
+		d.recordsError(path, pos, h, err)
 	}
+}
+
+// recordsError reports that a batch's records cannot all be decoded: a
+// line of the text dump, or with -json a warning on stderr.
+func (d *dumper) recordsError(path string, pos int64, h *record.BatchHeader, err error) {
+	if d.opts.json {
+		d.warnf("%s: batch at position %d (base offset %d): records not printed from here on: %v", path, pos, h.BaseOffset, err)
+		return
+	}
+	d.printf("| error: %v\n", err)
 }
 
 // textRecord prints a data record as kafka-dump-log --print-data-log does.
@@ -308,8 +324,16 @@ type jsonRecord struct {
 	Headers   []jsonHeader `json:"headers"`
 }
 
-// jsonRecord prints one record as a line of JSON.
+// jsonRecord prints one record as a line of JSON. The first record whose
+// partition has no topic or number (its directory is not named
+// <topic>-<partition>, and -topic or -partition was not given) brings a
+// warning on stderr.
 func (d *dumper) jsonRecord(p partitionDir, rec *record.Record) {
+	if (p.topic == "" || p.partition < 0) && !d.warnedUnnamed {
+		d.warnedUnnamed = true
+		d.warnf("%s is not named <topic>-<partition>: its records print with \"topic\":%q and \"partition\":%d; name them with -topic and -partition",
+			p.dir, p.topic, p.partition)
+	}
 	jr := jsonRecord{
 		Topic:     p.topic,
 		Partition: p.partition,

@@ -38,7 +38,24 @@
 // indexes of sealed segments are trimmed), every .txnindex entry against the
 // ABORT markers in the log, the leader-epoch-checkpoint against the batches'
 // leader epochs, and that the small files parse. It prints each problem on
-// standard error and exits with status 1 if there was any.
+// standard error and exits with status 1 if there was any; only a clean run
+// prints "verified N partition(s) ...: no problems".
+//
+// A path that cannot be read (missing, a symlink loop, permission denied), a
+// file in it that cannot be read or parsed, and a directory under which no
+// segment (.log) is found — an empty directory, a log directory without
+// partitions, or none that -topic and -partition select — are said on
+// standard error, naming the path, and make the exit status 1 in every
+// mode, as kafka-dump-log fails on a file it cannot open; under -verify
+// each counts as a problem. The other paths are dumped all the same.
+//
+// What the JSON lines cannot show is said on standard error, without
+// changing the exit status: a batch that is not valid (a CRC mismatch, as
+// the text mode's "isvalid: false"; its records are printed as they are, as
+// kafka-dump-log prints them — -verify reports it and exits with status 1),
+// and, once, that records print with "topic":"" or "partition":-1 because a
+// segment's directory is not named <topic>-<partition> (give -topic and
+// -partition).
 //
 // dumplog never modifies anything and takes no lock: it opens every file
 // read-only, and reads segments with the record and index packages rather
@@ -78,8 +95,9 @@ type options struct {
 }
 
 // run is the command: it parses args, writes the dump to stdout and problems
-// to stderr, and returns the exit status (0 fine, 1 a problem found or a file
-// unreadable, 2 bad usage).
+// and warnings to stderr, and returns the exit status (0 fine, 1 a path or
+// file unreadable, a directory without segments, or with -verify a problem
+// found; 2 bad usage).
 func run(args []string, stdout, stderr io.Writer) int {
 	var o options
 	var isolation string
@@ -120,12 +138,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	d := &dumper{opts: o, out: out, stderr: stderr}
 	d.enc = json.NewEncoder(out)
 	d.enc.SetEscapeHTML(false)
-	status := 0
 	for _, p := range o.paths {
 		if err := d.dumpPath(p); err != nil {
-			d.flush()
-			fmt.Fprintln(stderr, "dumplog:", err)
-			status = 1
+			d.fail(err)
 		}
 	}
 	d.flush()
@@ -133,13 +148,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		for _, p := range d.problems {
 			fmt.Fprintln(stderr, p)
 		}
-		if len(d.problems) > 0 {
-			fmt.Fprintf(stderr, "dumplog: %d problem(s) found\n", len(d.problems))
+		if n := len(d.problems) + d.failed; n > 0 {
+			fmt.Fprintf(stderr, "dumplog: %d problem(s) found\n", n)
 			return 1
 		}
 		fmt.Fprintf(stdout, "verified %d partition(s), %d segment(s), %d batch(es): no problems\n", d.partitions, d.segments, d.batches)
+		return 0
 	}
-	return status
+	if d.failed > 0 {
+		return 1
+	}
+	return 0
 }
 
 // dumper holds the output and the state of one run.
@@ -151,9 +170,30 @@ type dumper struct {
 
 	problems                      []string
 	partitions, segments, batches int
+	// failed counts the paths and files that could not be read (each said
+	// on stderr at once): they make the exit status 1, and count as
+	// problems under -verify.
+	failed int
+	// warnedUnnamed is set once the -json warning about records without a
+	// topic or partition was given.
+	warnedUnnamed bool
 }
 
 func (d *dumper) flush() { _ = d.out.Flush() }
+
+// fail reports on stderr a path or file that cannot be read.
+func (d *dumper) fail(err error) {
+	d.flush()
+	fmt.Fprintln(d.stderr, "dumplog:", err)
+	d.failed++
+}
+
+// warnf says something on stderr that does not change the exit status:
+// what the -json output cannot show.
+func (d *dumper) warnf(format string, args ...any) {
+	d.flush()
+	fmt.Fprintf(d.stderr, "dumplog: warning: "+format+"\n", args...)
+}
 
 // problemf records a -verify problem.
 func (d *dumper) problemf(format string, args ...any) {
@@ -178,7 +218,9 @@ func (d *dumper) ignore(path, why string) {
 	}
 }
 
-// dumpPath dumps a log directory, a partition directory or one file.
+// dumpPath dumps a log directory, a partition directory or one file. A
+// directory under which no segment is found is an error: the path was
+// mistyped, or names something else than a log.
 func (d *dumper) dumpPath(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -193,10 +235,32 @@ func (d *dumper) dumpPath(path string) error {
 	if err != nil {
 		return err
 	}
+	before := d.segments
 	if logDir {
-		return d.dumpLogDir(path)
+		err = d.dumpLogDir(path)
+	} else {
+		err = d.dumpPartition(d.partitionFor(path))
 	}
-	return d.dumpPartition(d.partitionFor(path))
+	if err == nil && d.segments == before {
+		return fmt.Errorf("no log segments found under %s%s", path, d.selection(logDir))
+	}
+	return err
+}
+
+// selection describes the -topic and -partition flags that select the
+// partitions of a log directory, or "".
+func (d *dumper) selection(logDir bool) string {
+	var sel []string
+	if logDir && d.opts.topic != "" {
+		sel = append(sel, "-topic "+d.opts.topic)
+	}
+	if logDir && d.opts.partition >= 0 {
+		sel = append(sel, fmt.Sprintf("-partition %d", d.opts.partition))
+	}
+	if len(sel) == 0 {
+		return ""
+	}
+	return " (with " + strings.Join(sel, " ") + ")"
 }
 
 // escape makes bytes printable on one line: valid UTF-8 stays as it is

@@ -282,3 +282,145 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestPathProblems checks paths that hold nothing to dump: each is said on
+// stderr, naming the path, and makes the exit status 1 in every mode; under
+// -verify it counts as a problem and "no problems" is never printed.
+func TestPathProblems(t *testing.T) {
+	cases := []struct {
+		name string
+		// setup returns the path to dump, made under a temporary directory.
+		setup func(t *testing.T, tmp string) string
+		args  []string // before the path
+		want  string   // on stderr, after the path is substituted for %s
+	}{
+		{"missing", func(t *testing.T, tmp string) string {
+			return filepath.Join(tmp, "nonexistent")
+		}, nil, "stat %s: no such file or directory"},
+		{"symlink loop", func(t *testing.T, tmp string) string {
+			path := filepath.Join(tmp, "loop")
+			require.NoError(t, os.Symlink(path, path))
+			return path
+		}, nil, "stat %s: too many levels of symbolic links"},
+		{"empty directory", func(t *testing.T, tmp string) string {
+			return tmp
+		}, nil, "no log segments found under %s"},
+		{"log directory without partitions", func(t *testing.T, tmp string) string {
+			data, err := os.ReadFile(filepath.Join(fixtureDir, "meta.properties"))
+			require.NoError(t, err)
+			writeFile(t, filepath.Join(tmp, "meta.properties"), data)
+			return tmp
+		}, nil, "no log segments found under %s"},
+		{"partition directory without segments", func(t *testing.T, tmp string) string {
+			path := filepath.Join(tmp, "orders-0")
+			writeFile(t, filepath.Join(path, "leader-epoch-checkpoint"), []byte("0\n0\n"))
+			return path
+		}, nil, "no log segments found under %s"},
+		{"no partition of -topic", func(t *testing.T, tmp string) string {
+			return fixtureDir
+		}, []string{"-topic", "nosuch"}, "no log segments found under %s (with -topic nosuch)"},
+		{"unreadable segment", func(t *testing.T, tmp string) string {
+			// A directory where the .log should be: it opens, but reading fails.
+			require.NoError(t, os.MkdirAll(filepath.Join(tmp, "orders-0", "00000000000000000000.log"), 0o755))
+			return filepath.Join(tmp, "orders-0")
+		}, nil, "%s/00000000000000000000.log: is a directory"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.setup(t, t.TempDir())
+			want := strings.ReplaceAll(tc.want, "%s", path)
+			for _, mode := range [][]string{{"-verify"}, nil, {"-records"}, {"-json"}} {
+				args := append(append(append([]string{}, mode...), tc.args...), path)
+				code, stdout, stderr := runDumplog(args...)
+				require.Equal(t, 1, code, "%v: stdout:\n%s\nstderr:\n%s", args, stdout, stderr)
+				require.Contains(t, stderr, want, args)
+				require.NotContains(t, stdout, "no problems", args)
+				if mode != nil && mode[0] == "-verify" {
+					require.Contains(t, stderr, "dumplog: 1 problem(s) found", args)
+				}
+			}
+		})
+	}
+
+	// A bad path among good ones: the good ones are dumped, the status is 1.
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	code, stdout, stderr := runDumplog("-verify", fixtureDir, missing)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, missing)
+	require.Contains(t, stderr, "dumplog: 1 problem(s) found")
+	require.NotContains(t, stdout, "no problems")
+	code, stdout, stderr = runDumplog("-json", fixtureDir, missing)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, missing)
+	require.Equal(t, 40, len(parseJSONLines(t, stdout)), "the fixture's records are printed all the same")
+}
+
+// TestJSONWarnings checks what -json, which has no field for them, says on
+// stderr: records whose partition has no topic or number, and records of a
+// batch that is not valid. Neither changes the records printed or the exit
+// status; -verify still fails on the invalid batch.
+func TestJSONWarnings(t *testing.T) {
+	const seg0, seg23 = "00000000000000000000", "00000000000000000023"
+	unnamedWarning := `is not named <topic>-<partition>: its records print with "topic":"" and "partition":-1; name them with -topic and -partition`
+	cases := []struct {
+		name string
+		// setup returns the arguments, paths made under dir (a copy of
+		// the fixture).
+		setup    func(t *testing.T, dir string) []string
+		records  int    // JSON lines printed
+		warning  string // in stderr exactly once, "" for an empty stderr
+		verifyOK bool   // whether -verify over the paths passes
+	}{
+		{"segments outside a partition directory", func(t *testing.T, dir string) []string {
+			segs := filepath.Join(dir, "segments")
+			for _, seg := range []string{seg0, seg23} {
+				for _, ext := range []string{".log", ".index", ".timeindex"} {
+					data, err := os.ReadFile(filepath.Join(dir, "orders-0", seg+ext))
+					require.NoError(t, err)
+					writeFile(t, filepath.Join(segs, seg+ext), data)
+				}
+			}
+			return []string{filepath.Join(segs, seg0+".log"), filepath.Join(segs, seg23+".log")}
+		}, 35, unnamedWarning, true},
+		{"named by the flags", func(t *testing.T, dir string) []string {
+			segs := filepath.Join(dir, "segments")
+			data, err := os.ReadFile(filepath.Join(dir, "orders-0", seg23+".log"))
+			require.NoError(t, err)
+			writeFile(t, filepath.Join(segs, seg23+".log"), data)
+			return []string{"-topic", "orders", "-partition", "0", filepath.Join(segs, seg23+".log")}
+		}, 14, "", true},
+		{"invalid CRC", func(t *testing.T, dir string) []string {
+			flipByte(t, filepath.Join(dir, "orders-0", seg0+".log"), 1641+17) // the CRC of the batch of offsets 7-13
+			return []string{filepath.Join(dir, "orders-0")}
+		}, 35, "/orders-0/" + seg0 + ".log: batch at position 1641 (base offset 7) is invalid: record: CRC mismatch", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.setup(t, copyFixture(t))
+			code, stdout, stderr := runDumplog(append([]string{"-json"}, args...)...)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, tc.records, len(parseJSONLines(t, stdout)), "records printed")
+			if tc.warning == "" {
+				require.Empty(t, stderr)
+			} else {
+				require.Equal(t, 1, strings.Count(stderr, tc.warning), "stderr:\n%s", stderr)
+				require.Equal(t, 1, strings.Count(stderr, "\n"), "one warning; stderr:\n%s", stderr)
+			}
+			var paths []string
+			for i := 0; i < len(args); i++ {
+				if strings.HasPrefix(args[i], "-") {
+					i++ // a flag's value
+					continue
+				}
+				paths = append(paths, args[i])
+			}
+			code, _, stderr = runDumplog(append([]string{"-verify"}, paths...)...)
+			if tc.verifyOK {
+				require.Equal(t, 0, code, stderr)
+			} else {
+				require.Equal(t, 1, code)
+				require.Contains(t, stderr, "batch at position 1641 (offsets 7-13): record: CRC mismatch")
+			}
+		})
+	}
+}

@@ -10,8 +10,11 @@
 //	go run ./examples/exactlyonce -dir DIR -seed 10000   # write 10,000 input records, then process them
 //	go run ./examples/exactlyonce -dir DIR               # process what is left, then exit
 //
-// Its test kills the processor with SIGKILL at random points, restarts it,
-// and checks the output.
+// Its test kills the processor with SIGKILL a dozen times — a third of the
+// kills inside a transaction whose records are already in the log, a third
+// as soon as the processor reports a stage of a transaction, a third at
+// random moments — restarts it each time, and checks the output
+// (KAFKALITE_CRASH_SEED replays a run's kill plan).
 package main
 
 import (
@@ -104,11 +107,48 @@ func seedInput(ctx context.Context, dir string, n int) (err error) {
 // transform is the processing step: the value upper-cased.
 func transform(v []byte) []byte { return bytes.ToUpper(v) }
 
+// stage is a point of a transaction of the loop, reported to process's
+// observer.
+type stage int
+
+const (
+	begun     stage = iota // BeginTransaction returned
+	sent                   // every output record handed to Send (buffered, perhaps not yet in the log)
+	offsetsIn              // SendOffsetsToTransaction returned: the offsets are part of the transaction
+	committed              // CommitTransaction returned
+)
+
+func (s stage) String() string {
+	switch s {
+	case begun:
+		return "begin"
+	case sent:
+		return "sent"
+	case offsetsIn:
+		return "offsets"
+	case committed:
+		return "commit"
+	}
+	return fmt.Sprintf("stage(%d)", int(s))
+}
+
+// step is what process tells its observer at each stage of a transaction.
+type step struct {
+	stage   stage
+	txn     int // the transaction's number in this run of process, from 1
+	records int // the records it transforms
+	// producer is the transactional producer, for an observer that wants
+	// the records in the log before it goes on (Flush): the test does, to
+	// be killed with a transaction open in the log.
+	producer *producer.Producer
+}
+
 // process runs the loop until the consumer has caught up with the input
 // (every partition's position at its end offset), and returns how many
-// records it processed. afterCommit, if not nil, runs after each
-// committed transaction (the test uses it to report progress).
-func process(ctx context.Context, dir string, afterCommit func(records int)) (n int, err error) {
+// records it processed. observe, if not nil, is called at every stage of
+// every transaction, on the loop's goroutine (the test uses it to report
+// progress, and to be killed at chosen points).
+func process(ctx context.Context, dir string, observe func(step)) (n int, err error) {
 	d, err := openDir(ctx, dir)
 	if err != nil {
 		return 0, err
@@ -140,7 +180,7 @@ func process(ctx context.Context, dir string, afterCommit func(records int)) (n 
 		return 0, err
 	}
 
-	for {
+	for txn := 0; ; {
 		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		recs, err := c.Poll(pctx)
 		cancel()
@@ -154,15 +194,23 @@ func process(ctx context.Context, dir string, afterCommit func(records int)) (n 
 			}
 			continue
 		}
+		txn++
+		report := func(s stage) {
+			if observe != nil {
+				observe(step{stage: s, txn: txn, records: len(recs), producer: p})
+			}
+		}
 		if err := p.BeginTransaction(); err != nil {
 			return n, err
 		}
+		report(begun)
 		for _, r := range recs {
 			out := &producer.Record{Topic: outputTopic, Partition: &r.Partition, Key: r.Key, Value: transform(r.Value)}
 			if _, err := p.Send(ctx, out, nil); err != nil {
 				return n, err
 			}
 		}
+		report(sent)
 		offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{}
 		for _, tp := range c.Assignment() {
 			pos, err := c.Position(tp)
@@ -174,13 +222,12 @@ func process(ctx context.Context, dir string, afterCommit func(records int)) (n 
 		if err := p.SendOffsetsToTransaction(ctx, offsets, c.GroupMetadata()); err != nil {
 			return n, err
 		}
+		report(offsetsIn)
 		if err := p.CommitTransaction(ctx); err != nil {
 			return n, err
 		}
 		n += len(recs)
-		if afterCommit != nil {
-			afterCommit(len(recs))
-		}
+		report(committed)
 	}
 }
 

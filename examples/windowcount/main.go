@@ -26,6 +26,14 @@
 //	go run ./examples/windowcount -dir DIR -seed 5000  # append 5,000 events to DIR's source, then process
 //	go run ./examples/windowcount -dir DIR             # process what is left
 //
+// Each run processes what the source topic holds and stops once it has
+// caught up (every partition's committed position at its last stable
+// offset): it is a batch job over the stream, not a service that waits for
+// more. Run it again after appending events, or with -seed, which appends
+// events whose times continue after the latest event already in the source
+// (the first ever start at 2026-01-01 00:00 UTC), so that each round closes
+// new windows instead of producing only late events.
+//
 // Its test kills the processor with SIGKILL at random moments, restarts it,
 // and checks the results against a replay of the same rules.
 package main
@@ -47,7 +55,7 @@ import (
 
 func main() {
 	dir := flag.String("dir", "", "log directory (kept); default a temporary directory, removed after")
-	seed := flag.Int("seed", 0, "first append this many events to the source topic (default 10000 without -dir)")
+	seed := flag.Int("seed", 0, "first append this many events to the source topic, continuing after its latest event time (default 10000 without -dir)")
 	flag.Parse()
 	if err := demo(context.Background(), *dir, *seed, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "windowcount:", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -181,6 +183,82 @@ func TestWindowCount(t *testing.T) {
 	require.NoError(t, err)
 	late := b.Expect(t, LateTopic).Partition(0).Records()
 	require.Equal(t, "not json", string(late[len(late)-1].Value))
+}
+
+// TestSeedingContinues seeds one directory in two rounds, as
+// "go run ./examples/windowcount -dir DIR -seed 2000" then "-seed 1000"
+// do, processing after each: the second round's event times continue
+// after the first's latest, so it closes new windows and its events are
+// late no more often than the first round's (about one in thirty by
+// construction; they would all be late if it started over at the first
+// round's start).
+func TestSeedingContinues(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	type round struct {
+		events              int
+		lateMax, windowsMin int   // bounds of late and windows
+		minTS, maxTS        int64 // of the round's events
+		late, windows       int   // added by the round's Run
+	}
+	rounds := []round{
+		{events: 2000, lateMax: 2000 / 10, windowsMin: 2000 * eventSpacing / int(DefaultWindows.Size) * 4},
+		{events: 1000, lateMax: 1000 / 10, windowsMin: 1000 * eventSpacing / int(DefaultWindows.Size) * 4},
+	}
+	late, windows := 0, 0
+	ends := make([]int64, Partitions) // the source's end offsets before the round
+	for i := range rounds {
+		r := &rounds[i]
+		d, err := log.Open(ctx, dir, testDirConfig()) // each round opens the directory anew, as go run does
+		require.NoError(t, err)
+		require.NoError(t, SeedEvents(ctx, d, r.events, uint64(i+1)))
+		n, err := Run(ctx, d, DefaultWindows, 500, nil)
+		require.NoError(t, err)
+		require.Equal(t, r.events, n, "round %d: the round's events are processed", i)
+
+		r.minTS, r.maxTS = math.MaxInt64, math.MinInt64
+		for p := range int32(Partitions) {
+			l, err := d.Partition(SourceTopic, p)
+			require.NoError(t, err)
+			for off := ends[p]; off < l.HighWatermark(); {
+				next, err := l.ReadRecords(off, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
+					var ev Event
+					require.NoError(t, json.Unmarshal(rec.Value, &ev))
+					r.minTS, r.maxTS = min(r.minTS, ev.TS), max(r.maxTS, ev.TS)
+					return nil
+				})
+				require.NoError(t, err)
+				off = next
+			}
+			ends[p] = l.HighWatermark()
+		}
+		count := func(topic string) int {
+			n := 0
+			require.NoError(t, readAll(ctx, d, topic, func(*consumer.Record) error { n++; return nil }))
+			return n
+		}
+		r.late, r.windows = count(LateTopic)-late, count(ResultsTopic)-windows
+		late, windows = late+r.late, windows+r.windows
+		t.Logf("round %d: %d events from %s to %s: %d late, %d windows emitted", i, r.events,
+			time.UnixMilli(r.minTS).UTC().Format(time.TimeOnly), time.UnixMilli(r.maxTS).UTC().Format(time.TimeOnly), r.late, r.windows)
+		require.LessOrEqual(t, r.late, r.lateMax, "round %d: late events", i)
+		require.GreaterOrEqual(t, r.windows, r.windowsMin, "round %d: windows emitted", i)
+		// The round's nominal times run from start, 40 ms apart; each
+		// event is up to 10 s early.
+		start := int64(firstEventTime)
+		if i > 0 {
+			start = rounds[i-1].maxTS + eventSpacing
+		}
+		last := start + int64(r.events-1)*eventSpacing
+		require.LessOrEqual(t, r.minTS, start, "round %d starts at %d", i, start)
+		require.GreaterOrEqual(t, r.minTS, start-10_000, "round %d starts at %d", i, start)
+		require.LessOrEqual(t, r.maxTS, last, "round %d ends at %d", i, last)
+		require.Greater(t, r.maxTS, last-10_000, "round %d ends at %d", i, last)
+		if i == len(rounds)-1 {
+			checkOutputs(t, d)
+		}
+		require.NoError(t, d.Close())
+	}
 }
 
 // TestWindowCountAcrossKills seeds the source, then runs the processor as a

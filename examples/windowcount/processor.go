@@ -50,12 +50,26 @@ func CreateTopics(ctx context.Context, d *log.Dir) error {
 	return nil
 }
 
+// Event times of SeedEvents, in ms.
+const (
+	firstEventTime = 1767225600000 // 2026-01-01 00:00 UTC: the first event in an empty source topic
+	eventSpacing   = 40            // between one event and the next
+)
+
 // SeedEvents appends n events to the source topic, keyed by type: event
-// times advance 40 ms per event from start, each up to 2.5 s early (out of
-// order, within the allowed lateness most of the time), and about one in
-// thirty from 5 to 10 s early (late, for windows already emitted).
+// times advance 40 ms per event from a start, each up to 2.5 s early (out
+// of order, within the allowed lateness), and about one in thirty from 5 to
+// 10 s early (late, for windows already emitted). The start is
+// firstEventTime in an empty topic; otherwise 40 ms after the latest event
+// time in the topic (SeedEvents reads the whole topic to find it), so that
+// a second round continues the first: its events fall in new windows, late
+// no more often than in the first round.
 func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64) (err error) {
 	if err := CreateTopics(ctx, d); err != nil {
+		return err
+	}
+	start, err := seedStart(d)
+	if err != nil {
 		return err
 	}
 	p, err := producer.New(d, producer.DefaultConfig())
@@ -65,9 +79,8 @@ func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64) (err error)
 	defer func() { err = errors.Join(err, p.Close(ctx)) }()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	types := []string{"click", "view", "purchase", "signup", "search"}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i := range n {
-		ev := Event{Type: types[rng.IntN(len(types))], TS: start + int64(i)*40 - rng.Int64N(2_500)}
+		ev := Event{Type: types[rng.IntN(len(types))], TS: start + int64(i)*eventSpacing - rng.Int64N(2_500)}
 		if rng.IntN(30) == 0 {
 			ev.TS -= 5_000 + rng.Int64N(5_000)
 		}
@@ -80,6 +93,39 @@ func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64) (err error)
 		}
 	}
 	return p.Flush(ctx)
+}
+
+// seedStart returns the event time SeedEvents starts from: firstEventTime,
+// or eventSpacing after the latest event time in the source topic (every
+// record, read_uncommitted; records that are not events are skipped).
+func seedStart(d *log.Dir) (int64, error) {
+	latest := int64(noTime)
+	for p := range int32(Partitions) {
+		l, err := d.Partition(SourceTopic, p)
+		if err != nil {
+			return 0, err
+		}
+		for off, end := l.LogStartOffset(), l.HighWatermark(); off < end; {
+			next, err := l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+				var ev Event
+				if json.Unmarshal(r.Value, &ev) == nil && ev.Type != "" {
+					latest = max(latest, ev.TS)
+				}
+				return nil
+			})
+			if err != nil {
+				return 0, err
+			}
+			if next <= off {
+				break
+			}
+			off = next
+		}
+	}
+	if latest == noTime {
+		return firstEventTime, nil
+	}
+	return latest + eventSpacing, nil
 }
 
 // Run processes the source topic until it has caught up with it (every
