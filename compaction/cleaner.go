@@ -164,8 +164,8 @@ type round struct {
 // keeping the latest record of each key, and swaps each group in with
 // l.Replace. The stats say where the round ended (EndOffset): the next
 // round starts there.
-func (c *Cleaner) Clean(ctx context.Context, l *Log) (Stats, error) {
-	st := Stats{FirstDirtyOffset: l.FirstDirtyOffset, EndOffset: l.FirstDirtyOffset, MapBudgetBytes: int64(c.m.BudgetSlots()) * SlotBytes}
+func (c *Cleaner) Clean(ctx context.Context, l *Log) (st Stats, err error) {
+	st = Stats{FirstDirtyOffset: l.FirstDirtyOffset, EndOffset: l.FirstDirtyOffset, MapBudgetBytes: int64(c.m.BudgetSlots()) * SlotBytes}
 	if l.FirstUncleanableOffset <= l.FirstDirtyOffset {
 		return st, nil
 	}
@@ -178,6 +178,7 @@ func (c *Cleaner) Clean(ctx context.Context, l *Log) (Stats, error) {
 	}
 	st.EndOffset = end
 	start = c.now()
+	// st is the named result: the deferred assignment reaches the caller.
 	defer func() { st.CleanDuration = c.now().Sub(start) }()
 	r := &round{l: l, ctx: ctx, now: l.Now.UnixMilli(), upper: l.FirstUncleanableOffset, txn: newTxnTracker(), st: &st}
 	r.txn.keep = func(t index.AbortedTxn) error { return r.w.appendAbortedTxn(t) }

@@ -32,7 +32,13 @@ type cleanerState struct {
 
 	mu         sync.Mutex // protects the fields below
 	inProgress map[*Log]bool
-	closed     bool
+	// uncleanable holds the logs whose cleaning failed, with the error
+	// (Kafka's uncleanablePartitions): no cleaner picks them again. An
+	// entry goes when its log leaves the Dir (a deleted topic; a topic
+	// created again under the same name is a new log); reopening the Dir
+	// starts with none.
+	uncleanable map[*Log]error
+	closed      bool
 
 	syncMu  sync.Mutex // serialises CleanNow; protects syncCleaner
 	syncCln *compaction.Cleaner
@@ -84,8 +90,9 @@ func (d *Dir) cleanerConfig(threads int) compaction.Config {
 // log.cleaner.enable is false); Close stops them.
 func (d *Dir) startCleaner() {
 	d.cleaner.ctx, d.cleaner.cancel = context.WithCancel(context.Background())
-	d.cleaner.throttler = compaction.NewThrottler(d.cfg.CleanerIOMaxBytesPerSecond, nil)
+	d.cleaner.throttler = compaction.NewThrottler(d.cfg.CleanerIOMaxBytesPerSecond, nil, nil)
 	d.cleaner.inProgress = map[*Log]bool{}
+	d.cleaner.uncleanable = map[*Log]error{}
 	if !d.cfg.CleanerEnable {
 		return
 	}
@@ -112,15 +119,15 @@ func (d *Dir) stopCleaner() {
 }
 
 // cleanerLoop cleans the filthiest log, again and again, and sleeps
-// log.cleaner.backoff.ms when none needs it.
+// log.cleaner.backoff.ms when none needs it or a round failed (as Kafka's
+// CleanerThread pauses when tryCleanFilthiestLog returns false). A failed
+// round marks its log uncleanable, so the next pick skips it; an aborted
+// round (the log changed under it) is followed at once by the next pick.
 func (d *Dir) cleanerLoop(c *compaction.Cleaner) {
 	defer d.bg.Done()
 	for {
-		cleaned, err := d.cleanFilthiest(d.cleaner.ctx, c)
-		if err != nil && !errors.Is(err, compaction.ErrAborted) {
-			d.logger.Warn("log cleaning failed", "err", err)
-		}
-		if cleaned && err == nil {
+		l, _, err := d.cleanFilthiest(d.cleaner.ctx, c, nil)
+		if l != nil && (err == nil || errors.Is(err, compaction.ErrAborted)) {
 			select {
 			case <-d.stop:
 				return
@@ -138,14 +145,26 @@ func (d *Dir) cleanerLoop(c *compaction.Cleaner) {
 	}
 }
 
+// maxAbortedRounds is how many rounds of one log may abort in one CleanNow
+// call (retention or truncation changed the log under them) before CleanNow
+// leaves that log for later.
+const maxAbortedRounds = 3
+
 // CleanNow runs cleaning rounds synchronously, the filthiest eligible log
 // first, until no compacted log is eligible (dirty ratio above
 // min.cleanable.dirty.ratio, or max.compaction.lag.ms passed), and returns
-// the number of rounds. The cleaner goroutines do the same in the
+// the number of rounds completed. The cleaner goroutines do the same in the
 // background; CleanNow is for tests and for callers that want a log
 // compacted at a known moment. It works whatever log.cleaner.enable says,
-// with its own share of log.cleaner.dedupe.buffer.size. Rounds stop at the
-// first error, or when ctx ends.
+// with its own share of log.cleaner.dedupe.buffer.size.
+//
+// A log whose round fails is marked uncleanable, as the cleaner goroutines
+// mark it (see [Dir.UncleanablePartitions]), and CleanNow goes on with the
+// other logs; it returns the failures it met, joined, with the rounds that
+// completed. A round that retention or truncation aborted is not a failure:
+// the log is picked again (at most 3 aborted rounds per log per call, then
+// it is left for later). CleanNow stops when ctx ends, returning ctx's
+// error among the others, and returns [ErrClosed] once the Dir is closed.
 func (d *Dir) CleanNow(ctx context.Context) (int, error) {
 	d.cleaner.syncMu.Lock()
 	defer d.cleaner.syncMu.Unlock()
@@ -160,17 +179,81 @@ func (d *Dir) CleanNow(ctx context.Context) (int, error) {
 	defer cancel()
 	stop := context.AfterFunc(d.cleaner.ctx, cancel)
 	defer stop()
+	var errs []error
+	skip := map[*Log]bool{}
+	aborted := map[*Log]int{}
 	rounds := 0
-	for ; rounds < 1_000_000; rounds++ {
-		cleaned, err := d.cleanFilthiest(ctx, d.cleaner.syncCln)
-		if err != nil {
-			return rounds, err
-		}
-		if !cleaned {
-			break
+	for range 1_000_000 {
+		l, failed, err := d.cleanFilthiest(ctx, d.cleaner.syncCln, skip)
+		errs = append(errs, failed...)
+		switch {
+		case l == nil:
+			return rounds, errors.Join(append(errs, err)...)
+		case err == nil:
+			rounds++
+		case ctx.Err() != nil:
+			return rounds, errors.Join(append(errs, err)...)
+		case errors.Is(err, compaction.ErrAborted):
+			aborted[l]++
+			if aborted[l] >= maxAbortedRounds {
+				skip[l] = true
+			}
+		default:
+			// Marked uncleanable; its error is among failed.
+			skip[l] = true
 		}
 	}
-	return rounds, nil
+	return rounds, errors.Join(errs...)
+}
+
+// UncleanablePartitions returns the partitions the cleaner no longer cleans
+// because a round failed on them (a corrupt batch, an I/O error), each with
+// its error: Kafka's uncleanable partitions (metric
+// uncleanable-partitions-count). The failure is logged once, at warn
+// level. A partition stays uncleanable until it is deleted (a topic created
+// again under the same name is cleaned) or the Dir is reopened; other
+// partitions are cleaned meanwhile.
+func (d *Dir) UncleanablePartitions() map[TopicPartition]error {
+	logs := d.allLogs()
+	d.cleaner.mu.Lock()
+	defer d.cleaner.mu.Unlock()
+	d.pruneUncleanableLocked(logs)
+	out := make(map[TopicPartition]error, len(d.cleaner.uncleanable))
+	for l, err := range d.cleaner.uncleanable {
+		out[l.tp()] = err
+	}
+	return out
+}
+
+// pruneUncleanableLocked forgets the uncleanable logs that left the Dir
+// (Kafka's maintainUncleanablePartitions); logs are the Dir's logs.
+//
+// REQUIRES: d.cleaner.mu is held.
+func (d *Dir) pruneUncleanableLocked(logs []*Log) {
+	if len(d.cleaner.uncleanable) == 0 {
+		return
+	}
+	open := make(map[*Log]bool, len(logs))
+	for _, l := range logs {
+		open[l] = !l.deleted.Load()
+	}
+	for l := range d.cleaner.uncleanable {
+		if !open[l] {
+			delete(d.cleaner.uncleanable, l)
+		}
+	}
+}
+
+// markUncleanableLocked marks l uncleanable after err, and logs it.
+//
+// REQUIRES: d.cleaner.mu is held.
+func (d *Dir) markUncleanableLocked(l *Log, err error) {
+	if _, ok := d.cleaner.uncleanable[l]; ok {
+		return
+	}
+	d.cleaner.uncleanable[l] = err
+	d.logger.Warn("log cleaning failed; the partition is marked uncleanable and is not cleaned until it is deleted or the directory reopened",
+		"partition", l.tp(), "err", err)
 }
 
 // toClean is a compacted log's dirtiness (Kafka's LogToClean).
@@ -184,23 +267,37 @@ type toClean struct {
 }
 
 // cleanFilthiest cleans the eligible log with the highest dirty ratio that
-// no other cleaner holds. It reports whether it ran a round.
-func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner) (bool, error) {
+// no other cleaner holds and that is neither uncleanable nor in skip. It
+// returns the log it ran a round on (nil if none was eligible; the error is
+// then nil, or ErrClosed once the Dir is closed), the round's error, and
+// the errors of the logs it marked uncleanable: a failed round's log (the
+// round's error is then among them), or a log whose dirtiness could not be
+// measured. A round that ends because ctx ended, or because its log
+// changed, was closed or deleted under it, returns an error matching
+// [compaction.ErrAborted] and marks nothing.
+func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip map[*Log]bool) (*Log, []error, error) {
 	d.cleaner.gate.RLock()
 	defer d.cleaner.gate.RUnlock()
+	logs := d.allLogs()
 	var best *toClean
+	var failed []error
 	d.cleaner.mu.Lock()
 	if d.cleaner.closed {
 		d.cleaner.mu.Unlock()
-		return false, ErrClosed
+		return nil, nil, ErrClosed
 	}
-	for _, l := range d.allLogs() {
-		if !l.Config().CleanupPolicy.Compact || d.cleaner.inProgress[l] || l.checkOpen() != nil {
+	d.pruneUncleanableLocked(logs)
+	for _, l := range logs {
+		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || d.cleaner.inProgress[l] || l.checkOpen() != nil {
 			continue
 		}
 		tc, err := l.dirtiness()
 		if err != nil {
-			d.logger.Warn("measuring a log's dirtiness failed", "partition", l.tp(), "err", err)
+			// Kafka's grabFilthiestCompactedLog fails the same way, and
+			// its cleaner thread marks the partition uncleanable.
+			err = l.perr(fmt.Errorf("measuring the log's dirtiness: %w", err))
+			d.markUncleanableLocked(l, err)
+			failed = append(failed, err)
 			continue
 		}
 		if tc.cleanableBytes == 0 || !(tc.needNow || tc.ratio > l.Config().MinCleanableDirtyRatio) {
@@ -212,22 +309,29 @@ func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner) (bool, 
 	}
 	if best == nil {
 		d.cleaner.mu.Unlock()
-		return false, nil
+		return nil, failed, nil
 	}
 	d.cleaner.inProgress[best.l] = true
 	d.cleaner.mu.Unlock()
-	defer func() {
-		d.cleaner.mu.Lock()
-		delete(d.cleaner.inProgress, best.l)
-		d.cleaner.mu.Unlock()
-	}()
-	if err := best.l.clean(ctx, c, best); err != nil {
-		return true, err
+	err := best.l.clean(ctx, c, best)
+	d.cleaner.mu.Lock()
+	delete(d.cleaner.inProgress, best.l)
+	switch {
+	case err == nil || errors.Is(err, compaction.ErrAborted):
+	case ctx.Err() != nil || best.l.checkOpen() != nil:
+		err = fmt.Errorf("%w: %w", compaction.ErrAborted, err)
+	default:
+		d.markUncleanableLocked(best.l, err)
+		failed = append(failed, err)
+	}
+	d.cleaner.mu.Unlock()
+	if err != nil {
+		return best.l, failed, err
 	}
 	if err := d.writeCleanerCheckpoint(); err != nil {
 		d.logger.Warn("writing cleaner-offset-checkpoint failed", "err", err)
 	}
-	return true, nil
+	return best.l, failed, nil
 }
 
 // dirtiness measures the log as Kafka's LogCleanerManager does

@@ -97,6 +97,7 @@ func benchmarkCleaning(b *testing.B, mem bool) {
 		b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
 	}
 	b.ReportMetric(float64(last.MapMemoryBytes)/(1<<20), "map-MiB")
+	b.ReportMetric(float64(last.MapBudgetBytes)/(1<<20), "map-budget-MiB")
 	b.ReportMetric(float64(last.MapKeys), "map-keys")
 	b.ReportMetric(float64(last.BytesWritten)/(1<<20), "written-MiB")
 }

@@ -48,13 +48,17 @@ type DirStats struct {
 	Segments int
 	// Recovery is what Open did.
 	Recovery RecoveryStats
+	// UncleanablePartitions counts the compacted partitions the cleaner
+	// skips after a failed round (Kafka's uncleanable-partitions-count);
+	// [Dir.UncleanablePartitions] lists them with their errors.
+	UncleanablePartitions int
 	// PartitionStats per partition, by topic and partition.
 	PartitionStats []PartitionStats
 }
 
 // Stats describes the directory.
 func (d *Dir) Stats() DirStats {
-	st := DirStats{Recovery: d.recovery, Topics: len(d.Topics())}
+	st := DirStats{Recovery: d.recovery, Topics: len(d.Topics()), UncleanablePartitions: len(d.UncleanablePartitions())}
 	for _, l := range d.allLogs() {
 		ps := l.Stats()
 		st.Partitions++

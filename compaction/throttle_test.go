@@ -1,0 +1,164 @@
+package compaction
+
+import (
+	"context"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a clock moved by hand, safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// tick returns a clock that moves step forward at each reading.
+func (c *fakeClock) tick(step time.Duration) func() time.Time {
+	return func() time.Time {
+		c.add(step)
+		return c.now()
+	}
+}
+
+// TestThrottler checks the sleeps against Kafka's Throttler rule: a check
+// window ends at the first call more than 300 ms (checkIntervalMs) after it
+// began with some bytes observed; if observed/elapsed is above the rate,
+// the caller sleeps observed/rate − elapsed; then a new window begins (after
+// the sleep).
+func TestThrottler(t *testing.T) {
+	type step struct {
+		advance time.Duration // the clock moves this much before the call
+		bytes   int64
+		sleep   time.Duration // the sleep wanted, 0 for none
+	}
+	tests := []struct {
+		name  string
+		rate  float64
+		steps []step
+	}{
+		{"under the rate", 1000, []step{
+			{100 * time.Millisecond, 100, 0},
+			{400 * time.Millisecond, 300, 0}, // 400 B in 500 ms
+			{time.Second, 1000, 0},           // exactly the rate
+		}},
+		{"within the check interval", 1000, []step{
+			{100 * time.Millisecond, 5000, 0},
+			{200 * time.Millisecond, 5000, 0}, // 300 ms: not more than the interval
+			{time.Millisecond, 0, 9699 * time.Millisecond},
+		}},
+		{"over the rate", 1000, []step{
+			{100 * time.Millisecond, 100, 0},
+			{300 * time.Millisecond, 400, 100 * time.Millisecond}, // 500 B need 500 ms, 400 passed
+			// A new window began after the sleep.
+			{400 * time.Millisecond, 200, 0},
+			// Nothing observed: the window goes on; then 1000 B need 1 s,
+			// of which 600 ms passed.
+			{500 * time.Millisecond, 0, 0},
+			{100 * time.Millisecond, 1000, 400 * time.Millisecond},
+		}},
+		{"fractional rate", 3, []step{
+			{time.Second, 4, time.Second / 3},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{t: t0}
+			var slept []time.Duration
+			thr := NewThrottler(tc.rate, clk.now, func(_ context.Context, d time.Duration) error {
+				slept = append(slept, d)
+				clk.add(d)
+				return nil
+			})
+			require.False(t, thr.Unlimited())
+			for i, s := range tc.steps {
+				clk.add(s.advance)
+				slept = nil
+				require.NoError(t, thr.MaybeThrottle(context.Background(), s.bytes))
+				if s.sleep == 0 {
+					require.Empty(t, slept, "step %d", i)
+				} else {
+					require.Len(t, slept, 1, "step %d", i)
+					require.InDelta(t, s.sleep, slept[0], 1, "step %d", i)
+				}
+			}
+		})
+	}
+}
+
+// TestThrottlerUnlimited: Kafka's default rate (Double.MAX_VALUE), +Inf and
+// a nil Throttler never sleep.
+func TestThrottlerUnlimited(t *testing.T) {
+	for _, thr := range []*Throttler{nil, NewThrottler(math.MaxFloat64, nil, nil), NewThrottler(math.Inf(1), nil, nil)} {
+		require.True(t, thr.Unlimited())
+		called := false
+		if thr != nil {
+			thr.sleep = func(context.Context, time.Duration) error { called = true; return nil }
+			thr.now = (&fakeClock{t: t0}).tick(time.Hour)
+		}
+		for range 3 {
+			require.NoError(t, thr.MaybeThrottle(context.Background(), 1<<40))
+		}
+		require.False(t, called)
+	}
+}
+
+// TestThrottlerContext: the default sleeper gives up when ctx ends.
+func TestThrottlerContext(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	thr := NewThrottler(1, clk.now, nil)
+	clk.add(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, thr.MaybeThrottle(ctx, 1<<30), context.Canceled) // would sleep for 34 years
+}
+
+// TestThrottlerShared: cleaners sharing a throttler are limited together:
+// every byte counts toward one rate.
+func TestThrottlerShared(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	var mu sync.Mutex
+	var slept time.Duration
+	thr := NewThrottler(1000, clk.tick(time.Millisecond), func(_ context.Context, d time.Duration) error {
+		mu.Lock()
+		slept += d
+		mu.Unlock()
+		clk.add(d)
+		return nil
+	})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				_ = thr.MaybeThrottle(context.Background(), 10)
+			}
+		}()
+	}
+	wg.Wait()
+	// 20,000 bytes at 1,000 B/s take 20 s: the 2,000 clock readings (1 ms
+	// each) and the sleeps add up to that, but for the last window, not
+	// charged yet (at most about 300 readings, 3,000 bytes: 3 s at the rate
+	// of which 0.3 s passed).
+	mu.Lock()
+	defer mu.Unlock()
+	total := 2*time.Second + slept
+	require.LessOrEqual(t, total, 20*time.Second)
+	require.GreaterOrEqual(t, total, 20*time.Second-2800*time.Millisecond)
+}
