@@ -271,7 +271,12 @@ func TestWindowCountAcrossKills(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if v := os.Getenv("KAFKALITE_CRASH_SEED"); v != "" {
+		var err error
+		seed, err = strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "KAFKALITE_CRASH_SEED")
+	}
+	t.Logf("seed %d (KAFKALITE_CRASH_SEED=%d replays the events and the kill plan)", seed, seed)
 	d, err := log.Open(ctx, dir, testDirConfig())
 	require.NoError(t, err)
 	require.NoError(t, SeedEvents(ctx, d, events, seed))
@@ -311,12 +316,20 @@ func TestWindowCountAcrossKills(t *testing.T) {
 			}
 			if !finished {
 				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond) // where in the transaction the kill lands
-				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-				killed++
+				if err := cmd.Process.Signal(syscall.SIGKILL); err == nil {
+					killed++
+				} else {
+					require.ErrorIs(t, err, os.ErrProcessDone, "the child ended before the kill")
+				}
 			}
 			for range lines {
 			}
-			_ = cmd.Wait()
+			werr := cmd.Wait()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				require.Equal(t, syscall.SIGKILL, ws.Signal(), "the child must die of the SIGKILL")
+			} else {
+				require.NoError(t, werr, "the child failed before the kill")
+			}
 			continue
 		}
 		var last string
