@@ -31,8 +31,15 @@ type kv struct {
 // tombstone set is a null value.
 func keyedBatch(t testing.TB, ts int64, recs ...kv) []byte {
 	t.Helper()
+	return codecBatch(t, record.None, ts, recs...)
+}
+
+// codecBatch is keyedBatch with the batch compressed by codec.
+func codecBatch(t testing.TB, codec record.Compression, ts int64, recs ...kv) []byte {
+	t.Helper()
 	var b record.Builder
-	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		Attributes: record.Attributes(0).WithCompression(codec)}, record.DefaultLevel)
 	for _, r := range recs {
 		var v []byte
 		if !r.tombstone {
@@ -148,7 +155,9 @@ func TestCompactionNullKeyRejected(t *testing.T) {
 // cleaned part of the log holds exactly the latest record of each key (the
 // latest put, or a tombstone within its horizon), every key's latest put is
 // readable at its original offset, and once the delete horizon passed and
-// another round ran, the cleaned part holds no tombstone.
+// another round ran, the cleaned part holds no tombstone. Every fourth
+// history mixes batches of every codec, which the cleaner decompresses and
+// writes again compressed.
 func TestCompactionProperty(t *testing.T) {
 	for seed := range uint64(40) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -179,7 +188,11 @@ func TestCompactionProperty(t *testing.T) {
 				for j := range recs {
 					recs[j] = kv{key: fmt.Sprintf("key-%d", rng.IntN(keys)), value: fmt.Sprintf("v%d.%d", i, j), tombstone: rng.IntN(5) == 0}
 				}
-				res, err := l.Append(keyedBatch(t, ts, recs...))
+				codec := record.None
+				if seed%4 == 2 {
+					codec = record.Compression(rng.IntN(5))
+				}
+				res, err := l.Append(codecBatch(t, codec, ts, recs...))
 				require.NoError(t, err)
 				for j, r := range recs {
 					r.off = res.BaseOffset + int64(j)
