@@ -296,6 +296,11 @@ func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 	return c.out, moved, nil
 }
 
+// testHookAfterRead, set only by tests, runs after a fetch's Log.Read and
+// before its bytes are copied out of the file slice: a test truncates the
+// log there to cut the slice under the read.
+var testHookAfterRead func(*log.Log)
+
 // fetchPartition appends the partition's next records to c.out: first what
 // is left of its buffered batches, then (once, if those ran out) a new read
 // of up to maxBytes. It returns the bytes read. For read_committed, a read
@@ -358,6 +363,9 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		}
 		if res.Slice == nil {
 			break
+		}
+		if hook := testHookAfterRead; hook != nil {
+			hook(ps.log)
 		}
 		ps.cur ^= 1
 		ps.bufs[ps.cur], err = res.Slice.Bytes(ps.bufs[ps.cur][:0])
