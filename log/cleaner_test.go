@@ -612,73 +612,123 @@ func TestCompactionInternalTopicsAreCleaned(t *testing.T) {
 }
 
 // TestCompactionCrashAtEveryStep crashes (keeping only synced data and
-// directory entries) before every filesystem operation of a cleaning round
-// and checks that the reopened log reads exactly the records before
-// cleaning or exactly those after, never a mix.
+// directory entries) before every filesystem operation of cleaning and
+// checks that the reopened log reads the records before cleaning, or those
+// after, or — between groups or rounds — the groups swapped so far cleaned
+// and the rest not (as in Kafka): every record read is one written, none of
+// what cleaning keeps is missing, and no .cleaned or .swap file is left.
+// The histories: puts and tombstones cleaned in one round; more keys than
+// the offset map holds (several rounds in one CleanNow); and transactions,
+// some aborted, whose data, markers and .txnindex entries the rounds
+// rewrite. Without KAFKALITE_FAULT_EXHAUSTIVE about 320 crash points of
+// each history are checked, spread over it.
 func TestCompactionCrashAtEveryStep(t *testing.T) {
-	mem := vfs.NewMem()
-	fault := vfs.NewFaultFS(mem)
-	clk := newClock()
-	cfg := DefaultConfig()
-	cfg.FS, cfg.Now, cfg.CleanerEnable, cfg.RetentionCheckInterval = fault, clk.Now, false, time.Hour
-	d, err := Open(context.Background(), "/data", cfg)
-	require.NoError(t, err)
-	createTopic(t, d, "c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "500", "min.cleanable.dirty.ratio": "0"})
-	l := partition(t, d, "c", 0)
-	ts := clk.Now().UnixMilli()
-	for i := range 60 {
-		put(t, l, ts, fmt.Sprintf("k%d", i%7), fmt.Sprint(i), i%11 == 0)
+	in := access.Internal{}
+	tests := []struct {
+		name      string
+		dedupe    int64 // log.cleaner.dedupe.buffer.size; 0: the default
+		write     func(t *testing.T, l *Log, ts int64)
+		minRounds int
+	}{
+		{"one round", 0, func(t *testing.T, l *Log, ts int64) {
+			for i := range 60 {
+				put(t, l, ts, fmt.Sprintf("k%d", i%7), fmt.Sprint(i), i%11 == 0)
+			}
+		}, 1},
+		{"several rounds", 2048, func(t *testing.T, l *Log, ts int64) { // about 40 keys a round
+			for i := range 150 {
+				put(t, l, ts, fmt.Sprintf("k%d", i%90), fmt.Sprint(i), i%13 == 0)
+			}
+		}, 2},
+		{"transactions", 0, func(t *testing.T, l *Log, ts int64) {
+			for i := range 24 {
+				pid := int64(1 + i%3)
+				require.NoError(t, l.VerifyTransaction(in, pid, 0))
+				_, err := l.Append(txnRecordBatch(t, pid, int32(i/3), ts, fmt.Sprintf("k%d", i%5), fmt.Sprint(i)))
+				require.NoError(t, err)
+				if i%3 == 2 { // end the three producers' transactions: commit, abort, commit
+					for p := int64(1); p <= 3; p++ {
+						typ := record.ControlCommit
+						if p == 2 {
+							typ = record.ControlAbort
+						}
+						_, err := l.AppendTxnMarker(in, p, 0, record.EndTxnMarker{Type: typ})
+						require.NoError(t, err)
+					}
+				}
+				put(t, l, ts, fmt.Sprintf("k%d", i%5), fmt.Sprintf("plain%d", i), false)
+			}
+		}, 1},
 	}
-	require.NoError(t, l.Roll())
-	require.NoError(t, l.Flush())
-	before := readAll(t, l)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			fault := vfs.NewFaultFS(mem)
+			clk := newClock()
+			cfg := DefaultConfig()
+			cfg.FS, cfg.Now, cfg.CleanerEnable, cfg.RetentionCheckInterval = fault, clk.Now, false, time.Hour
+			if tc.dedupe > 0 {
+				cfg.CleanerDedupeBufferSize = tc.dedupe
+			}
+			d, err := Open(context.Background(), "/data", cfg)
+			require.NoError(t, err)
+			createTopic(t, d, "c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "500", "min.cleanable.dirty.ratio": "0"})
+			l := partition(t, d, "c", 0)
+			tc.write(t, l, clk.Now().UnixMilli())
+			require.NoError(t, l.Roll())
+			require.NoError(t, l.Flush())
+			before := readAll(t, l)
 
-	var clones []*vfs.MemFS
-	var ops []string
-	fault.OnOp(func(op vfs.Op, path string) {
-		if strings.Contains(path, "/c-0") && op != vfs.OpRead && op != vfs.OpStat {
+			var clones []*vfs.MemFS
+			var ops []string
+			fault.OnOp(func(op vfs.Op, path string) {
+				if strings.Contains(path, "/c-0") && op != vfs.OpRead && op != vfs.OpStat {
+					clones = append(clones, mem.CrashClone())
+					ops = append(ops, op.String()+" "+path)
+				}
+			})
+			rounds, err := d.CleanNow(context.Background())
+			fault.OnOp(nil)
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, rounds, tc.minRounds)
+			after := readAll(t, l)
+			require.NotEqual(t, before, after)
 			clones = append(clones, mem.CrashClone())
-			ops = append(ops, op.String()+" "+path)
-		}
-	})
-	_, err = d.CleanNow(context.Background())
-	fault.OnOp(nil)
-	require.NoError(t, err)
-	after := readAll(t, l)
-	require.NotEqual(t, before, after)
-	clones = append(clones, mem.CrashClone())
-	ops = append(ops, "end")
-	require.NoError(t, d.Close())
-	require.Greater(t, len(clones), 10)
+			ops = append(ops, "end")
+			require.NoError(t, d.Close())
+			require.Greater(t, len(clones), 10)
 
-	var sawBefore, sawAfter int
-	defer func() {
-		require.Positive(t, sawBefore)
-		require.Positive(t, sawAfter)
-	}()
-	for i, c := range clones {
-		ccfg := cfg
-		ccfg.FS = c
-		d, err := Open(context.Background(), "/data", ccfg)
-		require.NoError(t, err, "crash before %s", ops[i])
-		got := readAll(t, partition(t, d, "c", 0))
-		// Between groups a crash leaves the groups swapped so far cleaned
-		// and the others not (as in Kafka): every record read is one
-		// written, and none of what cleaning keeps is missing.
-		if !(subsetKVs(got, before) && subsetKVs(after, got)) {
-			t.Fatalf("crash before op %d (%s): read %v\nbefore %v\nafter %v", i, ops[i], got, before, after)
-		}
-		if equalKVs(got, before) {
-			sawBefore++
-		} else if equalKVs(got, after) {
-			sawAfter++
-		}
-		entries, err := c.List("/data/c-0")
-		require.NoError(t, err)
-		for _, e := range entries {
-			require.False(t, strings.HasSuffix(e.Name, ".swap") || strings.HasSuffix(e.Name, ".cleaned"), "leftover %s", e.Name)
-		}
-		require.NoError(t, d.Close())
+			var sawBefore, sawAfter, checked int
+			step := faultStride(len(clones), 320)
+			for i, c := range clones {
+				if i%step != 0 && i != len(clones)-1 {
+					continue
+				}
+				checked++
+				ccfg := cfg
+				ccfg.FS = c
+				d, err := Open(context.Background(), "/data", ccfg)
+				require.NoError(t, err, "crash before %s", ops[i])
+				got := readAll(t, partition(t, d, "c", 0))
+				if !(subsetKVs(got, before) && subsetKVs(after, got)) {
+					t.Fatalf("crash before op %d (%s): read %v\nbefore %v\nafter %v", i, ops[i], got, before, after)
+				}
+				if equalKVs(got, before) {
+					sawBefore++
+				} else if equalKVs(got, after) {
+					sawAfter++
+				}
+				entries, err := c.List("/data/c-0")
+				require.NoError(t, err)
+				for _, e := range entries {
+					require.False(t, strings.HasSuffix(e.Name, ".swap") || strings.HasSuffix(e.Name, ".cleaned"), "leftover %s", e.Name)
+				}
+				require.NoError(t, d.Close())
+			}
+			require.Positive(t, sawBefore)
+			require.Positive(t, sawAfter)
+			t.Logf("%d rounds, %d crash points, %d checked", rounds, len(clones), checked)
+		})
 	}
 }
 
