@@ -29,6 +29,13 @@ const (
 // txnReadEntries is how many entries one ReadAt of a scan fetches.
 const txnReadEntries = 120
 
+// txnScanBufs holds the read buffers of scans, so that a read_committed
+// fetch, which scans .txnindex files, allocates nothing.
+var txnScanBufs = sync.Pool{New: func() any {
+	b := make([]byte, txnReadEntries*AbortedTxnBytes)
+	return &b
+}}
+
 // AbortedTxn is one .txnindex entry: a transaction of ProducerID aborted in
 // this partition, with the offsets a read_committed fetch needs to filter
 // its records out.
@@ -219,7 +226,9 @@ func (t *TxnIndex) scanLocked(fn func(txn AbortedTxn, pos int64) bool) error {
 	if err := t.checkOpenLocked(); err != nil {
 		return err
 	}
-	buf := make([]byte, min(t.size, txnReadEntries*AbortedTxnBytes))
+	pb := txnScanBufs.Get().(*[]byte)
+	defer txnScanBufs.Put(pb)
+	buf := *pb
 	for pos := int64(0); pos < t.size; {
 		chunk := buf[:min(int64(len(buf)), t.size-pos)]
 		if err := readFull(t.f, t.name, chunk, pos); err != nil {
@@ -259,8 +268,16 @@ func (t *TxnIndex) AllAbortedTxns() ([]AbortedTxn, error) {
 // the range). Otherwise the caller continues with the next segment's
 // index (KAFKA_FORMAT §4.4).
 func (t *TxnIndex) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) (txns []AbortedTxn, complete bool, err error) {
+	return t.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
+}
+
+// AppendAbortedTxns is CollectAbortedTxns appending to dst, for callers
+// that reuse a slice from fetch to fetch: it allocates nothing once dst
+// has room. On error it returns dst unchanged.
+func (t *TxnIndex) AppendAbortedTxns(dst []AbortedTxn, fetchOffset, upperBoundOffset int64) (txns []AbortedTxn, complete bool, err error) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
+	txns = dst
 	err = t.scanLocked(func(txn AbortedTxn, _ int64) bool {
 		if txn.LastOffset >= fetchOffset && txn.FirstOffset < upperBoundOffset {
 			txns = append(txns, txn)
@@ -272,7 +289,7 @@ func (t *TxnIndex) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) (txns
 		return true
 	})
 	if err != nil {
-		return nil, false, err
+		return dst, false, err
 	}
 	return txns, complete, nil
 }

@@ -198,18 +198,25 @@ func (l *Log) parseMarker(batch []byte) (record.EndTxnMarker, error) {
 // the one holding fetchOffset on (KAFKA_FORMAT §4.4): what a broker puts in
 // a read_committed FetchResponse.
 func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
+	return l.AppendAbortedTransactions(nil, fetchOffset, upperBound)
+}
+
+// AppendAbortedTransactions is AbortedTransactions appending to dst, for a
+// caller that reuses its slice from fetch to fetch: it allocates nothing
+// once dst has room. On error it returns dst unchanged.
+func (l *Log) AppendAbortedTransactions(dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
 	segs := l.segs()
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
-	var out []index.AbortedTxn
+	out := dst
 	for i = max(i, 0); i < len(segs); i++ {
-		got, done, err := segs[i].CollectAbortedTxns(fetchOffset, upperBound)
+		got, done, err := segs[i].AppendAbortedTxns(out, fetchOffset, upperBound)
 		if errors.Is(err, segment.ErrClosed) {
 			continue // deleted by retention after the snapshot of the list
 		}
 		if err != nil {
-			return nil, l.perr(err)
+			return dst, l.perr(err)
 		}
-		out = append(out, got...)
+		out = got
 		if done {
 			break
 		}
@@ -238,15 +245,18 @@ type AbortFilter struct {
 	// per producer (its latest), dropped once a batch of the producer at
 	// or after its marker is seen (Kafka's abortedProducerIds).
 	active []abortedTxn
+	// txns receives the .txnindex entries of a Reset.
+	txns []index.AbortedTxn
 }
 
 // Reset starts a fetch of l from offset, below lso: the aborted
 // transactions overlapping [offset, lso), from the log's .txnindex files.
 func (f *AbortFilter) Reset(l *Log, offset, lso int64) error {
-	txns, err := l.AbortedTransactions(offset, lso)
+	txns, err := l.AppendAbortedTransactions(f.txns[:0], offset, lso)
 	if err != nil {
 		return err
 	}
+	f.txns = txns
 	f.ResetTxns(txns)
 	return nil
 }

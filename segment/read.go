@@ -408,13 +408,19 @@ func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
 // .txnindex that overlap [fetchOffset, upperBoundOffset) and whether the
 // search can stop here (KAFKA_FORMAT §4.4).
 func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
+	return s.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
+}
+
+// AppendAbortedTxns is CollectAbortedTxns appending to dst (returned
+// unchanged on error or without a .txnindex).
+func (s *Segment) AppendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
 	s.mu.Lock()
 	txn := s.txnIndex
 	s.mu.Unlock()
 	if txn == nil {
-		return nil, false, nil
+		return dst, false, nil
 	}
-	return txn.CollectAbortedTxns(fetchOffset, upperBoundOffset)
+	return txn.AppendAbortedTxns(dst, fetchOffset, upperBoundOffset)
 }
 
 func (s *Segment) release() {
