@@ -4,8 +4,6 @@ package vfs
 
 import (
 	"bytes"
-	"io"
-	"net"
 	"path/filepath"
 	"testing"
 
@@ -24,22 +22,7 @@ func TestCopyRangeUsesSendfile(t *testing.T) {
 	_, err = f.Write(data)
 	require.NoError(t, err)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	got := make(chan []byte, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- nil
-			return
-		}
-		defer c.Close()
-		b, _ := io.ReadAll(c)
-		got <- b
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
+	c, got := loopback(t)
 	done, handled, err := copyRangeKernel(c, f, 9, 50000)
 	require.NoError(t, err)
 	require.True(t, handled, "sendfile(2) was not used")

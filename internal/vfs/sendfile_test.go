@@ -10,20 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCopyRange sends a range of a file over a loopback TCP connection (the
-// kernel path on Linux) and into a buffer (the copying path).
-func TestCopyRange(t *testing.T) {
-	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
-	name := filepath.Join(t.TempDir(), "f")
-	f, err := Default.Create(name)
-	require.NoError(t, err)
-	_, err = f.Write(data)
-	require.NoError(t, err)
-	defer f.Close()
-
+// loopback returns a TCP connection to a listener on 127.0.0.1 and a
+// channel that receives everything written to it once it is closed.
+func loopback(t *testing.T) (net.Conn, <-chan []byte) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	got := make(chan []byte, 1)
 	go func() {
 		c, err := ln.Accept()
@@ -37,6 +30,21 @@ func TestCopyRange(t *testing.T) {
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
+	return c, got
+}
+
+// TestCopyRange sends a range of a file over a loopback TCP connection (the
+// kernel path on Linux) and into a buffer (the copying path).
+func TestCopyRange(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+	name := filepath.Join(t.TempDir(), "f")
+	f, err := Default.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	defer f.Close()
+
+	c, got := loopback(t)
 	n, err := CopyRange(c, f, 1000, 700000)
 	require.NoError(t, err)
 	require.Equal(t, int64(700000), n)
