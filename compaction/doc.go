@@ -40,5 +40,9 @@
 //     crash interrupted, when the log opens.
 //
 // The package does not import the log package: log owns the goroutines,
-// picks the log to clean and hands a [Log] to [Cleaner.Clean].
+// picks the log to clean and hands a [Log] to [Cleaner.Clean]. A round
+// that fails returns its error and leaves the log as it was (its cleaned
+// files removed); the log package then marks the partition uncleanable, as
+// Kafka's LogCleanerManager does, and cleans the others. A [Throttler]
+// shared by the cleaners bounds their I/O.
 package compaction
