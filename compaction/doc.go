@@ -41,8 +41,9 @@
 //
 // The package does not import the log package: log owns the goroutines,
 // picks the log to clean and hands a [Log] to [Cleaner.Clean]. A round
-// that fails returns its error and leaves the log as it was (its cleaned
-// files removed); the log package then marks the partition uncleanable, as
+// that fails returns its error and leaves the log's records as they were
+// (its cleaned files removed, or, after a failed swap, left for
+// [RecoverDir] to finish or undo); the log package then marks the partition uncleanable, as
 // Kafka's LogCleanerManager does, and cleans the others. A [Throttler]
 // shared by the cleaners bounds their I/O.
 package compaction
