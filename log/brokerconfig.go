@@ -137,7 +137,8 @@ type Config struct {
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
-	// Logger receives the directory's log lines; nil discards them.
+	// Logger receives the directory's log lines (and its coordinators' and
+	// cleaners'); nil means slog.Default() at level Warn and above.
 	Logger *slog.Logger
 	// FS is the filesystem; nil means the operating system's. Its type is
 	// internal, so only this module's packages and tests (memory and

@@ -356,7 +356,7 @@ func (d *Dir) loadMeta() error {
 var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
-	checkpoint.CleanerOffsetFile: true, topicStoreFile: true,
+	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
 }
 
 // markStray renames a partition directory the topic store does not list to

@@ -1,10 +1,10 @@
 package log
 
 import (
-	"io"
 	"log/slog"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 )
 
@@ -16,10 +16,7 @@ func (c *Config) fs() vfs.FS {
 }
 
 func (c *Config) logger() *slog.Logger {
-	if c.Logger != nil {
-		return c.Logger
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return logging.OrDefault(c.Logger)
 }
 
 func (c *Config) clock() func() time.Time {

@@ -241,7 +241,8 @@ type Config struct {
 	// acknowledgement. Go values only: from a property map, class names are
 	// an error.
 	Interceptors []Interceptor
-	// Logger receives the producer's log lines; nil discards them.
+	// Logger receives the producer's log lines; nil means slog.Default()
+	// at level Warn and above.
 	Logger *slog.Logger
 	// Now is the clock for record timestamps, linger and timeouts; nil
 	// means time.Now. Tests inject one.

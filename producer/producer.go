@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/partitioner"
 )
@@ -64,9 +65,7 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 	}
 	cfg.Interceptors = append([]Interceptor(nil), cfg.Interceptors...)
 	p := &Producer{dir: dir, cfg: cfg, logger: cfg.Logger, now: cfg.Now, stop: make(chan struct{}), senderDone: make(chan struct{})}
-	if p.logger == nil {
-		p.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	p.logger = logging.OrDefault(p.logger)
 	p.logger = p.logger.With("client.id", cfg.ClientID)
 	if p.now == nil {
 		p.now = time.Now

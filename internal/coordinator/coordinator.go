@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
 )
 
@@ -75,9 +75,7 @@ func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 	c := &Coordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
 		retention: cfg.OffsetsRetention, partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	if c.logger == nil {
-		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	c.logger = logging.OrDefault(c.logger)
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/internal/txncodec"
 	"github.com/kafkalite/kafkalite/log"
 )
@@ -230,9 +230,7 @@ func openTxn(ctx context.Context, d *log.Dir, groups *Coordinator) (*TxnCoordina
 		expiration: cfg.TransactionalIDExpiration, abortInterval: cfg.TransactionAbortTimedOutInterval,
 		removeInterval: cfg.TransactionRemoveExpiredInterval, partitions: parts, txns: map[string]*txnMeta{},
 		done: make(chan struct{})}
-	if tc.logger == nil {
-		tc.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	tc.logger = logging.OrDefault(tc.logger)
 	if tc.now == nil {
 		tc.now = time.Now
 	}
