@@ -7,12 +7,20 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // BenchmarkPoll polls 100-byte records of one partition from a directory on
 // the real filesystem (page cache), written beforehand in batches of 1,000
-// records. One op is one record.
+// records, uncompressed and lz4 (whose records Poll copies out of the
+// decompression buffer). One op is one record.
 func BenchmarkPoll(b *testing.B) {
+	for _, codec := range []record.Compression{record.None, record.LZ4} {
+		b.Run("codec="+codec.String(), func(b *testing.B) { benchPoll(b, codec) })
+	}
+}
+
+func benchPoll(b *testing.B, codec record.Compression) {
 	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -27,7 +35,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	value := make([]byte, 100)
-	if err := appendRecords(l, total, 1000, func(int) ([]byte, []byte) { return nil, value }); err != nil {
+	if err := appendRecords(l, codec, total, 1000, func(int) ([]byte, []byte) { return nil, value }); err != nil {
 		b.Fatal(err)
 	}
 	cfg := DefaultConfig()

@@ -440,7 +440,8 @@ type Config struct {
 	// ignoring case): the group membership protocol. "consumer" (KIP-848)
 	// is an error matching [ErrNotSupported].
 	GroupProtocol string
-	// Logger receives the consumer's log lines; nil discards them.
+	// Logger receives the consumer's log lines; nil means slog.Default()
+	// at level Warn and above (a member dropped from its group warns).
 	Logger *slog.Logger
 	// Now is the clock for auto-commit, heartbeats, timeouts and
 	// by_duration resets; nil means time.Now. Tests inject one.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -38,15 +38,26 @@ type Consumer struct {
 
 	// Assigned partitions, in assignment order (Poll serves them round
 	// robin from next).
-	parts    []*partState
-	byTP     map[TopicPartition]*partState
-	next     int
-	mode     int // modeNone, modeAssign, modeSubscribe
-	closed   bool
-	out      []Record        // Poll's result, reused
-	headers  []record.Header // Poll's headers arena, reused
-	reader   *record.Reader
-	lastPoll atomic.Int64 // unix ms, for max.poll.interval.ms
+	parts   []*partState
+	byTP    map[TopicPartition]*partState
+	next    int
+	mode    int // modeNone, modeAssign, modeSubscribe
+	closed  bool
+	out     []Record        // Poll's result, reused
+	headers []record.Header // Poll's headers arena, reused
+	// arena holds the keys, values and headers of records from compressed
+	// batches, copied out of the decompression buffer that the partition's
+	// reader reuses for its next batch; reused from Poll to Poll. It is
+	// never nil, so that an empty key or value copied into it stays empty,
+	// not null.
+	arena []byte
+	// lastPoll (unix ms) and waiting are max.poll.interval.ms's clock: the
+	// time of the last Poll, and whether one is waiting for records now.
+	// A consumer waiting inside Poll is polling, as the Java consumer
+	// resets its poll timer on every pass of its poll loop; only the time
+	// between calls counts.
+	lastPoll atomic.Int64
+	waiting  atomic.Bool
 	// lastAutoCommit is when Assign-mode auto-commit last ran.
 	lastAutoCommit time.Time
 
@@ -84,6 +95,10 @@ type partState struct {
 	// txns drops aborted transactions' batches from the buffered fetch
 	// (read_committed only).
 	txns log.AbortFilter
+	// err is a failure met after some records were already collected for
+	// the Poll: it is returned by the next Poll, before any new read, so
+	// that no collected record is dropped and no error is lost.
+	err error
 }
 
 // New returns a consumer reading from dir. With a group id it uses the
@@ -97,10 +112,8 @@ func New(dir *log.Dir, cfg Config) (*Consumer, error) {
 		return nil, err
 	}
 	c := &Consumer{dir: dir, cfg: cfg, logger: cfg.Logger, now: cfg.Now, byTP: map[TopicPartition]*partState{},
-		reader: record.NewReader(record.ReaderOptions{SkipCRC: !cfg.CheckCRCs})}
-	if c.logger == nil {
-		c.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+		arena: make([]byte, 0, 4096)}
+	c.logger = logging.OrDefault(c.logger)
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -220,16 +233,34 @@ func sortTPs(tps []TopicPartition) {
 // can jump ahead of the last record returned.
 //
 // The records reference the consumer's buffers: they are valid until the
-// next Poll (Record.Clone keeps one). Poll also drives the group: it joins
-// or rejoins when a rebalance is due (running the rebalance listener) and
-// commits offsets when auto-commit is due.
-func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
+// next Poll, whatever the batches' compression (Record.Clone keeps one).
+// Poll also drives the group: it joins or rejoins when a rebalance is due
+// (running the rebalance listener) and commits offsets when auto-commit is
+// due. Time spent waiting inside Poll does not count against
+// max.poll.interval.ms; only the time between calls does.
+//
+// A ctx that is already done returns its error at once, with no records.
+// A batch that fails to decode (a bad CRC with check.crcs, a record that
+// does not parse) is an error matching record.ErrCorrupt that names the
+// partition and offset; the position stays at the first record not
+// returned, so every Poll fails there again until a Seek moves past it,
+// as Kafka's consumer does. Records collected before such an error are
+// returned first, and the error by the next Poll.
+func (c *Consumer) Poll(ctx context.Context) ([]Record, error) { return c.poll(ctx, true) }
+
+// poll is Poll; without wait it returns no records and no error where Poll
+// would wait (the package's tests drain what is there with it).
+func (c *Consumer) poll(ctx context.Context, wait bool) ([]Record, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
 	defer c.exit()
 	c.lastPoll.Store(c.now().UnixMilli())
+	defer func() { c.lastPoll.Store(c.now().UnixMilli()) }()
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if c.group != nil {
 			if err := c.group.poll(ctx, c); err != nil {
 				return nil, err
@@ -255,18 +286,34 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 			// a position forward, so this ends).
 			continue
 		}
+		if !wait {
+			return nil, nil
+		}
 		var rebalance <-chan struct{}
 		if c.group != nil {
 			rebalance = c.group.rejoinNeeded()
 		}
 		c.stats.waits.Add(1)
+		c.waiting.Store(true)
 		select {
 		case <-changed:
 		case <-rebalance:
 		case <-ctx.Done():
-			return nil, ctx.Err()
 		}
+		// The clock first, then the flag: a heartbeat that sees the flag
+		// down sees the fresh time.
+		c.lastPoll.Store(c.now().UnixMilli())
+		c.waiting.Store(false)
 	}
+}
+
+// pollTimedOut reports whether the consumer has been outside Poll for more
+// than max.poll.interval.ms.
+func (c *Consumer) pollTimedOut() bool {
+	if c.waiting.Load() {
+		return false
+	}
+	return c.now().Sub(time.UnixMilli(c.lastPoll.Load())) > c.cfg.MaxPollInterval
 }
 
 // fetch collects records from the assigned partitions. moved reports that
@@ -274,6 +321,7 @@ func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
 func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 	c.out = c.out[:0]
 	c.headers = c.headers[:0]
+	c.arena = c.arena[:0]
 	budget := c.cfg.FetchMaxBytes
 	n := len(c.parts)
 	for i := 0; i < n && len(c.out) < c.cfg.MaxPollRecords; i++ {
@@ -281,13 +329,26 @@ func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 		if ps.paused || ps.position < 0 {
 			continue
 		}
-		before := ps.position
-		used, err := c.fetchPartition(ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
-		if err != nil {
+		if ps.err != nil {
+			if len(c.out) > 0 {
+				continue // after the records collected for this Poll
+			}
+			err := ps.err
+			ps.err = nil
 			return nil, false, err
 		}
+		before := ps.position
+		used, err := c.fetchPartition(ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
 		moved = moved || ps.position > before
 		budget -= used
+		if err != nil {
+			if len(c.out) == 0 {
+				return nil, false, err
+			}
+			// Records were collected (their positions moved past them):
+			// return them now, the error at the next Poll.
+			ps.err = err
+		}
 	}
 	if n > 0 {
 		c.next = (c.next + 1) % n
@@ -312,19 +373,23 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 	committed := c.cfg.IsolationLevel == ReadCommitted
 	for len(c.out) < c.cfg.MaxPollRecords {
 		if ps.inBatch {
-			c.drainBatch(ps)
+			if err := c.drainBatch(ps); err != nil {
+				return read, err
+			}
 			continue
 		}
 		buf := ps.bufs[ps.cur]
 		if ps.bpos < len(buf) {
 			size, err := record.BatchSize(buf[ps.bpos:])
 			if err != nil || ps.bpos+size > len(buf) {
+				ps.bpos = len(buf) // read again from the position
 				return read, fmt.Errorf("consumer: %s: batch at %d of a fetch: %w", ps.tp, ps.bpos, errors.Join(err, record.ErrTruncated))
 			}
 			batch := buf[ps.bpos : ps.bpos+size]
 			ps.bpos += size
 			if err := ps.reader.Reset(batch); err != nil {
-				return read, fmt.Errorf("consumer: %s: %w", ps.tp, err)
+				ps.bpos = len(buf) // read again from the position
+				return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, Err: err}
 			}
 			ps.hdr = ps.reader.Header()
 			skip := ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position
@@ -395,32 +460,63 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 	return read, nil
 }
 
-// drainBatch moves records of the partition's current batch into c.out.
-func (c *Consumer) drainBatch(ps *partState) {
+// drainBatch moves records of the partition's current batch into c.out. A
+// record that does not decode ends the batch with an error, and the
+// position stays at it.
+func (c *Consumer) drainBatch(ps *partState) error {
 	for len(c.out) < c.cfg.MaxPollRecords {
 		if !ps.reader.Next() {
 			ps.inBatch = false
 			if err := ps.reader.Err(); err != nil {
-				c.logger.Error("skipping a batch that does not decode", "partition", ps.tp, "baseOffset", ps.hdr.BaseOffset, "err", err)
+				ps.bpos = len(ps.bufs[ps.cur]) // read again from the position
+				return &CorruptRecordError{Partition: ps.tp, Offset: ps.position, Err: err}
 			}
 			ps.position = max(ps.position, ps.hdr.NextOffset())
-			return
+			return nil
 		}
 		r := ps.reader.Record()
 		if r.Offset < ps.position {
 			continue
 		}
+		// An uncompressed batch's records point into the fetch buffer,
+		// which the partition keeps until the next Poll. A compressed
+		// batch's point into the reader's decompression buffer, which the
+		// partition's next batch overwrites, possibly within this Poll:
+		// those are copied into the Poll's arena.
+		copied := ps.hdr.Attributes.Compression() != record.None
 		start := len(c.headers)
 		c.headers = append(c.headers, r.Headers...)
 		var hdrs []record.Header
 		if len(r.Headers) > 0 {
 			hdrs = c.headers[start:len(c.headers):len(c.headers)]
+			if copied {
+				for i := range hdrs {
+					hdrs[i].Key, hdrs[i].Value = c.keep(hdrs[i].Key), c.keep(hdrs[i].Value)
+				}
+			}
+		}
+		key, value := r.Key, r.Value
+		if copied {
+			key, value = c.keep(key), c.keep(value)
 		}
 		c.out = append(c.out, Record{Topic: ps.tp.Topic, Partition: ps.tp.Partition, Offset: r.Offset,
 			Timestamp: time.UnixMilli(r.Timestamp), TimestampType: ps.hdr.Attributes.TimestampType(),
-			Key: r.Key, Value: r.Value, Headers: hdrs, LeaderEpoch: ps.hdr.PartitionLeaderEpoch})
+			Key: key, Value: value, Headers: hdrs, LeaderEpoch: ps.hdr.PartitionLeaderEpoch})
 		ps.position = r.Offset + 1
 	}
+	return nil
+}
+
+// keep copies b into the Poll's arena; nil stays nil. A copy is valid
+// until the next Poll: growing the arena moves later copies to a new array
+// and leaves the earlier ones where they are.
+func (c *Consumer) keep(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	start := len(c.arena)
+	c.arena = append(c.arena, b...)
+	return c.arena[start:len(c.arena):len(c.arena)]
 }
 
 // resetPositions gives partitions without a position one: the committed

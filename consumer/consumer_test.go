@@ -7,26 +7,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
-// env is a Dir on a memory filesystem with one partition of internal
-// topics, and helpers to produce into it.
+// env is a Dir with one partition of internal topics, and helpers to
+// produce into it: on a memory filesystem (newEnv), or on the filesystem
+// of a matrix case, writing batches compressed with its codec (newEnvFor).
 type env struct {
-	t   *testing.T
-	mem *vfs.MemFS
-	cfg log.Config
-	dir *log.Dir
+	t     *testing.T
+	mem   *vfs.MemFS // nil on the operating system's filesystem
+	path  string
+	codec record.Compression
+	cfg   log.Config
+	dir   *log.Dir
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvFor(t, matrix.Case{}) }
+
+// newEnvFor opens a Dir on c's filesystem; e.produce writes c.Codec
+// batches of c.RecordsPerBatch() records.
+func newEnvFor(t *testing.T, c matrix.Case) *env {
 	t.Helper()
-	e := &env{t: t, mem: vfs.NewMem()}
+	fsys, path := c.Dir(t)
+	e := &env{t: t, path: path, codec: c.Codec}
+	e.mem, _ = fsys.(*vfs.MemFS)
 	e.cfg = log.DefaultConfig()
-	e.cfg.FS = e.mem
+	e.cfg.FS = fsys
 	e.cfg.OffsetsTopicNumPartitions = 1
 	e.open()
 	t.Cleanup(func() { _ = e.dir.Close() })
@@ -34,7 +44,7 @@ func newEnv(t *testing.T) *env {
 }
 
 func (e *env) open() {
-	d, err := log.Open(context.Background(), "/data", e.cfg)
+	d, err := log.Open(context.Background(), e.path, e.cfg)
 	require.NoError(e.t, err)
 	e.dir = d
 }
@@ -51,22 +61,25 @@ func (e *env) topic(name string, partitions int32) {
 }
 
 // produce appends n records with keys k0..k{n-1}, values v0..v{n-1}, to a
-// partition, in batches of up to 100 records. (The consumer's tests write
-// through the log, not the producer package, which imports this one.)
+// partition, in batches of up to 100 records compressed with the env's
+// codec. (The consumer's tests write through the log, not the producer
+// package, which imports this one.)
 func (e *env) produce(topic string, partition int32, n int) {
 	l, err := e.dir.Partition(topic, partition)
 	require.NoError(e.t, err)
-	require.NoError(e.t, appendRecords(l, n, 100, func(i int) ([]byte, []byte) {
+	require.NoError(e.t, appendRecords(l, e.codec, n, 100, func(i int) ([]byte, []byte) {
 		return []byte(fmt.Sprintf("k%d", i)), []byte(fmt.Sprintf("v%d", i))
 	}))
 }
 
-// appendRecords appends n records in batches of perBatch, as a
-// non-idempotent producer writes them; kv gives record i's key and value.
-func appendRecords(l *log.Log, n, perBatch int, kv func(i int) (key, value []byte)) error {
+// appendRecords appends n records in batches of perBatch compressed with
+// codec, as a non-idempotent producer writes them; kv gives record i's key
+// and value.
+func appendRecords(l *log.Log, codec record.Compression, n, perBatch int, kv func(i int) (key, value []byte)) error {
 	var b record.Builder
 	for i := 0; i < n; {
-		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+			Attributes: record.Attributes(0).WithCompression(codec)}, record.DefaultLevel)
 		for j := 0; j < perBatch && i < n; j, i = j+1, i+1 {
 			k, v := kv(i)
 			if err := b.Append(time.Now().UnixMilli(), k, v, nil); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/stretchr/testify/require"
 )
@@ -14,16 +15,20 @@ import (
 // Log.Read and the copy of its bytes (a replica's TruncateTo racing a
 // consumer), so that the copy fails with segment.ErrCutUnderRead: Poll reads
 // again what the log holds now, returns no record of the removed batch, and
-// later returns the records written in its place.
+// later returns the records written in its place. Every codec.
 func TestPollReadsAgainAfterCutUnderRead(t *testing.T) {
-	e := newEnv(t)
+	matrix.Run(t, matrix.Codecs, testPollReadsAgainAfterCutUnderRead)
+}
+
+func testPollReadsAgainAfterCutUnderRead(t *testing.T, mc matrix.Case) {
+	e := newEnvFor(t, mc)
 	e.topic("t", 1)
 	l, err := e.dir.Partition("t", 0)
 	require.NoError(t, err)
 	kv := func(prefix string) func(i int) ([]byte, []byte) {
 		return func(i int) ([]byte, []byte) { return []byte(fmt.Sprint(i)), []byte(fmt.Sprintf("%s%d", prefix, i)) }
 	}
-	require.NoError(t, appendRecords(l, 20, 10, kv("old"))) // batches 0-9 and 10-19
+	require.NoError(t, appendRecords(l, e.codec, 20, 10, kv("old"))) // batches 0-9 and 10-19
 
 	cuts := 0
 	testHookAfterRead = func(hl *log.Log) {
@@ -48,7 +53,7 @@ func TestPollReadsAgainAfterCutUnderRead(t *testing.T) {
 
 	// What is written in the removed batch's place is what the consumer
 	// reads next.
-	require.NoError(t, appendRecords(l, 10, 10, kv("new")))
+	require.NoError(t, appendRecords(l, e.codec, 10, 10, kv("new")))
 	next := pollN(t, c, 10)
 	for i, r := range next {
 		require.Equal(t, int64(10+i), r.Offset)

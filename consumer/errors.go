@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // Sentinel errors. Compare with errors.Is.
@@ -56,3 +57,26 @@ func (e *NoOffsetError) Error() string {
 
 // Is matches ErrNoOffset.
 func (e *NoOffsetError) Is(target error) bool { return target == ErrNoOffset }
+
+// CorruptRecordError is a fetched batch or record that does not decode: a
+// CRC mismatch (with check.crcs, the default), a record that does not
+// parse, a batch cut short. It is Kafka's CorruptRecordException: Poll
+// returns it, and again at every Poll, until a Seek moves the position past
+// the damage. It matches record.ErrCorrupt, and Err (a *record.CorruptError
+// for a decoding failure) says more.
+type CorruptRecordError struct {
+	Partition TopicPartition
+	// Offset is the partition's position: the first record not returned.
+	Offset int64
+	Err    error
+}
+
+func (e *CorruptRecordError) Error() string {
+	return fmt.Sprintf("consumer: %s: corrupt record at or after offset %d (seek past it to go on): %v", e.Partition, e.Offset, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *CorruptRecordError) Unwrap() error { return e.Err }
+
+// Is matches record.ErrCorrupt, whatever Err is.
+func (e *CorruptRecordError) Is(target error) bool { return target == record.ErrCorrupt }

@@ -18,13 +18,17 @@ import (
 // consumer (CommitSync in OnPartitionsRevoked is the classic use).
 //
 //   - OnPartitionsRevoked: the partitions are about to go to another
-//     member (eager protocol: all of them, before every rebalance;
-//     cooperative: only those that move). Commit their progress here.
-//   - OnPartitionsAssigned: the partitions newly assigned (cooperative:
-//     only the added ones).
+//     member. Eager protocol: all of them, at the start of every
+//     rebalance after the first join, even when the member holds none;
+//     cooperative: only those that move, and only if some do. Commit their
+//     progress here.
+//   - OnPartitionsAssigned: after every rebalance, with the partitions
+//     newly assigned (cooperative: only the added ones), even when that
+//     set is empty, as Kafka guarantees.
 //   - OnPartitionsLost: the member was dropped from the group (its session
-//     timed out, or it stopped polling for max.poll.interval.ms); the
-//     partitions may already be someone else's, so do not commit them.
+//     timed out, or it stopped polling for max.poll.interval.ms) while it
+//     held partitions; they may already be someone else's, so do not
+//     commit them.
 type RebalanceListener interface {
 	OnPartitionsRevoked(ctx context.Context, partitions []TopicPartition)
 	OnPartitionsAssigned(ctx context.Context, partitions []TopicPartition)
@@ -160,7 +164,7 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		if err := c.setAssignment(nil); err != nil {
 			return err
 		}
-		m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsLost(ctx, owned) }, owned)
+		m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsLost(ctx, owned) }, owned, false)
 		m.mu.Lock()
 		m.memberID, m.generation = "", -1
 		m.mu.Unlock()
@@ -170,8 +174,13 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 	// them, so that the sticky assignor can keep them in place (as Kafka's
 	// StickyAssignor sends its previous assignment).
 	previous := m.owned
-	if !m.cooperative && len(m.owned) > 0 {
-		m.revoke(ctx, c, m.owned)
+	m.mu.Lock()
+	member := m.generation >= 0
+	m.mu.Unlock()
+	if !m.cooperative && member {
+		// Eager: revoke everything at the start of every rebalance but
+		// the first join, even nothing (Kafka's onJoinPrepare).
+		m.revoke(ctx, c, m.owned, true)
 	}
 	for {
 		m.mu.Lock()
@@ -217,7 +226,7 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		if len(revoked) > 0 {
 			// Cooperative: give up only what moves, then ask for the
 			// follow-up rebalance that hands it to its new owner.
-			m.revoke(ctx, c, revoked)
+			m.revoke(ctx, c, revoked, false)
 			c.coord.RequestRebalance(c.cfg.GroupID)
 			m.markRejoin(false)
 		}
@@ -225,14 +234,15 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 			return err
 		}
 		m.owned = assigned
-		m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsAssigned(ctx, added) }, added)
+		m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsAssigned(ctx, added) }, added, true)
 		m.startHeartbeat(c)
 		return nil
 	}
 }
 
-// revoke commits (with auto-commit) and revokes partitions.
-func (m *membership) revoke(ctx context.Context, c *Consumer, tps []TopicPartition) {
+// revoke commits (with auto-commit) and revokes partitions; the listener
+// hears of it even for none when evenEmpty is set.
+func (m *membership) revoke(ctx context.Context, c *Consumer, tps []TopicPartition, evenEmpty bool) {
 	if c.cfg.EnableAutoCommit {
 		offsets := map[TopicPartition]OffsetAndMetadata{}
 		for _, tp := range tps {
@@ -244,7 +254,7 @@ func (m *membership) revoke(ctx context.Context, c *Consumer, tps []TopicPartiti
 			c.logger.Warn("auto-commit before revocation failed", "err", err)
 		}
 	}
-	m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsRevoked(ctx, tps) }, tps)
+	m.callback(ctx, c, func(l RebalanceListener) { l.OnPartitionsRevoked(ctx, tps) }, tps, evenEmpty)
 	m.owned = minus(m.owned, tps)
 	if err := c.setAssignment(m.owned); err != nil {
 		c.logger.Warn("dropping revoked partitions failed", "err", err)
@@ -252,9 +262,10 @@ func (m *membership) revoke(ctx context.Context, c *Consumer, tps []TopicPartiti
 }
 
 // callback runs a listener method with the consumer released, so that the
-// listener may call it (CommitSync, Seek, Position...).
-func (m *membership) callback(_ context.Context, c *Consumer, f func(RebalanceListener), tps []TopicPartition) {
-	if m.listener == nil || len(tps) == 0 {
+// listener may call it (CommitSync, Seek, Position...); with no partitions
+// only if evenEmpty.
+func (m *membership) callback(_ context.Context, c *Consumer, f func(RebalanceListener), tps []TopicPartition, evenEmpty bool) {
+	if m.listener == nil || (len(tps) == 0 && !evenEmpty) {
 		return
 	}
 	c.exit()
@@ -296,8 +307,9 @@ func (m *membership) startHeartbeat(c *Consumer) {
 			if id == "" {
 				continue
 			}
-			if c.now().Sub(time.UnixMilli(c.lastPoll.Load())) > c.cfg.MaxPollInterval {
-				c.logger.Warn("no Poll within max.poll.interval.ms: leaving the group", "group", c.cfg.GroupID, "member", id)
+			if c.pollTimedOut() {
+				c.logger.Warn("no Poll within max.poll.interval.ms: leaving the group; the processing between Polls took too long (raise max.poll.interval.ms or lower max.poll.records)",
+					"group", c.cfg.GroupID, "member", id, "max.poll.interval.ms", c.cfg.MaxPollInterval.Milliseconds())
 				c.coord.Leave(c.cfg.GroupID, id)
 				m.markRejoin(true)
 				continue
@@ -329,7 +341,7 @@ func (m *membership) stopHeartbeat() {
 func (m *membership) leave(ctx context.Context, c *Consumer) error {
 	m.stopHeartbeat()
 	if len(m.owned) > 0 {
-		m.revoke(ctx, c, m.owned)
+		m.revoke(ctx, c, m.owned, false)
 	}
 	id, _ := m.identity()
 	if id != "" {

@@ -50,6 +50,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kafkalite/kafkalite/log"
 )
 
 // TopicPartition names a partition.
@@ -82,8 +84,9 @@ var (
 	ErrGroupNotEmpty = errors.New("coordinator: group not empty")
 	// ErrUnknownGroup: no such group.
 	ErrUnknownGroup = errors.New("coordinator: unknown group")
-	// ErrClosed: the coordinator (its Dir) closed.
-	ErrClosed = errors.New("coordinator: closed")
+	// ErrClosed: the coordinator's Dir closed. It wraps log.ErrClosed, so
+	// that a client's caller matches it as the closed directory it is.
+	ErrClosed = fmt.Errorf("coordinator: closed: %w", log.ErrClosed)
 )
 
 // GroupState is a classic group's state, as Kafka names them.
