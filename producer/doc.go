@@ -27,10 +27,22 @@
 //     one fsync per partition (group commit), and appends from other
 //     producers share it too.
 //
-// Idempotence and transactions (enable.idempotence, transactional.id) are
-// not available yet: asking for them is a configuration error
-// ([ErrNotSupported]). Unlike Kafka, whose broker creates missing topics by
-// default, a Send to a missing topic fails unless
-// Config.AutoCreateTopics is set: the seed documents' production advice is
-// to create topics deliberately.
+// # Idempotence and transactions
+//
+// Every producer is idempotent by default (enable.idempotence=true, as in
+// Kafka): it takes a producer id from the directory and numbers its
+// batches per partition, so that a partition writes a batch once. With a
+// transactional.id, [Producer.InitTransactions], [Producer.BeginTransaction],
+// [Producer.SendOffsetsToTransaction], [Producer.CommitTransaction] and
+// [Producer.AbortTransaction] run Kafka's transactions (the v1 protocol)
+// against the directory's transaction coordinator; read_committed
+// consumers see only committed transactions. Two-phase commit (KIP-939) is
+// not available: transaction.two.phase.commit.enable=true is a
+// configuration error matching [ErrNotSupported].
+//
+// # Topics
+//
+// Unlike Kafka, whose broker creates missing topics by default, a Send to
+// a missing topic fails unless Config.AutoCreateTopics is set: production
+// deployments of Kafka turn auto-creation off and create topics deliberately.
 package producer

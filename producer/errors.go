@@ -20,7 +20,10 @@ var (
 	// be appended.
 	ErrDeliveryTimeout = errors.New("producer: delivery timeout expired")
 	// ErrInvalidRecord: a record without a topic, with a negative timestamp
-	// or a partition outside the topic.
+	// or a nil header key. (A partition outside its topic is
+	// log.ErrUnknownTopicOrPartition, as Kafka answers
+	// UNKNOWN_TOPIC_OR_PARTITION; a record the log refuses on append is
+	// log.ErrInvalidRecord, through the Future.)
 	ErrInvalidRecord = errors.New("producer: invalid record")
 	// ErrSerialization: a typed producer's serializer failed.
 	ErrSerialization = errors.New("producer: serialization failed")

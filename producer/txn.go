@@ -53,8 +53,13 @@ type idempotence struct {
 	seqs       map[*log.Log]int32 // next base sequence per partition
 	state      txnState
 	partitions map[*log.Log]bool // added to the open transaction
-	txnErr     error             // the first failure of the open transaction (abortable)
-	fatal      error             // sticky: fenced, or the coordinator failed
+	// started: a partition or a group's offsets were added to the open
+	// transaction, so the coordinator knows it. A transaction that never
+	// started ends without the coordinator, as Kafka's TransactionManager
+	// sends no EndTxn when nothing was added.
+	started bool
+	txnErr  error // the first failure of the open transaction (abortable)
+	fatal   error // sticky: fenced, or the coordinator failed
 }
 
 // newIdempotence sets up an idempotent producer: a fresh producer id from
@@ -204,6 +209,7 @@ func (id *idempotence) addPartitions(ctx context.Context, batches []*producerBat
 	for _, l := range logs {
 		id.partitions[l] = true
 	}
+	id.started = true
 	return nil
 }
 
@@ -277,7 +283,7 @@ func (p *Producer) BeginTransaction() error {
 	if id.state != txnReady {
 		return fmt.Errorf("%w: BeginTransaction in state %s", ErrTransactionState, id.state)
 	}
-	id.state, id.txnErr = txnInTransaction, nil
+	id.state, id.txnErr, id.started = txnInTransaction, nil, false
 	clear(id.partitions)
 	return nil
 }
@@ -310,6 +316,9 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[con
 		err = id.coord.AddOffsets(ctx, id.txnID, pe, group.GroupID)
 	}
 	if err == nil {
+		id.mu.Lock()
+		id.started = true
+		id.mu.Unlock()
 		conv := make(map[coordinator.TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
 		for tp, om := range offsets {
 			conv[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
@@ -328,7 +337,9 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[con
 // transaction: COMMIT markers go to every partition it wrote to (and to the
 // group offsets it carries), and read_committed consumers see its records.
 // If a send of the transaction failed, nothing is committed: the error is
-// returned and the transaction must be aborted.
+// returned and the transaction must be aborted. A transaction that sent
+// nothing and no offsets commits at once, without the coordinator, as in
+// Kafka.
 func (p *Producer) CommitTransaction(ctx context.Context) error {
 	return p.endTransaction(ctx, true)
 }
@@ -336,7 +347,8 @@ func (p *Producer) CommitTransaction(ctx context.Context) error {
 // AbortTransaction sends every buffered record, then aborts the
 // transaction: ABORT markers go to every partition it wrote to, and
 // read_committed consumers never see its records. Records already
-// acknowledged stay in the log, hidden.
+// acknowledged stay in the log, hidden. An empty transaction aborts at
+// once, as it commits.
 func (p *Producer) AbortTransaction(ctx context.Context) error {
 	return p.endTransaction(ctx, false)
 }
@@ -369,15 +381,18 @@ func (p *Producer) endTransaction(ctx context.Context, commit bool) error {
 		return err
 	}
 	id.mu.Lock()
-	pe := id.pe
+	pe, started := id.pe, id.started
 	id.mu.Unlock()
-	err := id.coord.EndTxn(ctx, id.txnID, pe, commit)
+	var err error
+	if started {
+		err = id.coord.EndTxn(ctx, id.txnID, pe, commit)
+	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if err != nil {
 		return id.failLocked(err)
 	}
-	id.state, id.txnErr = txnReady, nil
+	id.state, id.txnErr, id.started = txnReady, nil, false
 	clear(id.partitions)
 	return nil
 }

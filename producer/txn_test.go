@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -489,4 +490,49 @@ func (c *testClock) Add(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// TestEmptyTransactions: a transaction that sent nothing and no offsets
+// commits or aborts at once, without the coordinator, as Kafka's
+// TransactionManager sends no EndTxn then; after it the producer goes on
+// (before the fix the coordinator refused the EndTxn, "invalid transaction
+// state", and the producer was stuck: every Abort failed and Begin was
+// refused). Each sequence mixes empty and non-empty transactions.
+func TestEmptyTransactions(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		steps     []string // "send v", "commit", "abort", "begin"
+		committed []string
+	}{
+		{"empty abort after a commit", []string{"begin", "send a", "commit", "begin", "abort", "begin", "send b", "commit"}, []string{"a", "b"}},
+		{"empty commit after an abort", []string{"begin", "send a", "abort", "begin", "commit", "begin", "send b", "commit"}, []string{"b"}},
+		{"empty first", []string{"begin", "commit", "begin", "abort", "begin", "send a", "commit"}, []string{"a"}},
+		{"empty after empty", []string{"begin", "abort", "begin", "abort", "begin", "commit", "begin", "commit"}, nil},
+		{"empty after a send was aborted", []string{"begin", "send a", "send b", "abort", "begin", "abort", "begin", "send c", "abort", "begin", "send d", "commit"}, []string{"d"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := openTxnDir(t, map[string]int32{"out": 1})
+			p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx" })
+			ctx := context.Background()
+			require.NoError(t, p.InitTransactions(ctx))
+			for i, step := range tc.steps {
+				var err error
+				switch f := strings.Fields(step); f[0] {
+				case "begin":
+					err = p.BeginTransaction()
+				case "send":
+					sendValues(t, p, "out", 0, f[1])
+				case "commit":
+					err = p.CommitTransaction(ctx)
+				case "abort":
+					err = p.AbortTransaction(ctx)
+				}
+				require.NoError(t, err, "step %d: %s", i, step)
+			}
+			require.Equal(t, tc.committed, committedValues(t, d, "out", 0))
+			l, err := d.Partition("out", 0)
+			require.NoError(t, err)
+			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
+		})
+	}
 }
