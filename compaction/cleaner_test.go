@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -34,6 +35,8 @@ type testLog struct {
 	active  *segment.Segment
 	next    int64
 	aborted []index.AbortedTxn
+	// codec compresses every data batch the test appends.
+	codec record.Compression
 	// replace, if set, runs instead of the swap.
 	replace func(old []*segment.Segment, base int64) error
 	// abortedCalls counts the calls of the round's AbortedTxns; onAborted
@@ -55,6 +58,22 @@ func newTestLog(t *testing.T) *testLog {
 	return tl
 }
 
+// newTestLogs runs fn with a testLog per codec, as subtests named by it.
+func newTestLogs(t *testing.T, fn func(t *testing.T, tl *testLog)) {
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		tl := newTestLog(t)
+		tl.codec = codec
+		fn(t, tl)
+		// A cleaned data batch keeps its codec (an emptied one has no
+		// records to compress).
+		for _, b := range tl.batches() {
+			if !b.h.Attributes.IsControl() && len(b.recs) > 0 {
+				require.Equal(t, codec, b.h.Attributes.Compression(), "batch %d", b.h.BaseOffset)
+			}
+		}
+	})
+}
+
 func (tl *testLog) create(base int64) *segment.Segment {
 	s, err := segment.Create(tl.fsys, testDir, base, segment.DefaultConfig(), 0)
 	require.NoError(tl.t, err)
@@ -69,6 +88,9 @@ func (tl *testLog) appendBatch(h record.BatchHeader, recs ...record.Record) int6
 		recs[i].OffsetDelta = int32(i)
 	}
 	h.BaseOffset = tl.next
+	if !h.Attributes.IsControl() {
+		h.Attributes = h.Attributes.WithCompression(tl.codec)
+	}
 	b, err := record.AppendBatch(nil, h, record.DefaultLevel, recs)
 	require.NoError(tl.t, err)
 	return tl.appendRaw(b)
@@ -337,20 +359,21 @@ func TestCleanStats(t *testing.T) {
 // counts it as invalid and removes it (unless it lies above the offset
 // map's end); the offset map never holds it.
 func TestCleanNullKeys(t *testing.T) {
-	tl := newTestLog(t)
-	tl.put("=x", "a=1") // 0, 1
-	tl.put("a=2")       // 2
-	tl.put("=y", "b=1") // 3, 4
-	tl.roll()
-	c := newTestCleaner(t, Config{})
-	st, err := tl.clean(c, roundOpts{})
-	require.NoError(t, err)
-	require.Equal(t, int64(2), st.InvalidRecords)
-	require.Equal(t, 2, st.MapKeys)
-	got := tl.batches()
-	require.Equal(t, [][3]int64{{2, 2, 1}, {3, 4, 1}}, offsets(got))
-	require.Equal(t, []byte("b"), got[1].recs[0].Key)
-	require.Equal(t, int64(4), got[1].recs[0].Offset)
+	newTestLogs(t, func(t *testing.T, tl *testLog) {
+		tl.put("=x", "a=1") // 0, 1
+		tl.put("a=2")       // 2
+		tl.put("=y", "b=1") // 3, 4
+		tl.roll()
+		c := newTestCleaner(t, Config{})
+		st, err := tl.clean(c, roundOpts{})
+		require.NoError(t, err)
+		require.Equal(t, int64(2), st.InvalidRecords)
+		require.Equal(t, 2, st.MapKeys)
+		got := tl.batches()
+		require.Equal(t, [][3]int64{{2, 2, 1}, {3, 4, 1}}, offsets(got))
+		require.Equal(t, []byte("b"), got[1].recs[0].Key)
+		require.Equal(t, int64(4), got[1].recs[0].Offset)
+	})
 }
 
 // TestCleanKeepsTheRoundsLastBatch: the batch ending at the round's upper
@@ -359,56 +382,58 @@ func TestCleanNullKeys(t *testing.T) {
 // upperBoundOffsetOfCleaningRound); once another batch follows it, the
 // emptied batch goes.
 func TestCleanKeepsTheRoundsLastBatch(t *testing.T) {
-	tl := newTestLog(t)
-	tl.put("a=1", "b=1") // 0, 1
-	tl.put("a=2")        // 2
-	tl.put("=z")         // 3: a null key
-	tl.roll()
-	c := newTestCleaner(t, Config{})
-	st, err := tl.clean(c, roundOpts{})
-	require.NoError(t, err)
-	require.Equal(t, int64(1), st.InvalidRecords)
-	got := tl.batches()
-	require.Equal(t, [][3]int64{{0, 1, 1}, {2, 2, 1}, {3, 3, 0}}, offsets(got))
-	require.Len(t, got[2].raw, record.BatchHeaderLen)
-	require.Equal(t, int64(record.NoTimestamp), got[2].h.BaseTimestamp)
-	require.Equal(t, int64(-1), got[2].h.ProducerID)
+	newTestLogs(t, func(t *testing.T, tl *testLog) {
+		tl.put("a=1", "b=1") // 0, 1
+		tl.put("a=2")        // 2
+		tl.put("=z")         // 3: a null key
+		tl.roll()
+		c := newTestCleaner(t, Config{})
+		st, err := tl.clean(c, roundOpts{})
+		require.NoError(t, err)
+		require.Equal(t, int64(1), st.InvalidRecords)
+		got := tl.batches()
+		require.Equal(t, [][3]int64{{0, 1, 1}, {2, 2, 1}, {3, 3, 0}}, offsets(got))
+		require.Len(t, got[2].raw, record.BatchHeaderLen)
+		require.Equal(t, int64(record.NoTimestamp), got[2].h.BaseTimestamp)
+		require.Equal(t, int64(-1), got[2].h.ProducerID)
 
-	tl.put("c=1") // 4
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 4})
-	require.NoError(t, err)
-	require.Equal(t, [][3]int64{{0, 1, 1}, {2, 2, 1}, {4, 4, 1}}, offsets(tl.batches()))
+		tl.put("c=1") // 4
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 4})
+		require.NoError(t, err)
+		require.Equal(t, [][3]int64{{0, 1, 1}, {2, 2, 1}, {4, 4, 1}}, offsets(tl.batches()))
+	})
 }
 
 // TestCleanKeepsTheLastBatchOfEachProducer: an active producer's batch
 // holding its last data offset stays, emptied, so that its sequence
 // survives; once the producer expired, it goes.
 func TestCleanKeepsTheLastBatchOfEachProducer(t *testing.T) {
-	tl := newTestLog(t)
-	h := plainHeader()
-	h.ProducerID, h.ProducerEpoch, h.BaseSequence = 9, 3, 40
-	// Offsets 0 (the producer's), 1 and 2.
-	tl.appendBatch(h, record.Record{Timestamp: 1000, Key: []byte("a"), Value: []byte("1")})
-	tl.put("a=2")
-	tl.put("b=1")
-	tl.roll()
-	c := newTestCleaner(t, Config{})
-	producers := map[int64]LastRecord{9: {LastDataOffset: 0, ProducerEpoch: 3}}
-	_, err := tl.clean(c, roundOpts{producers: producers})
-	require.NoError(t, err)
-	got := tl.batches()
-	require.Equal(t, [][3]int64{{0, 0, 0}, {1, 1, 1}, {2, 2, 1}}, offsets(got))
-	require.Equal(t, int64(9), got[0].h.ProducerID)
-	require.Equal(t, int16(3), got[0].h.ProducerEpoch)
-	require.Equal(t, int32(40), got[0].h.BaseSequence)
-	require.Len(t, got[0].raw, record.BatchHeaderLen)
+	newTestLogs(t, func(t *testing.T, tl *testLog) {
+		h := plainHeader()
+		h.ProducerID, h.ProducerEpoch, h.BaseSequence = 9, 3, 40
+		// Offsets 0 (the producer's), 1 and 2.
+		tl.appendBatch(h, record.Record{Timestamp: 1000, Key: []byte("a"), Value: []byte("1")})
+		tl.put("a=2")
+		tl.put("b=1")
+		tl.roll()
+		c := newTestCleaner(t, Config{})
+		producers := map[int64]LastRecord{9: {LastDataOffset: 0, ProducerEpoch: 3}}
+		_, err := tl.clean(c, roundOpts{producers: producers})
+		require.NoError(t, err)
+		got := tl.batches()
+		require.Equal(t, [][3]int64{{0, 0, 0}, {1, 1, 1}, {2, 2, 1}}, offsets(got))
+		require.Equal(t, int64(9), got[0].h.ProducerID)
+		require.Equal(t, int16(3), got[0].h.ProducerEpoch)
+		require.Equal(t, int32(40), got[0].h.BaseSequence)
+		require.Len(t, got[0].raw, record.BatchHeaderLen)
 
-	tl.put("c=1")
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 3})
-	require.NoError(t, err)
-	require.Equal(t, [][3]int64{{1, 1, 1}, {2, 2, 1}, {3, 3, 1}}, offsets(tl.batches()))
+		tl.put("c=1")
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 3})
+		require.NoError(t, err)
+		require.Equal(t, [][3]int64{{1, 1, 1}, {2, 2, 1}, {3, 3, 1}}, offsets(tl.batches()))
+	})
 }
 
 // TestCleanMarkerAsProducersLastEntry follows a COMMIT marker that is its
@@ -419,74 +444,75 @@ func TestCleanKeepsTheLastBatchOfEachProducer(t *testing.T) {
 // active; the emptied batch (an already cleaned control batch) stays while
 // the producer is active and goes once it is not.
 func TestCleanMarkerAsProducersLastEntry(t *testing.T) {
-	tl := newTestLog(t)
-	txn := plainHeader()
-	txn.Attributes = txn.Attributes.WithTransactional(true)
-	txn.ProducerID, txn.ProducerEpoch, txn.BaseSequence = 7, 2, 0
-	tl.appendBatch(txn, record.Record{Timestamp: 1000, Key: []byte("a"), Value: []byte("txn")}) // 0
-	marker, err := record.AppendEndTxnMarkerBatch(nil, 0, -1, 7, 2, 1500, record.EndTxnMarker{Type: record.ControlCommit})
-	require.NoError(t, err)
-	tl.appendRaw(marker) // 1
-	tl.put("a=plain")    // 2
-	tl.put("z=1")        // 3
-	tl.roll()
-	c := newTestCleaner(t, Config{})
-	producers := map[int64]LastRecord{7: {LastDataOffset: -1, ProducerEpoch: 2}}
+	newTestLogs(t, func(t *testing.T, tl *testLog) {
+		txn := plainHeader()
+		txn.Attributes = txn.Attributes.WithTransactional(true)
+		txn.ProducerID, txn.ProducerEpoch, txn.BaseSequence = 7, 2, 0
+		tl.appendBatch(txn, record.Record{Timestamp: 1000, Key: []byte("a"), Value: []byte("txn")}) // 0
+		marker, err := record.AppendEndTxnMarkerBatch(nil, 0, -1, 7, 2, 1500, record.EndTxnMarker{Type: record.ControlCommit})
+		require.NoError(t, err)
+		tl.appendRaw(marker) // 1
+		tl.put("a=plain")    // 2
+		tl.put("z=1")        // 3
+		tl.roll()
+		c := newTestCleaner(t, Config{})
+		producers := map[int64]LastRecord{7: {LastDataOffset: -1, ProducerEpoch: 2}}
 
-	// Round 1: the transaction's data was superseded, but it was seen in
-	// this round: the marker stays as it was.
-	_, err = tl.clean(c, roundOpts{producers: producers})
-	require.NoError(t, err)
-	got := tl.batches()
-	require.Equal(t, [][3]int64{{1, 1, 1}, {2, 2, 1}, {3, 3, 1}}, offsets(got))
-	require.Equal(t, marker, got[0].raw, "copied byte for byte")
+		// Round 1: the transaction's data was superseded, but it was seen in
+		// this round: the marker stays as it was.
+		_, err = tl.clean(c, roundOpts{producers: producers})
+		require.NoError(t, err)
+		got := tl.batches()
+		require.Equal(t, [][3]int64{{1, 1, 1}, {2, 2, 1}, {3, 3, 1}}, offsets(got))
+		require.Equal(t, marker, got[0].raw, "copied byte for byte")
 
-	// Round 2: no data of its transaction is left: the marker gets its
-	// delete horizon.
-	tl.put("y=1") // 4
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 4, producers: producers})
-	require.NoError(t, err)
-	got = tl.batches()
-	require.True(t, got[0].h.Attributes.IsControl())
-	require.True(t, got[0].h.Attributes.HasDeleteHorizon())
-	require.Equal(t, t0.Add(testDeleteRetention).UnixMilli(), got[0].h.BaseTimestamp)
-	require.Equal(t, int64(1500), got[0].recs[0].Timestamp, "the record keeps its timestamp")
-	typ, err := record.ParseControlKey(got[0].recs[0].Key)
-	require.NoError(t, err)
-	require.Equal(t, record.ControlCommit, typ)
+		// Round 2: no data of its transaction is left: the marker gets its
+		// delete horizon.
+		tl.put("y=1") // 4
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 4, producers: producers})
+		require.NoError(t, err)
+		got = tl.batches()
+		require.True(t, got[0].h.Attributes.IsControl())
+		require.True(t, got[0].h.Attributes.HasDeleteHorizon())
+		require.Equal(t, t0.Add(testDeleteRetention).UnixMilli(), got[0].h.BaseTimestamp)
+		require.Equal(t, int64(1500), got[0].recs[0].Timestamp, "the record keeps its timestamp")
+		typ, err := record.ParseControlKey(got[0].recs[0].Key)
+		require.NoError(t, err)
+		require.Equal(t, record.ControlCommit, typ)
 
-	// Round 3, past the horizon: the producer is active and this marker is
-	// its last entry, so an empty control batch stays in its place.
-	tl.put("y=2") // 5
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 5, now: t0.Add(testDeleteRetention), producers: producers})
-	require.NoError(t, err)
-	got = tl.batches()
-	require.Equal(t, [][3]int64{{1, 1, 0}, {2, 2, 1}, {3, 3, 1}, {5, 5, 1}}, offsets(got))
-	empty := got[0]
-	require.Len(t, empty.raw, record.BatchHeaderLen)
-	require.True(t, empty.h.Attributes.IsControl())
-	require.True(t, empty.h.Attributes.IsTransactional())
-	require.False(t, empty.h.Attributes.HasDeleteHorizon())
-	require.Equal(t, int64(7), empty.h.ProducerID)
-	require.Equal(t, int16(2), empty.h.ProducerEpoch)
+		// Round 3, past the horizon: the producer is active and this marker is
+		// its last entry, so an empty control batch stays in its place.
+		tl.put("y=2") // 5
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 5, now: t0.Add(testDeleteRetention), producers: producers})
+		require.NoError(t, err)
+		got = tl.batches()
+		require.Equal(t, [][3]int64{{1, 1, 0}, {2, 2, 1}, {3, 3, 1}, {5, 5, 1}}, offsets(got))
+		empty := got[0]
+		require.Len(t, empty.raw, record.BatchHeaderLen)
+		require.True(t, empty.h.Attributes.IsControl())
+		require.True(t, empty.h.Attributes.IsTransactional())
+		require.False(t, empty.h.Attributes.HasDeleteHorizon())
+		require.Equal(t, int64(7), empty.h.ProducerID)
+		require.Equal(t, int16(2), empty.h.ProducerEpoch)
 
-	// Round 4: an already emptied control batch stays while it is the
-	// active producer's last entry.
-	tl.put("y=3") // 6
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 6, now: t0.Add(2 * testDeleteRetention), producers: producers})
-	require.NoError(t, err)
-	got = tl.batches()
-	require.Equal(t, empty.raw, got[0].raw)
+		// Round 4: an already emptied control batch stays while it is the
+		// active producer's last entry.
+		tl.put("y=3") // 6
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 6, now: t0.Add(2 * testDeleteRetention), producers: producers})
+		require.NoError(t, err)
+		got = tl.batches()
+		require.Equal(t, empty.raw, got[0].raw)
 
-	// Round 5: the producer expired; the empty batch goes.
-	tl.put("y=4") // 7
-	tl.roll()
-	_, err = tl.clean(c, roundOpts{firstDirty: 7, now: t0.Add(2 * testDeleteRetention)})
-	require.NoError(t, err)
-	require.Equal(t, [][3]int64{{2, 2, 1}, {3, 3, 1}, {7, 7, 1}}, offsets(tl.batches()))
+		// Round 5: the producer expired; the empty batch goes.
+		tl.put("y=4") // 7
+		tl.roll()
+		_, err = tl.clean(c, roundOpts{firstDirty: 7, now: t0.Add(2 * testDeleteRetention)})
+		require.NoError(t, err)
+		require.Equal(t, [][3]int64{{2, 2, 1}, {3, 3, 1}, {7, 7, 1}}, offsets(tl.batches()))
+	})
 }
 
 // TestCleanKeepsUnknownControlRecords: a control batch that is not an
@@ -552,25 +578,28 @@ func TestCleanAborted(t *testing.T) {
 	}
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {
-			tl := newTestLog(t)
-			for i := range 20 {
-				tl.put(fmt.Sprintf("k%d=%d", i%3, i))
-				if i%5 == 4 {
-					tl.roll()
-				}
-			}
-			before := tl.batches()
-			ctx := setup(tl)
-			c := newTestCleaner(t, Config{})
-			_, err := tl.clean(c, roundOpts{ctx: ctx})
-			require.ErrorIs(t, err, ErrAborted)
-			if ctx.Err() != nil {
-				require.ErrorIs(t, err, context.Canceled)
-			}
-			require.Empty(t, tl.leftovers())
-			require.Equal(t, before, tl.batches())
+			newTestLogs(t, func(t *testing.T, tl *testLog) { testCleanAborted(t, tl, setup) })
 		})
 	}
+}
+
+func testCleanAborted(t *testing.T, tl *testLog, setup func(tl *testLog) context.Context) {
+	for i := range 20 {
+		tl.put(fmt.Sprintf("k%d=%d", i%3, i))
+		if i%5 == 4 {
+			tl.roll()
+		}
+	}
+	before := tl.batches()
+	ctx := setup(tl)
+	c := newTestCleaner(t, Config{})
+	_, err := tl.clean(c, roundOpts{ctx: ctx})
+	require.ErrorIs(t, err, ErrAborted)
+	if ctx.Err() != nil {
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	require.Empty(t, tl.leftovers())
+	require.Equal(t, before, tl.batches())
 }
 
 // TestCleanThrottled: every byte a round reads (map and rewrite) and writes
