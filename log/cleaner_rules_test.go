@@ -262,55 +262,56 @@ func txnRecordBatch(t *testing.T, pid int64, seq int32, ts int64, key, value str
 // the segment holding it) and no record there is used to clean what comes
 // before; once the transaction commits, the rest is cleaned.
 func TestCompactionStopsAtLastStableOffset(t *testing.T) {
-	e, d, l := compactEnv(t, nil)
-	ts := e.clock.Now().UnixMilli()
-	for i := range 30 {
-		put(t, l, ts, "k", fmt.Sprint(i), false)
-	}
-	in := access.Internal{}
-	require.NoError(t, l.VerifyTransaction(in, 5, 0))
-	res, err := l.Append(txnRecordBatch(t, 5, 0, ts, "k", "txn"))
-	require.NoError(t, err)
-	lso := res.BaseOffset
-	for i := range 30 {
-		put(t, l, ts, "k", fmt.Sprint(31+i), false)
-	}
-	require.NoError(t, l.Roll())
-	require.Equal(t, lso, l.LastStableOffset())
-	before := readAll(t, l)
-
-	rounds, err := d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 1, rounds)
-	end := l.FirstDirtyOffset()
-	require.Positive(t, end)
-	require.LessOrEqual(t, end, lso)
-	var holding int64 // base of the segment holding the LSO
-	for _, s := range l.segs() {
-		if s.BaseOffset() <= lso {
-			holding = s.BaseOffset()
+	compactMatrix(t, nil, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		for i := range 30 {
+			put(t, l, ts, "k", fmt.Sprint(i), false)
 		}
-	}
-	require.Equal(t, holding, end)
-	got := readAll(t, l)
-	// Below: only k's latest record of the cleaned section.
-	require.Equal(t, kv{off: end - 1, key: "k", value: fmt.Sprint(end - 1)}, got[0])
-	// From the segment holding the LSO on: every record, untouched.
-	var rest []kv
-	for _, r := range before {
-		if r.off >= end {
-			rest = append(rest, r)
+		in := access.Internal{}
+		require.NoError(t, l.VerifyTransaction(in, 5, 0))
+		res, err := l.Append(txnRecordBatch(t, 5, 0, ts, "k", "txn"))
+		require.NoError(t, err)
+		lso := res.BaseOffset
+		for i := range 30 {
+			put(t, l, ts, "k", fmt.Sprint(31+i), false)
 		}
-	}
-	require.Equal(t, rest, got[1:])
+		require.NoError(t, l.Roll())
+		require.Equal(t, lso, l.LastStableOffset())
+		before := readAll(t, l)
 
-	_, err = l.AppendTxnMarker(in, 5, 0, record.EndTxnMarker{Type: record.ControlCommit})
-	require.NoError(t, err)
-	require.NoError(t, l.Roll())
-	_, err = d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, l.LogEndOffset(), l.FirstDirtyOffset())
-	require.Equal(t, []kv{{off: 60, key: "k", value: "60"}}, readAll(t, l))
+		rounds, err := d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, rounds)
+		end := l.FirstDirtyOffset()
+		require.Positive(t, end)
+		require.LessOrEqual(t, end, lso)
+		var holding int64 // base of the segment holding the LSO
+		for _, s := range l.segs() {
+			if s.BaseOffset() <= lso {
+				holding = s.BaseOffset()
+			}
+		}
+		require.Equal(t, holding, end)
+		got := readAll(t, l)
+		// Below: only k's latest record of the cleaned section.
+		require.Equal(t, kv{off: end - 1, key: "k", value: fmt.Sprint(end - 1)}, got[0])
+		// From the segment holding the LSO on: every record, untouched.
+		var rest []kv
+		for _, r := range before {
+			if r.off >= end {
+				rest = append(rest, r)
+			}
+		}
+		require.Equal(t, rest, got[1:])
+
+		_, err = l.AppendTxnMarker(in, 5, 0, record.EndTxnMarker{Type: record.ControlCommit})
+		require.NoError(t, err)
+		require.NoError(t, l.Roll())
+		_, err = d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, l.LogEndOffset(), l.FirstDirtyOffset())
+		require.Equal(t, []kv{{off: 60, key: "k", value: "60"}}, readAll(t, l))
+	})
 }
 
 // TestCompactionAbortedRound: retention or truncation during a round makes

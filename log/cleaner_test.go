@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -92,49 +94,70 @@ func compactEnv(t *testing.T, props map[string]string) (*env, *Dir, *Log) {
 	return e, d, partition(t, d, "c", 0)
 }
 
+// compactMatrix runs body once per codec on compactEnv's partition, whose
+// topic compresses every batch with that codec (compression.type;
+// "producer" for none keeps the tests' uncompressed batches), so that the
+// cleaner reads and rewrites batches of every codec.
+func compactMatrix(t *testing.T, props map[string]string, body func(t *testing.T, e *env, d *Dir, l *Log)) {
+	t.Helper()
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		p := maps.Clone(props)
+		if p == nil {
+			p = map[string]string{}
+		}
+		p["compression.type"] = "producer"
+		if codec != record.None {
+			p["compression.type"] = codec.String()
+		}
+		e, d, l := compactEnv(t, p)
+		body(t, e, d, l)
+	})
+}
+
 func TestCompactionKeepsLatestValuePerKey(t *testing.T) {
-	e, d, l := compactEnv(t, nil)
-	ts := e.clock.Now().UnixMilli()
-	for i := range 200 {
-		put(t, l, ts, fmt.Sprintf("k%d", i%10), fmt.Sprintf("v%d", i), false)
-	}
-	require.NoError(t, l.Roll())
-	before := l.Stats()
-	rounds, err := d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 1, rounds)
-	got := readAll(t, l)
-	require.Len(t, got, 10)
-	for i, r := range got {
-		require.Equal(t, int64(190+i), r.off, "offsets never change")
-		require.Equal(t, fmt.Sprintf("k%d", i), r.key)
-		require.Equal(t, fmt.Sprintf("v%d", 190+i), r.value)
-	}
-	st, ok := l.CleanerStats()
-	require.True(t, ok)
-	require.Equal(t, int64(200), st.RecordsRead)
-	require.Equal(t, int64(190), st.RecordsRemoved())
-	require.Equal(t, int64(200), st.EndOffset)
-	require.Greater(t, st.DirtyRatio, 0.99)
-	require.Less(t, l.Stats().Size, before.Size)
-	require.Equal(t, int64(200), l.LogEndOffset())
-	require.Equal(t, int64(200), l.FirstDirtyOffset())
+	compactMatrix(t, nil, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		for i := range 200 {
+			put(t, l, ts, fmt.Sprintf("k%d", i%10), fmt.Sprintf("v%d", i), false)
+		}
+		require.NoError(t, l.Roll())
+		before := l.Stats()
+		rounds, err := d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Equal(t, 1, rounds)
+		got := readAll(t, l)
+		require.Len(t, got, 10)
+		for i, r := range got {
+			require.Equal(t, int64(190+i), r.off, "offsets never change")
+			require.Equal(t, fmt.Sprintf("k%d", i), r.key)
+			require.Equal(t, fmt.Sprintf("v%d", 190+i), r.value)
+		}
+		st, ok := l.CleanerStats()
+		require.True(t, ok)
+		require.Equal(t, int64(200), st.RecordsRead)
+		require.Equal(t, int64(190), st.RecordsRemoved())
+		require.Equal(t, int64(200), st.EndOffset)
+		require.Greater(t, st.DirtyRatio, 0.99)
+		require.Less(t, l.Stats().Size, before.Size)
+		require.Equal(t, int64(200), l.LogEndOffset())
+		require.Equal(t, int64(200), l.FirstDirtyOffset())
 
-	// Nothing dirty: no round.
-	rounds, err = d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Zero(t, rounds)
+		// Nothing dirty: no round.
+		rounds, err = d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, rounds)
 
-	// The checkpoint and the cleaned log survive a reopen.
-	require.NoError(t, d.Close())
-	cp, err := checkpoint.ReadOffsets(e.mem, filepath.Join("/data", checkpoint.CleanerOffsetFile))
-	require.NoError(t, err)
-	require.Equal(t, map[TopicPartition]int64{{Topic: "c", Partition: 0}: 200}, cp)
-	d = e.open(t)
-	defer d.Close()
-	l = partition(t, d, "c", 0)
-	require.Equal(t, got, readAll(t, l))
-	require.Equal(t, int64(200), l.FirstDirtyOffset())
+		// The checkpoint and the cleaned log survive a reopen.
+		require.NoError(t, d.Close())
+		cp, err := checkpoint.ReadOffsets(e.mem, filepath.Join("/data", checkpoint.CleanerOffsetFile))
+		require.NoError(t, err)
+		require.Equal(t, map[TopicPartition]int64{{Topic: "c", Partition: 0}: 200}, cp)
+		d = e.open(t)
+		defer d.Close()
+		l = partition(t, d, "c", 0)
+		require.Equal(t, got, readAll(t, l))
+		require.Equal(t, int64(200), l.FirstDirtyOffset())
+	})
 }
 
 func TestCompactionNullKeyRejected(t *testing.T) {
@@ -248,41 +271,42 @@ func TestCompactionProperty(t *testing.T) {
 }
 
 func TestCompactionTombstoneHorizon(t *testing.T) {
-	e, d, l := compactEnv(t, map[string]string{"delete.retention.ms": "60000"})
-	ts := e.clock.Now().UnixMilli()
-	put(t, l, ts, "a", "1", false)
-	put(t, l, ts, "b", "1", false)
-	put(t, l, ts, "a", "", true)
-	require.NoError(t, l.Roll())
-	_, err := d.CleanNow(context.Background())
-	require.NoError(t, err)
-	got := readAll(t, l)
-	require.Equal(t, []kv{{off: 1, key: "b", value: "1"}, {off: 2, key: "a", tombstone: true}}, got)
-	// The tombstone's batch now carries the delete horizon.
-	res, err := l.Read(2, 1<<20, true)
-	require.NoError(t, err)
-	var hdr [record.BatchHeaderLen]byte
-	_, err = res.Slice.ReadAt(hdr[:], 0)
-	res.Release()
-	require.NoError(t, err)
-	h, err := record.ParseHeader(hdr[:])
-	require.NoError(t, err)
-	require.True(t, h.Attributes.HasDeleteHorizon())
-	require.Equal(t, ts+60000, h.BaseTimestamp)
+	compactMatrix(t, map[string]string{"delete.retention.ms": "60000"}, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		put(t, l, ts, "a", "1", false)
+		put(t, l, ts, "b", "1", false)
+		put(t, l, ts, "a", "", true)
+		require.NoError(t, l.Roll())
+		_, err := d.CleanNow(context.Background())
+		require.NoError(t, err)
+		got := readAll(t, l)
+		require.Equal(t, []kv{{off: 1, key: "b", value: "1"}, {off: 2, key: "a", tombstone: true}}, got)
+		// The tombstone's batch now carries the delete horizon.
+		res, err := l.Read(2, 1<<20, true)
+		require.NoError(t, err)
+		var hdr [record.BatchHeaderLen]byte
+		_, err = res.Slice.ReadAt(hdr[:], 0)
+		res.Release()
+		require.NoError(t, err)
+		h, err := record.ParseHeader(hdr[:])
+		require.NoError(t, err)
+		require.True(t, h.Attributes.HasDeleteHorizon())
+		require.Equal(t, ts+60000, h.BaseTimestamp)
 
-	// Before the horizon another round keeps it; after, it goes.
-	e.clock.Add(30 * time.Second)
-	put(t, l, e.clock.Now().UnixMilli(), "c", "1", false)
-	require.NoError(t, l.Roll())
-	_, err = d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Contains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
-	e.clock.Add(31 * time.Second)
-	put(t, l, e.clock.Now().UnixMilli(), "d", "1", false)
-	require.NoError(t, l.Roll())
-	_, err = d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.NotContains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
+		// Before the horizon another round keeps it; after, it goes.
+		e.clock.Add(30 * time.Second)
+		put(t, l, e.clock.Now().UnixMilli(), "c", "1", false)
+		require.NoError(t, l.Roll())
+		_, err = d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Contains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
+		e.clock.Add(31 * time.Second)
+		put(t, l, e.clock.Now().UnixMilli(), "d", "1", false)
+		require.NoError(t, l.Roll())
+		_, err = d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.NotContains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
+	})
 }
 
 func TestCompactionMinLagAndActiveSegment(t *testing.T) {
@@ -370,46 +394,53 @@ func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {
 // TestCompactionGapReads: a consumer positioned inside a range the cleaner
 // emptied reads on from the next offset present.
 func TestCompactionGapReads(t *testing.T) {
-	e, d, l := compactEnv(t, nil)
-	ts := e.clock.Now().UnixMilli()
-	for i := range 50 {
-		put(t, l, ts, "dup", fmt.Sprint(i), false)
-	}
-	put(t, l, ts, "other", "x", false)
-	require.NoError(t, l.Roll())
-	_, err := d.CleanNow(context.Background())
-	require.NoError(t, err)
-	var got []int64
-	next, err := l.ReadRecords(10, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
-		got = append(got, rec.Offset)
-		return nil
+	compactMatrix(t, nil, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		for i := range 50 {
+			put(t, l, ts, "dup", fmt.Sprint(i), false)
+		}
+		put(t, l, ts, "other", "x", false)
+		require.NoError(t, l.Roll())
+		_, err := d.CleanNow(context.Background())
+		require.NoError(t, err)
+		// A read returns one segment's batches (Kafka's fetch too): with
+		// gzip's and snappy's larger batches 49 and 50 are in two.
+		var got []int64
+		for from := int64(10); from < l.LogEndOffset(); {
+			next, err := l.ReadRecords(from, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
+				got = append(got, rec.Offset)
+				return nil
+			})
+			require.NoError(t, err)
+			require.Greater(t, next, from)
+			from = next
+		}
+		require.Equal(t, []int64{49, 50}, got)
+		res, err := l.Read(5, 1<<20, true)
+		require.NoError(t, err)
+		defer res.Release()
+		require.NotNil(t, res.Slice)
+		require.Equal(t, int64(49), res.Slice.FirstOffset)
 	})
-	require.NoError(t, err)
-	require.Equal(t, []int64{49, 50}, got)
-	require.Equal(t, int64(51), next)
-	res, err := l.Read(5, 1<<20, true)
-	require.NoError(t, err)
-	defer res.Release()
-	require.NotNil(t, res.Slice)
-	require.Equal(t, int64(49), res.Slice.FirstOffset)
 }
 
 // TestCompactionWithDeletePolicy: compact,delete applies retention too.
 func TestCompactionWithDeletePolicy(t *testing.T) {
-	e, d, l := compactEnv(t, map[string]string{"cleanup.policy": "compact,delete", "retention.ms": "60000"})
-	ts := e.clock.Now().UnixMilli()
-	for i := range 30 {
-		put(t, l, ts, fmt.Sprintf("k%d", i%3), fmt.Sprint(i), false)
-	}
-	require.NoError(t, l.Roll())
-	_, err := d.CleanNow(context.Background())
-	require.NoError(t, err)
-	require.Len(t, readAll(t, l), 3)
-	e.clock.Add(2 * time.Minute)
-	put(t, l, e.clock.Now().UnixMilli(), "k0", "new", false)
-	_, err = l.EnforceRetention()
-	require.NoError(t, err)
-	require.Equal(t, []kv{{off: 30, key: "k0", value: "new"}}, readAll(t, l))
+	compactMatrix(t, map[string]string{"cleanup.policy": "compact,delete", "retention.ms": "60000"}, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		for i := range 30 {
+			put(t, l, ts, fmt.Sprintf("k%d", i%3), fmt.Sprint(i), false)
+		}
+		require.NoError(t, l.Roll())
+		_, err := d.CleanNow(context.Background())
+		require.NoError(t, err)
+		require.Len(t, readAll(t, l), 3)
+		e.clock.Add(2 * time.Minute)
+		put(t, l, e.clock.Now().UnixMilli(), "k0", "new", false)
+		_, err = l.EnforceRetention()
+		require.NoError(t, err)
+		require.Equal(t, []kv{{off: 30, key: "k0", value: "new"}}, readAll(t, l))
+	})
 }
 
 // TestCompactionTransactions: records of aborted transactions go, the last
@@ -417,158 +448,160 @@ func TestCompactionWithDeletePolicy(t *testing.T) {
 // has no data left and their horizon passed, and .txnindex entries are
 // rewritten.
 func TestCompactionTransactions(t *testing.T) {
-	e, d, l := compactEnv(t, map[string]string{"delete.retention.ms": "1000"})
-	ts := e.clock.Now().UnixMilli()
-	txnBatch := func(pid int64, seq int32, key, value string) []byte {
-		var b record.Builder
-		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(true),
-			ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq}, record.DefaultLevel)
-		require.NoError(t, b.Append(ts, []byte(key), []byte(value), nil))
-		out, err := b.Build()
-		require.NoError(t, err)
-		return bytes.Clone(out)
-	}
-	in := access.Internal{}
-	// Producer 1 aborts a write of a; producer 2 commits b then overwrites
-	// it outside any transaction.
-	require.NoError(t, l.VerifyTransaction(in, 1, 0))
-	_, err := l.Append(txnBatch(1, 0, "a", "aborted")) // 0
-	require.NoError(t, err)
-	require.NoError(t, l.VerifyTransaction(in, 2, 0))
-	_, err = l.Append(txnBatch(2, 0, "b", "committed")) // 1
-	require.NoError(t, err)
-	_, err = l.AppendTxnMarker(in, 1, 0, record.EndTxnMarker{Type: record.ControlAbort}) // 2
-	require.NoError(t, err)
-	_, err = l.AppendTxnMarker(in, 2, 0, record.EndTxnMarker{Type: record.ControlCommit}) // 3
-	require.NoError(t, err)
-	put(t, l, ts, "b", "plain", false) // 4
-	put(t, l, ts, "a", "plain", false) // 5
-	require.NoError(t, l.Roll())
-	aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
-	require.NoError(t, err)
-	require.Len(t, aborted, 1)
-
-	_, err = d.CleanNow(context.Background())
-	require.NoError(t, err)
-	// The aborted record went; the producers' last batches stay as empty
-	// batches (their sequences), markers stay until their horizon.
-	require.Equal(t, []kv{{off: 4, key: "b", value: "plain"}, {off: 5, key: "a", value: "plain"}}, readAll(t, l))
-	headers := func() []record.BatchHeader {
-		var out []record.BatchHeader
-		for _, s := range l.segs() {
-			sl, err := s.Read(s.BaseOffset(), 1<<20, s.Size(), true)
+	compactMatrix(t, map[string]string{"delete.retention.ms": "1000"}, func(t *testing.T, e *env, d *Dir, l *Log) {
+		ts := e.clock.Now().UnixMilli()
+		txnBatch := func(pid int64, seq int32, key, value string) []byte {
+			var b record.Builder
+			b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(true),
+				ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq}, record.DefaultLevel)
+			require.NoError(t, b.Append(ts, []byte(key), []byte(value), nil))
+			out, err := b.Build()
 			require.NoError(t, err)
-			if sl == nil {
-				continue
-			}
-			_, err = sl.Batches(nil, func(h *record.BatchHeader, _ []byte) error { out = append(out, *h); return nil })
-			sl.Release()
-			require.NoError(t, err)
+			return bytes.Clone(out)
 		}
-		return out
-	}
-	hs := headers()
-	require.Len(t, hs, 6)
-	require.Equal(t, int32(0), hs[0].RecordsCount, "producer 1's last batch, emptied")
-	require.Equal(t, int64(1), hs[0].ProducerID)
-	require.Equal(t, int32(0), hs[1].RecordsCount, "producer 2's last batch, emptied")
-	require.True(t, hs[2].Attributes.IsControl())
-	require.Equal(t, int32(1), hs[2].RecordsCount)
-	// The ABORT marker's entry stays: its (emptied) batch was seen.
-	aborted, err = l.AbortedTransactions(0, l.LogEndOffset())
-	require.NoError(t, err)
-	require.Len(t, aborted, 1)
-	// The producer state is unchanged: sequences continue.
-	require.Equal(t, 2, len(l.Producers()))
-
-	// The committed values read the same at read_committed.
-	require.Equal(t, []string{"plain", "plain"}, values(t, l, true))
-
-	// While the producers are active their emptied batches stay, and with
-	// them the markers of their transactions. Once they expire, a few
-	// rounds (each made due by new data) remove the batches, then the
-	// markers after their horizon, and the .txnindex entry with them.
-	e.clock.Add(25 * time.Hour)
-	require.Equal(t, 2, l.ExpireProducers())
-	for i := range 4 {
-		e.clock.Add(2 * time.Second)
-		put(t, l, e.clock.Now().UnixMilli(), "c", fmt.Sprint(i), false)
+		in := access.Internal{}
+		// Producer 1 aborts a write of a; producer 2 commits b then overwrites
+		// it outside any transaction.
+		require.NoError(t, l.VerifyTransaction(in, 1, 0))
+		_, err := l.Append(txnBatch(1, 0, "a", "aborted")) // 0
+		require.NoError(t, err)
+		require.NoError(t, l.VerifyTransaction(in, 2, 0))
+		_, err = l.Append(txnBatch(2, 0, "b", "committed")) // 1
+		require.NoError(t, err)
+		_, err = l.AppendTxnMarker(in, 1, 0, record.EndTxnMarker{Type: record.ControlAbort}) // 2
+		require.NoError(t, err)
+		_, err = l.AppendTxnMarker(in, 2, 0, record.EndTxnMarker{Type: record.ControlCommit}) // 3
+		require.NoError(t, err)
+		put(t, l, ts, "b", "plain", false) // 4
+		put(t, l, ts, "a", "plain", false) // 5
 		require.NoError(t, l.Roll())
+		aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
+		require.NoError(t, err)
+		require.Len(t, aborted, 1)
+
 		_, err = d.CleanNow(context.Background())
 		require.NoError(t, err)
-	}
-	for _, h := range headers() {
-		require.False(t, h.Attributes.IsControl(), "a marker past its horizon is gone: %v", h)
-		require.NotEqual(t, int32(0), h.RecordsCount, "%v", h)
-	}
-	aborted, err = l.AbortedTransactions(0, l.LogEndOffset())
-	require.NoError(t, err)
-	require.Empty(t, aborted)
-	require.Equal(t, []string{"plain", "plain", "3"}, values(t, l, true))
+		// The aborted record went; the producers' last batches stay as empty
+		// batches (their sequences), markers stay until their horizon.
+		require.Equal(t, []kv{{off: 4, key: "b", value: "plain"}, {off: 5, key: "a", value: "plain"}}, readAll(t, l))
+		headers := func() []record.BatchHeader {
+			var out []record.BatchHeader
+			for _, s := range l.segs() {
+				sl, err := s.Read(s.BaseOffset(), 1<<20, s.Size(), true)
+				require.NoError(t, err)
+				if sl == nil {
+					continue
+				}
+				_, err = sl.Batches(nil, func(h *record.BatchHeader, _ []byte) error { out = append(out, *h); return nil })
+				sl.Release()
+				require.NoError(t, err)
+			}
+			return out
+		}
+		hs := headers()
+		require.Len(t, hs, 6)
+		require.Equal(t, int32(0), hs[0].RecordsCount, "producer 1's last batch, emptied")
+		require.Equal(t, int64(1), hs[0].ProducerID)
+		require.Equal(t, int32(0), hs[1].RecordsCount, "producer 2's last batch, emptied")
+		require.True(t, hs[2].Attributes.IsControl())
+		require.Equal(t, int32(1), hs[2].RecordsCount)
+		// The ABORT marker's entry stays: its (emptied) batch was seen.
+		aborted, err = l.AbortedTransactions(0, l.LogEndOffset())
+		require.NoError(t, err)
+		require.Len(t, aborted, 1)
+		// The producer state is unchanged: sequences continue.
+		require.Equal(t, 2, len(l.Producers()))
+
+		// The committed values read the same at read_committed.
+		require.Equal(t, []string{"plain", "plain"}, values(t, l, true))
+
+		// While the producers are active their emptied batches stay, and with
+		// them the markers of their transactions. Once they expire, a few
+		// rounds (each made due by new data) remove the batches, then the
+		// markers after their horizon, and the .txnindex entry with them.
+		e.clock.Add(25 * time.Hour)
+		require.Equal(t, 2, l.ExpireProducers())
+		for i := range 4 {
+			e.clock.Add(2 * time.Second)
+			put(t, l, e.clock.Now().UnixMilli(), "c", fmt.Sprint(i), false)
+			require.NoError(t, l.Roll())
+			_, err = d.CleanNow(context.Background())
+			require.NoError(t, err)
+		}
+		for _, h := range headers() {
+			require.False(t, h.Attributes.IsControl(), "a marker past its horizon is gone: %v", h)
+			require.NotEqual(t, int32(0), h.RecordsCount, "%v", h)
+		}
+		aborted, err = l.AbortedTransactions(0, l.LogEndOffset())
+		require.NoError(t, err)
+		require.Empty(t, aborted)
+		require.Equal(t, []string{"plain", "plain", "3"}, values(t, l, true))
+	})
 }
 
 // TestCompactionConcurrentAppendsAndReads: while rounds run, appends go on
 // and a reader scanning the log always finds, for every key, a value at
 // least as new as the newest one written before its scan began.
 func TestCompactionConcurrentAppendsAndReads(t *testing.T) {
-	e, d, l := compactEnv(t, map[string]string{"min.cleanable.dirty.ratio": "0", "segment.bytes": "8192"})
-	const keys = 20
-	var mu sync.Mutex
-	written := map[string]int64{}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for i := 0; ctx.Err() == nil; i++ {
-			k := fmt.Sprintf("k%d", i%keys)
-			res, err := l.Append(keyedBatch(t, e.clock.Now().UnixMilli(), kv{key: k, value: fmt.Sprint(i)}))
-			if err != nil {
-				t.Error(err)
-				return
+	compactMatrix(t, map[string]string{"min.cleanable.dirty.ratio": "0", "segment.bytes": "8192"}, func(t *testing.T, e *env, d *Dir, l *Log) {
+		const keys = 20
+		var mu sync.Mutex
+		written := map[string]int64{}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				k := fmt.Sprintf("k%d", i%keys)
+				res, err := l.Append(keyedBatch(t, e.clock.Now().UnixMilli(), kv{key: k, value: fmt.Sprint(i)}))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				off := res.BaseOffset
+				mu.Lock()
+				written[k] = off
+				mu.Unlock()
+				if i%50 == 0 {
+					_ = l.Roll()
+				}
 			}
-			off := res.BaseOffset
+		}()
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if _, err := d.CleanNow(ctx); err != nil && !errors.Is(err, context.Canceled) {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		deadline := time.Now().Add(30 * time.Second)
+		for i := 0; time.Now().Before(deadline); i++ {
+			if st, ok := l.CleanerStats(); ok && st.Rounds >= 5 && i >= 30 {
+				break
+			}
 			mu.Lock()
-			written[k] = off
+			want := make(map[string]int64, len(written))
+			for k, v := range written {
+				want[k] = v
+			}
 			mu.Unlock()
-			if i%50 == 0 {
-				_ = l.Roll()
+			newest := map[string]int64{}
+			for _, r := range readAll(t, l) {
+				newest[r.key] = max(newest[r.key], r.off)
+			}
+			for k, off := range want {
+				require.GreaterOrEqual(t, newest[k], off, "key %s: a committed record went missing", k)
 			}
 		}
-	}()
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			if _, err := d.CleanNow(ctx); err != nil && !errors.Is(err, context.Canceled) {
-				t.Error(err)
-				return
-			}
-		}
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		if st, ok := l.CleanerStats(); ok && st.Rounds >= 5 && i >= 30 {
-			break
-		}
-		mu.Lock()
-		want := make(map[string]int64, len(written))
-		for k, v := range written {
-			want[k] = v
-		}
-		mu.Unlock()
-		newest := map[string]int64{}
-		for _, r := range readAll(t, l) {
-			newest[r.key] = max(newest[r.key], r.off)
-		}
-		for k, off := range want {
-			require.GreaterOrEqual(t, newest[k], off, "key %s: a committed record went missing", k)
-		}
-	}
-	cancel()
-	wg.Wait()
-	st, ok := l.CleanerStats()
-	require.True(t, ok)
-	require.Positive(t, st.Rounds)
+		cancel()
+		wg.Wait()
+		st, ok := l.CleanerStats()
+		require.True(t, ok)
+		require.Positive(t, st.Rounds)
+	})
 }
 
 // TestCompactionBackgroundCleaner: the Dir's cleaner goroutines clean a
