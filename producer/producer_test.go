@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/partitioner"
@@ -64,53 +65,55 @@ func readAll(t *testing.T, d *log.Dir, topic string, partition int32) []record.R
 func ptr(p int32) *int32 { return &p }
 
 func TestSendAndAcks(t *testing.T) {
-	for _, acks := range []Acks{AcksNone, AcksLeader, AcksAll} {
-		t.Run(acks.String(), func(t *testing.T) {
-			d := openDir(t, map[string]int32{"orders": 3})
-			p := newProducer(t, d, func(c *Config) { c.Acks, c.EnableIdempotence = acks, acks == AcksAll })
-			var mu sync.Mutex
-			got := map[int32][]int64{}
-			var futures []Future
-			for i := range 300 {
-				key := []byte(fmt.Sprintf("customer-%d", i%7))
-				f, err := p.Send(context.Background(), &Record{Topic: "orders", Key: key, Value: []byte(fmt.Sprint(i)),
-					Headers: []record.Header{{Key: []byte("i"), Value: []byte(fmt.Sprint(i))}}}, func(md RecordMetadata, err error) {
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		for _, acks := range []Acks{AcksNone, AcksLeader, AcksAll} {
+			t.Run(acks.String(), func(t *testing.T) {
+				d := openDir(t, map[string]int32{"orders": 3})
+				p := newProducer(t, d, func(c *Config) { c.Acks, c.EnableIdempotence, c.CompressionType = acks, acks == AcksAll, codec })
+				var mu sync.Mutex
+				got := map[int32][]int64{}
+				var futures []Future
+				for i := range 300 {
+					key := []byte(fmt.Sprintf("customer-%d", i%7))
+					f, err := p.Send(context.Background(), &Record{Topic: "orders", Key: key, Value: []byte(fmt.Sprint(i)),
+						Headers: []record.Header{{Key: []byte("i"), Value: []byte(fmt.Sprint(i))}}}, func(md RecordMetadata, err error) {
+						require.NoError(t, err)
+						mu.Lock()
+						got[md.Partition] = append(got[md.Partition], md.Offset)
+						mu.Unlock()
+					})
 					require.NoError(t, err)
-					mu.Lock()
-					got[md.Partition] = append(got[md.Partition], md.Offset)
-					mu.Unlock()
-				})
-				require.NoError(t, err)
-				futures = append(futures, f)
-			}
-			require.NoError(t, p.Flush(context.Background()))
-			for i, f := range futures {
-				md, err := f.Wait(context.Background())
-				require.NoError(t, err)
-				want := partitioner.PartitionForKey([]byte(fmt.Sprintf("customer-%d", i%7)), 3)
-				require.Equal(t, want, md.Partition, "keys are hashed with Kafka's murmur2")
-				if acks == AcksNone {
-					require.Equal(t, int64(-1), md.Offset)
+					futures = append(futures, f)
 				}
-			}
-			total := 0
-			for part := int32(0); part < 3; part++ {
-				recs := readAll(t, d, "orders", part)
-				total += len(recs)
-				for i, r := range recs {
-					require.Equal(t, int64(i), r.Offset)
-					require.Len(t, r.Headers, 1)
-				}
-				if acks != AcksNone {
-					offs := got[part]
-					for i := range offs {
-						require.Equal(t, int64(i), offs[i], "callbacks in offset order per partition")
+				require.NoError(t, p.Flush(context.Background()))
+				for i, f := range futures {
+					md, err := f.Wait(context.Background())
+					require.NoError(t, err)
+					want := partitioner.PartitionForKey([]byte(fmt.Sprintf("customer-%d", i%7)), 3)
+					require.Equal(t, want, md.Partition, "keys are hashed with Kafka's murmur2")
+					if acks == AcksNone {
+						require.Equal(t, int64(-1), md.Offset)
 					}
 				}
-			}
-			require.Equal(t, 300, total)
-		})
-	}
+				total := 0
+				for part := int32(0); part < 3; part++ {
+					recs := readAll(t, d, "orders", part)
+					total += len(recs)
+					for i, r := range recs {
+						require.Equal(t, int64(i), r.Offset)
+						require.Len(t, r.Headers, 1)
+					}
+					if acks != AcksNone {
+						offs := got[part]
+						for i := range offs {
+							require.Equal(t, int64(i), offs[i], "callbacks in offset order per partition")
+						}
+					}
+				}
+				require.Equal(t, 300, total)
+			})
+		}
+	})
 }
 
 func TestExplicitPartitionAndKeylessSpread(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
@@ -97,46 +98,48 @@ func TestIdempotentProducerStampsBatches(t *testing.T) {
 }
 
 func TestTransactionalProducerCommitAndAbort(t *testing.T) {
-	d := openTxnDir(t, map[string]int32{"out": 2})
-	p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-1" })
-	ctx := context.Background()
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		d := openTxnDir(t, map[string]int32{"out": 2})
+		p := newProducer(t, d, func(c *Config) { c.TransactionalID, c.CompressionType = "tx-1", codec })
+		ctx := context.Background()
 
-	_, err := p.Send(ctx, &Record{Topic: "out", Value: []byte("early")}, nil)
-	require.ErrorIs(t, err, ErrTransactionState, "no send before InitTransactions")
-	require.ErrorIs(t, p.BeginTransaction(), ErrTransactionState)
-	require.NoError(t, p.InitTransactions(ctx))
-	require.ErrorIs(t, p.InitTransactions(ctx), ErrTransactionState)
-	_, err = p.Send(ctx, &Record{Topic: "out", Value: []byte("outside")}, nil)
-	require.ErrorIs(t, err, ErrTransactionState, "no send outside a transaction")
-	require.ErrorIs(t, p.CommitTransaction(ctx), ErrTransactionState)
+		_, err := p.Send(ctx, &Record{Topic: "out", Value: []byte("early")}, nil)
+		require.ErrorIs(t, err, ErrTransactionState, "no send before InitTransactions")
+		require.ErrorIs(t, p.BeginTransaction(), ErrTransactionState)
+		require.NoError(t, p.InitTransactions(ctx))
+		require.ErrorIs(t, p.InitTransactions(ctx), ErrTransactionState)
+		_, err = p.Send(ctx, &Record{Topic: "out", Value: []byte("outside")}, nil)
+		require.ErrorIs(t, err, ErrTransactionState, "no send outside a transaction")
+		require.ErrorIs(t, p.CommitTransaction(ctx), ErrTransactionState)
 
-	require.NoError(t, p.BeginTransaction())
-	sendValues(t, p, "out", 0, "a1", "a2")
-	sendValues(t, p, "out", 1, "a3")
-	require.NoError(t, p.CommitTransaction(ctx))
+		require.NoError(t, p.BeginTransaction())
+		sendValues(t, p, "out", 0, "a1", "a2")
+		sendValues(t, p, "out", 1, "a3")
+		require.NoError(t, p.CommitTransaction(ctx))
 
-	require.NoError(t, p.BeginTransaction())
-	sendValues(t, p, "out", 0, "b1")
-	sendValues(t, p, "out", 1, "b2")
-	require.NoError(t, p.AbortTransaction(ctx))
+		require.NoError(t, p.BeginTransaction())
+		sendValues(t, p, "out", 0, "b1")
+		sendValues(t, p, "out", 1, "b2")
+		require.NoError(t, p.AbortTransaction(ctx))
 
-	require.NoError(t, p.BeginTransaction())
-	sendValues(t, p, "out", 0, "c1")
-	require.NoError(t, p.CommitTransaction(ctx))
+		require.NoError(t, p.BeginTransaction())
+		sendValues(t, p, "out", 0, "c1")
+		require.NoError(t, p.CommitTransaction(ctx))
 
-	require.Equal(t, []string{"a1", "a2", "c1"}, committedValues(t, d, "out", 0))
-	require.Equal(t, []string{"a3"}, committedValues(t, d, "out", 1))
-	for part := range int32(2) {
-		l, err := d.Partition("out", part)
-		require.NoError(t, err)
-		require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
-	}
-	// read_uncommitted sees the aborted records, never the markers.
-	var raw []string
-	for _, r := range readAll(t, d, "out", 1) {
-		raw = append(raw, string(r.Value))
-	}
-	require.Equal(t, []string{"a3", "b2"}, raw)
+		require.Equal(t, []string{"a1", "a2", "c1"}, committedValues(t, d, "out", 0))
+		require.Equal(t, []string{"a3"}, committedValues(t, d, "out", 1))
+		for part := range int32(2) {
+			l, err := d.Partition("out", part)
+			require.NoError(t, err)
+			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
+		}
+		// read_uncommitted sees the aborted records, never the markers.
+		var raw []string
+		for _, r := range readAll(t, d, "out", 1) {
+			raw = append(raw, string(r.Value))
+		}
+		require.Equal(t, []string{"a3", "b2"}, raw)
+	})
 }
 
 // TestZombieProducerIsFenced: a producer fenced by a newer one with the
@@ -382,36 +385,38 @@ func TestInterleavedTransactionsOnOnePartition(t *testing.T) {
 }
 
 func TestSendOffsetsToTransaction(t *testing.T) {
-	d := openTxnDir(t, map[string]int32{"in": 1, "out": 1})
-	ctx := context.Background()
-	ccfg := consumer.DefaultConfig()
-	ccfg.GroupID = "g"
-	c, err := consumer.New(d, ccfg)
-	require.NoError(t, err)
-	defer c.Close(ctx)
-	tp := consumer.TopicPartition{Topic: "in", Partition: 0}
-	require.NoError(t, c.Assign([]consumer.TopicPartition{tp}))
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		d := openTxnDir(t, map[string]int32{"in": 1, "out": 1})
+		ctx := context.Background()
+		ccfg := consumer.DefaultConfig()
+		ccfg.GroupID = "g"
+		c, err := consumer.New(d, ccfg)
+		require.NoError(t, err)
+		defer c.Close(ctx)
+		tp := consumer.TopicPartition{Topic: "in", Partition: 0}
+		require.NoError(t, c.Assign([]consumer.TopicPartition{tp}))
 
-	p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-o" })
-	require.NoError(t, p.InitTransactions(ctx))
-	for i, commit := range []bool{false, true} {
-		require.NoError(t, p.BeginTransaction())
-		sendValues(t, p, "out", 0, fmt.Sprint(i))
-		offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{tp: {Offset: int64(10 * (i + 1)), LeaderEpoch: -1}}
-		require.NoError(t, p.SendOffsetsToTransaction(ctx, offsets, c.GroupMetadata()))
+		p := newProducer(t, d, func(c *Config) { c.TransactionalID, c.CompressionType = "tx-o", codec })
+		require.NoError(t, p.InitTransactions(ctx))
+		for i, commit := range []bool{false, true} {
+			require.NoError(t, p.BeginTransaction())
+			sendValues(t, p, "out", 0, fmt.Sprint(i))
+			offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{tp: {Offset: int64(10 * (i + 1)), LeaderEpoch: -1}}
+			require.NoError(t, p.SendOffsetsToTransaction(ctx, offsets, c.GroupMetadata()))
+			got, err := c.Committed([]consumer.TopicPartition{tp})
+			require.NoError(t, err)
+			require.NotContains(t, got, tp, "offsets of an open transaction are not visible")
+			if commit {
+				require.NoError(t, p.CommitTransaction(ctx))
+			} else {
+				require.NoError(t, p.AbortTransaction(ctx))
+			}
+		}
 		got, err := c.Committed([]consumer.TopicPartition{tp})
 		require.NoError(t, err)
-		require.NotContains(t, got, tp, "offsets of an open transaction are not visible")
-		if commit {
-			require.NoError(t, p.CommitTransaction(ctx))
-		} else {
-			require.NoError(t, p.AbortTransaction(ctx))
-		}
-	}
-	got, err := c.Committed([]consumer.TopicPartition{tp})
-	require.NoError(t, err)
-	require.Equal(t, int64(20), got[tp].Offset, "only the committed transaction's offsets count")
-	require.Equal(t, []string{"1"}, committedValues(t, d, "out", 0))
+		require.Equal(t, int64(20), got[tp].Offset, "only the committed transaction's offsets count")
+		require.Equal(t, []string{"1"}, committedValues(t, d, "out", 0))
+	})
 }
 
 func TestTransactionTimeoutFencesProducer(t *testing.T) {
@@ -499,40 +504,42 @@ func (c *testClock) Add(d time.Duration) {
 // state", and the producer was stuck: every Abort failed and Begin was
 // refused). Each sequence mixes empty and non-empty transactions.
 func TestEmptyTransactions(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		steps     []string // "send v", "commit", "abort", "begin"
-		committed []string
-	}{
-		{"empty abort after a commit", []string{"begin", "send a", "commit", "begin", "abort", "begin", "send b", "commit"}, []string{"a", "b"}},
-		{"empty commit after an abort", []string{"begin", "send a", "abort", "begin", "commit", "begin", "send b", "commit"}, []string{"b"}},
-		{"empty first", []string{"begin", "commit", "begin", "abort", "begin", "send a", "commit"}, []string{"a"}},
-		{"empty after empty", []string{"begin", "abort", "begin", "abort", "begin", "commit", "begin", "commit"}, nil},
-		{"empty after a send was aborted", []string{"begin", "send a", "send b", "abort", "begin", "abort", "begin", "send c", "abort", "begin", "send d", "commit"}, []string{"d"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d := openTxnDir(t, map[string]int32{"out": 1})
-			p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx" })
-			ctx := context.Background()
-			require.NoError(t, p.InitTransactions(ctx))
-			for i, step := range tc.steps {
-				var err error
-				switch f := strings.Fields(step); f[0] {
-				case "begin":
-					err = p.BeginTransaction()
-				case "send":
-					sendValues(t, p, "out", 0, f[1])
-				case "commit":
-					err = p.CommitTransaction(ctx)
-				case "abort":
-					err = p.AbortTransaction(ctx)
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		for _, tc := range []struct {
+			name      string
+			steps     []string // "send v", "commit", "abort", "begin"
+			committed []string
+		}{
+			{"empty abort after a commit", []string{"begin", "send a", "commit", "begin", "abort", "begin", "send b", "commit"}, []string{"a", "b"}},
+			{"empty commit after an abort", []string{"begin", "send a", "abort", "begin", "commit", "begin", "send b", "commit"}, []string{"b"}},
+			{"empty first", []string{"begin", "commit", "begin", "abort", "begin", "send a", "commit"}, []string{"a"}},
+			{"empty after empty", []string{"begin", "abort", "begin", "abort", "begin", "commit", "begin", "commit"}, nil},
+			{"empty after a send was aborted", []string{"begin", "send a", "send b", "abort", "begin", "abort", "begin", "send c", "abort", "begin", "send d", "commit"}, []string{"d"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				d := openTxnDir(t, map[string]int32{"out": 1})
+				p := newProducer(t, d, func(c *Config) { c.TransactionalID, c.CompressionType = "tx", codec })
+				ctx := context.Background()
+				require.NoError(t, p.InitTransactions(ctx))
+				for i, step := range tc.steps {
+					var err error
+					switch f := strings.Fields(step); f[0] {
+					case "begin":
+						err = p.BeginTransaction()
+					case "send":
+						sendValues(t, p, "out", 0, f[1])
+					case "commit":
+						err = p.CommitTransaction(ctx)
+					case "abort":
+						err = p.AbortTransaction(ctx)
+					}
+					require.NoError(t, err, "step %d: %s", i, step)
 				}
-				require.NoError(t, err, "step %d: %s", i, step)
-			}
-			require.Equal(t, tc.committed, committedValues(t, d, "out", 0))
-			l, err := d.Partition("out", 0)
-			require.NoError(t, err)
-			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
-		})
-	}
+				require.Equal(t, tc.committed, committedValues(t, d, "out", 0))
+				l, err := d.Partition("out", 0)
+				require.NoError(t, err)
+				require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "no transaction left open")
+			})
+		}
+	})
 }
