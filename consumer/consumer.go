@@ -789,12 +789,16 @@ func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAnd
 // CommitSync commits offsets for the group, durably (fsynced in
 // __consumer_offsets when it returns). nil commits the current positions of
 // all assigned partitions. A member of an older generation is refused
-// (ErrIllegalGeneration: the partitions may be someone else's).
+// (ErrIllegalGeneration: the partitions may be someone else's). A ctx
+// already done returns its error and commits nothing.
 func (c *Consumer) CommitSync(ctx context.Context, offsets map[TopicPartition]OffsetAndMetadata) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
 	defer c.exit()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return c.commit(ctx, offsets)
 }
 

@@ -211,7 +211,11 @@ func (l *Log) storageFailedLocked(err error) error {
 // If ctx ends while waiting for the fsync, AppendDurable returns ctx's error
 // with the result: the batch was appended (it is readable, and it will be
 // durable after the next flush), but the caller was not told it is durable.
+// A ctx already done returns its error and appends nothing.
 func (l *Log) AppendDurable(ctx context.Context, batch []byte) (AppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return AppendResult{}, err
+	}
 	res, err := l.Append(batch)
 	if err != nil {
 		return res, err

@@ -99,7 +99,8 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 // returned Future and cb (which may be nil).
 //
 // An error from Send itself means the record was not buffered and cb will
-// not be called: the producer is closed (ErrClosed), the record is invalid
+// not be called: the producer is closed (ErrClosed), ctx is already done
+// (its error), the record is invalid
 // (ErrInvalidRecord), too large (ErrRecordTooLarge), its topic or partition
 // is unknown (log.ErrUnknownTopicOrPartition), no memory came in time, a
 // transactional producer is outside a transaction (ErrTransactionState),
@@ -113,6 +114,9 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 func (p *Producer) Send(ctx context.Context, r *Record, cb Callback) (Future, error) {
 	if p.closed.Load() {
 		return Future{err: ErrClosed}, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return Future{err: err}, err
 	}
 	for _, ic := range p.cfg.Interceptors {
 		p.safely("interceptor", func() {
@@ -236,8 +240,12 @@ func (p *Producer) topic(ctx context.Context, name string) (*topicInfo, error) {
 func (p *Producer) forgetTopic(name string) { p.topics.Delete(name) }
 
 // Flush sends every buffered record and waits until all are complete (their
-// callbacks have run), or until ctx ends.
+// callbacks have run), or until ctx ends. A ctx already done returns its
+// error at once.
 func (p *Producer) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	idle := p.acc.beginFlush()
 	defer p.acc.endFlush()
 	select {

@@ -247,6 +247,9 @@ func (p *Producer) InitTransactions(ctx context.Context) error {
 	if err := p.requireTransactional(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	id := p.idem
 	id.mu.Lock()
 	if id.fatal != nil || id.state != txnUninitialized {
@@ -299,6 +302,9 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[con
 	}
 	if group.GroupID == "" {
 		return fmt.Errorf("%w: SendOffsetsToTransaction needs a group id", ErrTransactionState)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	id := p.idem
 	id.mu.Lock()
@@ -355,6 +361,9 @@ func (p *Producer) AbortTransaction(ctx context.Context) error {
 
 func (p *Producer) endTransaction(ctx context.Context, commit bool) error {
 	if err := p.requireTransactional(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	id := p.idem
