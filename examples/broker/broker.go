@@ -10,8 +10,9 @@
 // example only; they are not Kafka's wire protocol, which a real broker would
 // implement on top of the same three calls.
 //
-//	go run ./examples/broker            # serves a temporary directory on loopback, runs a client against it
-//	go run ./examples/broker -dir DIR   # keeps the directory
+//	go run ./examples/broker                    # serves a temporary directory on loopback, runs a client against it
+//	go run ./examples/broker -dir DIR           # keeps the directory
+//	go run ./examples/broker -compression lz4   # the client's batches compressed with lz4 (default none)
 package main
 
 import (

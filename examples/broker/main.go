@@ -23,7 +23,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("broker", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	dir := fl.String("dir", "", "log directory (default: a temporary one, removed at exit)")
+	compression := fl.String("compression", "none", "compression.type of the client's batches: none, gzip, snappy, lz4, zstd")
 	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	codec, err := record.ParseCompression(*compression)
+	if err != nil {
+		fmt.Fprintln(stderr, "broker: -compression:", err)
 		return 2
 	}
 	if *dir == "" {
@@ -35,14 +41,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer os.RemoveAll(tmp)
 		*dir = tmp
 	}
-	if err := demo(*dir, stdout); err != nil {
+	if err := demo(*dir, codec, stdout); err != nil {
 		fmt.Fprintln(stderr, "broker:", err)
 		return 1
 	}
 	return 0
 }
 
-func demo(dir string, out io.Writer) (err error) {
+// demoBatch is the client's i-th batch: two readings, compressed with
+// codec, as a producer without idempotence encodes them.
+func demoBatch(i int, codec record.Compression) ([]byte, error) {
+	return record.AppendBatch(nil, record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		Attributes: record.Attributes(0).WithCompression(codec)},
+		record.DefaultLevel, []record.Record{
+			{Timestamp: 1700000000000 + int64(i)*1000, Key: []byte("sensor-1"), Value: fmt.Appendf(nil, "reading %d.0", i)},
+			{Timestamp: 1700000000500 + int64(i)*1000, OffsetDelta: 1, Key: []byte("sensor-2"), Value: fmt.Appendf(nil, "reading %d.5", i)},
+		})
+}
+
+// demo produces demoBatch 0 to 2, compressed with codec, a batch the log
+// refuses, fetches from offset 2 and lists offsets, printing each answer.
+func demo(dir string, codec record.Compression, out io.Writer) (err error) {
 	ctx := context.Background()
 	d, err := log.Open(ctx, dir, log.DefaultConfig())
 	if err != nil {
@@ -73,11 +92,7 @@ func demo(dir string, out io.Writer) (err error) {
 	c := NewClient(conn)
 
 	for i := range 3 {
-		batch, err := record.AppendBatch(nil, record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
-			record.DefaultLevel, []record.Record{
-				{Timestamp: 1700000000000 + int64(i)*1000, Key: []byte("sensor-1"), Value: fmt.Appendf(nil, "reading %d.0", i)},
-				{Timestamp: 1700000000500 + int64(i)*1000, OffsetDelta: 1, Key: []byte("sensor-2"), Value: fmt.Appendf(nil, "reading %d.5", i)},
-			})
+		batch, err := demoBatch(i, codec)
 		if err != nil {
 			return err
 		}
@@ -88,8 +103,12 @@ func demo(dir string, out io.Writer) (err error) {
 		fmt.Fprintf(out, "produced offsets %d-%d\n", base, last)
 	}
 
-	bad, _ := record.AppendBatch(nil, record.BatchHeader{BaseOffset: 42, PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1},
+	bad, err := record.AppendBatch(nil, record.BatchHeader{BaseOffset: 42, PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+		Attributes: record.Attributes(0).WithCompression(codec)},
 		record.DefaultLevel, []record.Record{{Timestamp: 1700000000000, Value: []byte("x")}})
+	if err != nil {
+		return err
+	}
 	_, _, _, err = c.Produce("events", 0, bad)
 	fmt.Fprintf(out, "refused a batch with base offset 42: invalid record %v\n", errors.Is(err, log.ErrInvalidRecord))
 

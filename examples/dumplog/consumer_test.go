@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
 )
 
@@ -52,7 +53,7 @@ func TestConsumerReadsFixtureAsGolden(t *testing.T) {
 		t.Run(tc.isolation.String(), func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join("testdata", "golden", tc.golden))
 			require.NoError(t, err)
-			got := consumeAll(t, d, tc.isolation, tps, tc.ends)
+			got := consumeAll(t, d, tc.isolation, tps, tc.ends, 4) // several polls, some ending inside a batch
 			require.Equal(t, parseJSONLines(t, string(want)), got)
 			for _, l := range got {
 				require.False(t, l.Topic == "orders" && (l.Offset == 21 || l.Offset == 22), "control record at offset %d returned", l.Offset)
@@ -61,17 +62,56 @@ func TestConsumerReadsFixtureAsGolden(t *testing.T) {
 	}
 }
 
+// TestConsumerAgreesWithDumplog reads a directory kafkalite wrote
+// (writeOwnDir: committed and aborted transactions, plain records) with
+// kafkalite's consumer, for every codec, both isolation levels and both
+// layouts (multi-batch: polls of 500 records span many small batches;
+// single-batch: every batch holds as many records as a poll returns), and
+// compares what it gets with the records produced and with what dumplog
+// -json prints at the same -isolation: the same records, offset for
+// offset, with their keys, values, headers and timestamps.
+func TestConsumerAgreesWithDumplog(t *testing.T) {
+	matrix.Run(t, matrix.Codecs|matrix.Polls, func(t *testing.T, mc matrix.Case) {
+		perTxn := 10 * mc.RecordsPerBatch() // multi-batch: ten batches or more per partition and flush
+		if mc.Poll == matrix.SingleBatch {
+			perTxn = mc.RecordsPerBatch() // a batch per partition and flush, as large as a poll
+		}
+		o := writeOwnDir(t, mc, perTxn)
+		tps := []consumer.TopicPartition{{Topic: ownTopic, Partition: 0}, {Topic: ownTopic, Partition: 1}}
+		ends := make([]int64, len(tps))
+		for i, tp := range tps {
+			l, err := o.d.Partition(tp.Topic, tp.Partition)
+			require.NoError(t, err)
+			require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "%s: no transaction left open", tp)
+			ends[i] = l.HighWatermark()
+		}
+		matrix.Run(t, matrix.Isolations, func(t *testing.T, ic matrix.Case) {
+			isolation := consumer.ReadUncommitted
+			if ic.ReadCommitted {
+				isolation = consumer.ReadCommitted
+			}
+			got := consumeAll(t, o.d, isolation, tps, ends, mc.MaxPollRecords())
+			require.Equal(t, o.want(ic), got, "the consumer returns the records produced")
+
+			code, stdout, stderr := runDumplog("-json", "-isolation", ic.Isolation(), "-topic", ownTopic, o.path)
+			require.Equal(t, 0, code, stderr)
+			require.Equal(t, parseJSONLines(t, stdout), got, "the consumer returns what dumplog prints")
+		})
+	})
+}
+
 // consumeAll reads tps from their beginnings with a consumer of isolation
-// level isolation until each position reaches its end offset, which must
-// be ends (in the order of tps), and returns the records as -json lines
-// sorted by topic, partition and offset (dumplog's order).
-func consumeAll(t *testing.T, d *log.Dir, isolation consumer.IsolationLevel, tps []consumer.TopicPartition, ends []int64) []jsonLine {
+// level isolation and max.poll.records maxPollRecords until each position
+// reaches its end offset, which must be ends (in the order of tps), and
+// returns the records as -json lines sorted by topic, partition and offset
+// (dumplog's order).
+func consumeAll(t *testing.T, d *log.Dir, isolation consumer.IsolationLevel, tps []consumer.TopicPartition, ends []int64, maxPollRecords int) []jsonLine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ccfg := consumer.DefaultConfig()
 	ccfg.IsolationLevel = isolation
-	ccfg.MaxPollRecords = 4 // several polls, some ending inside a batch
+	ccfg.MaxPollRecords = maxPollRecords
 	c, err := consumer.New(d, ccfg)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, c.Close(ctx)) }()

@@ -7,14 +7,22 @@
 // again: the output, read with read_committed, holds every input record
 // transformed exactly once.
 //
-//	go run ./examples/exactlyonce -dir DIR -seed 10000   # write 10,000 input records, then process them
-//	go run ./examples/exactlyonce -dir DIR               # process what is left, then exit
+//	go run ./examples/exactlyonce -dir DIR -seed 10000                    # write 10,000 input records, then process them
+//	go run ./examples/exactlyonce -dir DIR                                # process what is left, then exit
+//	go run ./examples/exactlyonce -dir DIR -seed 10000 -compression lz4   # the same, every batch written with lz4
 //
-// Its test kills the processor with SIGKILL a dozen times — a third of the
-// kills inside a transaction whose records are already in the log, a third
-// as soon as the processor reports a stage of a transaction, a third at
-// random moments — restarts it each time, and checks the output
-// (KAFKALITE_CRASH_SEED replays a run's kill plan).
+// -compression is the producers' compression.type (Config.CompressionType):
+// none (the default, as Kafka's), gzip, snappy, lz4 or zstd. It applies to
+// what the run writes, the seeded input and the output; a directory may
+// hold batches of several codecs from runs with different settings, which
+// consumers read alike.
+//
+// Its tests run the loop with each codec, and kill the processor with
+// SIGKILL a dozen times — a third of the kills inside a transaction whose
+// records are already in the log, a third as soon as the processor reports
+// a stage of a transaction, a third at random moments — restarting it each
+// time with a codec chosen from the run's seed, and check the output
+// (KAFKALITE_CRASH_SEED replays a run's kill plan and codecs).
 package main
 
 import (
@@ -29,6 +37,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 const (
@@ -42,24 +51,51 @@ const (
 func main() {
 	dir := flag.String("dir", "", "log directory (required; kept)")
 	seed := flag.Int("seed", 0, "first write this many input records")
+	compression := flag.String("compression", "none", "compression.type of the producers: none, gzip, snappy, lz4, zstd")
 	flag.Parse()
 	if *dir == "" {
 		fmt.Fprintln(os.Stderr, "exactlyonce: -dir is required")
 		os.Exit(2)
 	}
+	cfg := DefaultConfig()
+	var err error
+	if cfg.CompressionType, err = record.ParseCompression(*compression); err != nil {
+		fmt.Fprintln(os.Stderr, "exactlyonce: -compression:", err)
+		os.Exit(2)
+	}
 	ctx := context.Background()
 	if *seed > 0 {
-		if err := seedInput(ctx, *dir, *seed); err != nil {
+		if err := seedInput(ctx, *dir, *seed, cfg); err != nil {
 			fmt.Fprintln(os.Stderr, "exactlyonce:", err)
 			os.Exit(1)
 		}
 	}
-	n, err := process(ctx, *dir, nil)
+	n, err := process(ctx, *dir, cfg, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "exactlyonce:", err)
 		os.Exit(1)
 	}
 	fmt.Printf("processed %d records; the input is consumed\n", n)
+}
+
+// Config configures the example's producers.
+type Config struct {
+	// CompressionType mirrors the producers' compression.type (Kafka's
+	// default none): the codec of the batches seedInput and process write.
+	CompressionType record.Compression
+}
+
+// DefaultConfig returns Kafka's defaults: no compression.
+func DefaultConfig() Config {
+	return Config{CompressionType: producer.DefaultConfig().CompressionType}
+}
+
+// producerConfig is Kafka's default producer configuration with cfg
+// applied.
+func (cfg Config) producerConfig() producer.Config {
+	pcfg := producer.DefaultConfig()
+	pcfg.CompressionType = cfg.CompressionType
+	return pcfg
 }
 
 // dirConfig is the log directory's configuration: one partition for each
@@ -84,14 +120,15 @@ func openDir(ctx context.Context, dir string) (*log.Dir, error) {
 	return d, nil
 }
 
-// seedInput writes n input records, keys "k<i>", values "record-<i>".
-func seedInput(ctx context.Context, dir string, n int) (err error) {
+// seedInput writes n input records, keys "k<i>", values "record-<i>",
+// compressed as cfg says.
+func seedInput(ctx context.Context, dir string, n int, cfg Config) (err error) {
 	d, err := openDir(ctx, dir)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
-	p, err := producer.New(d, producer.DefaultConfig())
+	p, err := producer.New(d, cfg.producerConfig())
 	if err != nil {
 		return err
 	}
@@ -145,17 +182,18 @@ type step struct {
 
 // process runs the loop until the consumer has caught up with the input
 // (every partition's position at its end offset), and returns how many
-// records it processed. observe, if not nil, is called at every stage of
-// every transaction, on the loop's goroutine (the test uses it to report
-// progress, and to be killed at chosen points).
-func process(ctx context.Context, dir string, observe func(step)) (n int, err error) {
+// records it processed; its output is compressed as cfg says. observe, if
+// not nil, is called at every stage of every transaction, on the loop's
+// goroutine (the test uses it to report progress, and to be killed at
+// chosen points).
+func process(ctx context.Context, dir string, cfg Config, observe func(step)) (n int, err error) {
 	d, err := openDir(ctx, dir)
 	if err != nil {
 		return 0, err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 
-	pcfg := producer.DefaultConfig()
+	pcfg := cfg.producerConfig()
 	pcfg.TransactionalID = transactionalID // the same id after a restart fences the previous instance
 	p, err := producer.New(d, pcfg)
 	if err != nil {

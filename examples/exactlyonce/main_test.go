@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
@@ -32,24 +35,32 @@ const (
 	// the child flushes the transaction's records into the log, prints
 	// "paused <stage> <txn>" and waits, its transaction open, to be killed.
 	pauseEnv = "KAFKALITE_EXACTLYONCE_CHILD_PAUSE"
-	// seedEnv replays a run's kill plan, as in internal/crashtest.
+	// compressionEnv is the child's compression.type ("lz4").
+	compressionEnv = "KAFKALITE_EXACTLYONCE_CHILD_COMPRESSION"
+	// seedEnv replays a run's kill plan and codecs, as in internal/crashtest.
 	seedEnv = "KAFKALITE_CRASH_SEED"
 )
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		os.Exit(child(dir, os.Getenv(pauseEnv)))
+		os.Exit(child(dir, os.Getenv(pauseEnv), os.Getenv(compressionEnv)))
 	}
 	os.Exit(m.Run())
 }
 
 // child runs the processor for the parent test, reporting every stage on
-// stdout; pause is pauseEnv's value.
-func child(dir, pause string) int {
+// stdout; pause is pauseEnv's value, compression compressionEnv's.
+func child(dir, pause, compression string) int {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	ctx := context.Background()
-	_, err := process(ctx, dir, func(s step) {
+	cfg := DefaultConfig()
+	var err error
+	if cfg.CompressionType, err = record.ParseCompression(compression); err != nil {
+		fmt.Fprintln(out, "error", err)
+		return 1
+	}
+	_, err = process(ctx, dir, cfg, func(s step) {
 		fmt.Fprintln(out, s.stage, s.txn, s.records)
 		if pause == fmt.Sprintf("%s %d", s.stage, s.txn) {
 			if err := s.producer.Flush(ctx); err != nil {
@@ -139,21 +150,48 @@ func planKills(rng *rand.Rand, n int) []kill {
 	return kills
 }
 
+// TestExactlyOnce runs the loop in process with each codec, in two rounds
+// with more input in between (the second run resumes at the offsets the
+// first committed): the output, read with read_committed, holds every
+// input record transformed once, in order, and every batch of both topics
+// is compressed with the codec.
+func TestExactlyOnce(t *testing.T) {
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		cfg := DefaultConfig()
+		cfg.CompressionType = codec
+		for _, records := range []int{1000, 500} {
+			require.NoError(t, seedInput(ctx, dir, records, cfg))
+			n, err := process(ctx, dir, cfg, nil)
+			require.NoError(t, err)
+			require.Equal(t, records, n, "the round's input, processed once")
+		}
+		checkOutput(t, dir, 1500)
+		for _, topic := range []string{inputTopic, outputTopic} {
+			require.Equal(t, []record.Compression{codec}, slices.Sorted(maps.Keys(batchCodecs(t, dir, topic))), "%s: the codecs of its data batches", topic)
+		}
+		require.Zero(t, abortedTxns(t, dir), "no transaction aborted")
+	})
+}
+
 // TestExactlyOnceAcrossKills seeds the input, then runs the processor as a
 // child process and kills it with SIGKILL, restarting it each time, until a
 // run finishes. A third of the kills stop the child inside a transaction
 // whose records are in the log (the first kill always does), a third land
 // as soon as the child reports a stage of a transaction, a third at random
-// moments. Each killed child must have died of the SIGKILL. The output,
-// read with read_committed, must hold every input record transformed
-// exactly once, in the input's order per partition, and the output
-// partitions must hold an aborted transaction for each kill inside one.
-// The seed is logged; KAFKALITE_CRASH_SEED replays the kill plan.
+// moments. Each child run writes with a codec chosen from the seed, the
+// seeded input with another. Each killed child must have died of the
+// SIGKILL. The output, read with read_committed, must hold every input
+// record transformed exactly once, in the input's order per partition; the
+// output partitions must hold an aborted transaction for each kill inside
+// one, and data batches of the codec of every run that committed, of no
+// other. The seed is logged; KAFKALITE_CRASH_SEED replays the kill plan
+// and the codecs.
 func TestExactlyOnceAcrossKills(t *testing.T) {
 	const records, kills = 20000, 12
 	dir := t.TempDir()
 	ctx := context.Background()
-	require.NoError(t, seedInput(ctx, dir, records))
 
 	seed := uint64(time.Now().UnixNano())
 	if s, err := strconv.ParseUint(os.Getenv(seedEnv), 10, 64); err == nil {
@@ -161,17 +199,30 @@ func TestExactlyOnceAcrossKills(t *testing.T) {
 	}
 	t.Logf("seed %d (%s replays it)", seed, seedEnv)
 	plan := planKills(rand.New(rand.NewPCG(seed, 7)), kills)
+	codecs := rand.New(rand.NewPCG(seed, 8)) // a stream of its own: the kill plan of a seed does not depend on it
+	nextCodec := func() record.Compression { return matrix.AllCodecs[codecs.IntN(len(matrix.AllCodecs))] }
+	seedCfg := DefaultConfig()
+	seedCfg.CompressionType = nextCodec()
+	t.Logf("input written with %v", seedCfg.CompressionType)
+	require.NoError(t, seedInput(ctx, dir, records, seedCfg))
 
 	killed, inTxn, paused := 0, 0, 0 // inTxn: paused included
+	used, committedWith := map[record.Compression]bool{}, map[record.Compression]bool{}
 	for run := 0; ; run++ {
 		require.Less(t, run, 100, "the processor never finished")
+		codec := nextCodec()
+		used[codec] = true
 		if killed == len(plan) {
-			c := startChild(t, dir, "")
+			c := startChild(t, dir, "", codec)
 			for line := range c.lines {
 				c.observe(t, line)
 			}
 			require.NoError(t, c.cmd.Wait(), "stderr: %s", c.stderr)
 			require.True(t, c.done, "the last run ends with done")
+			t.Logf("last run (%v): %d commits", codec, c.commits)
+			if c.commits > 0 {
+				committedWith[codec] = true
+			}
 			break
 		}
 		k := plan[killed]
@@ -179,9 +230,13 @@ func TestExactlyOnceAcrossKills(t *testing.T) {
 		if k.kind == killPaused {
 			pause = fmt.Sprintf("%s %d", k.stage, k.txn)
 		}
-		c := startChild(t, dir, pause)
-		if !c.killAt(t, k) {
-			t.Logf("kill %d (%s): the child finished first", killed, k)
+		c := startChild(t, dir, pause, codec)
+		finished := !c.killAt(t, k)
+		if c.commits > 0 {
+			committedWith[codec] = true
+		}
+		if finished {
+			t.Logf("kill %d (%s, %v): the child finished first", killed, k, codec)
 			continue
 		}
 		killed++
@@ -196,14 +251,22 @@ func TestExactlyOnceAcrossKills(t *testing.T) {
 			inTxn++
 			where = fmt.Sprintf("inside transaction %d (begun, not committed, as the child reported), after its %q line", c.open, c.last)
 		}
-		t.Logf("kill %d (%s): %d commits, landed %s", killed, k, c.commits, where)
+		t.Logf("kill %d (%s, %v): %d commits, landed %s", killed, k, codec, c.commits, where)
 	}
 	aborted := abortedTxns(t, dir)
-	t.Logf("%d kills: %d inside a transaction as the child reported, %d of them paused with the records in the log; %d aborted transactions with records in %s",
-		killed, inTxn, paused, aborted, outputTopic)
+	found := batchCodecs(t, dir, outputTopic)
+	t.Logf("%d kills: %d inside a transaction as the child reported, %d of them paused with the records in the log; %d aborted transactions with records in %s; its data batches by codec: %v",
+		killed, inTxn, paused, aborted, outputTopic, found)
 	require.GreaterOrEqual(t, paused, 1, "a kill inside a transaction, by construction")
 	require.GreaterOrEqual(t, aborted, paused, "each paused transaction's records were aborted by the next run")
 	checkOutput(t, dir, records)
+	require.Equal(t, []record.Compression{seedCfg.CompressionType}, slices.Sorted(maps.Keys(batchCodecs(t, dir, inputTopic))), "the input's codec")
+	for codec := range committedWith {
+		require.Contains(t, found, codec, "a run with %v committed: the output has its batches", codec)
+	}
+	for codec := range found {
+		require.True(t, used[codec], "the output has %v batches, a codec no run used", codec)
+	}
 }
 
 // childRun is a running child and what its lines said.
@@ -220,12 +283,12 @@ type childRun struct {
 	done    bool
 }
 
-// startChild starts the processor as a child process on dir; pause is
-// pauseEnv's value ("" for none).
-func startChild(t *testing.T, dir, pause string) *childRun {
+// startChild starts the processor as a child process on dir, writing with
+// codec; pause is pauseEnv's value ("" for none).
+func startChild(t *testing.T, dir, pause string, codec record.Compression) *childRun {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+dir, pauseEnv+"="+pause)
+	cmd.Env = append(os.Environ(), childEnv+"="+dir, pauseEnv+"="+pause, compressionEnv+"="+codec.String())
 	c := &childRun{cmd: cmd, stderr: &lockedBuffer{}}
 	cmd.Stderr = c.stderr
 	var err error
@@ -375,6 +438,32 @@ func checkOutput(t *testing.T, dir string, records int) {
 		total += len(out)
 	}
 	require.Equal(t, records, total)
+}
+
+// batchCodecs counts the data batches of topic in dir by codec (control
+// batches, uncompressed by Kafka's rules, are not counted).
+func batchCodecs(t *testing.T, dir, topic string) map[record.Compression]int {
+	t.Helper()
+	d, err := log.Open(context.Background(), dir, dirConfig())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	out := map[record.Compression]int{}
+	for p := range int32(partitions) {
+		l, err := d.Partition(topic, p)
+		require.NoError(t, err)
+		batch := int64(-1)
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
+				if h.BaseOffset != batch {
+					batch = h.BaseOffset
+					out[h.Attributes.Compression()]++
+				}
+				return nil
+			})
+			require.NoError(t, err)
+		}
+	}
+	return out
 }
 
 func readCommitted(t *testing.T, d *log.Dir, topic string, p int32) []string {

@@ -8,11 +8,16 @@
 // resumes at its committed offsets: every event counts once (at-least-once
 // delivery, idempotent projection; see Service).
 //
-//	go run ./examples/service                # a demo in a temporary directory
-//	go run ./examples/service -dir DIR       # kept in DIR: run it twice to see the restart
+//	go run ./examples/service                    # a demo in a temporary directory
+//	go run ./examples/service -dir DIR           # kept in DIR: run it twice to see the restart
+//	go run ./examples/service -compression lz4   # events and totals compressed with lz4
+//
+// -compression is the producers' compression.type (Config.CompressionType):
+// none (the default, as Kafka's), gzip, snappy, lz4 or zstd.
 //
 // The core (service.go) is plain functions and methods, with no HTTP; its
-// test stops and crashes the service mid-stream and checks the view.
+// tests stop and crash the service mid-stream, with each codec, and check
+// the view.
 package main
 
 import (
@@ -25,13 +30,21 @@ import (
 	"sort"
 
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 func main() {
 	dir := flag.String("dir", "", "log directory (kept); default a temporary directory, removed after")
 	orders := flag.Int("orders", 300, "orders to place in each of the two runs")
+	compression := flag.String("compression", "none", "compression.type of the producers: none, gzip, snappy, lz4, zstd")
 	flag.Parse()
-	if err := demo(context.Background(), *dir, *orders, os.Stdout); err != nil {
+	cfg := DefaultConfig()
+	var err error
+	if cfg.CompressionType, err = record.ParseCompression(*compression); err != nil {
+		fmt.Fprintln(os.Stderr, "service: -compression:", err)
+		os.Exit(2)
+	}
+	if err := demo(context.Background(), *dir, *orders, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "service:", err)
 		os.Exit(1)
 	}
@@ -45,10 +58,11 @@ func dirConfig() log.Config {
 	return cfg
 }
 
-// demo runs the service twice on one directory: each run places orders
-// from eight concurrent clients (cancelling some), waits for the projection and prints the view;
-// the second run starts from the first one's changelog and offsets.
-func demo(ctx context.Context, dir string, orders int, out io.Writer) error {
+// demo runs the service twice on one directory with the configuration
+// cfg: each run places orders from eight concurrent clients (cancelling
+// some), waits for the projection and prints the view; the second run
+// starts from the first one's changelog and offsets.
+func demo(ctx context.Context, dir string, orders int, cfg Config, out io.Writer) error {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "kafkalite-service-")
 		if err != nil {
@@ -58,20 +72,20 @@ func demo(ctx context.Context, dir string, orders int, out io.Writer) error {
 		dir = tmp
 	}
 	for run := 1; run <= 2; run++ {
-		if err := runOnce(ctx, dir, run, orders, out); err != nil {
+		if err := runOnce(ctx, dir, run, orders, cfg, out); err != nil {
 			return fmt.Errorf("run %d: %w", run, err)
 		}
 	}
 	return nil
 }
 
-func runOnce(ctx context.Context, dir string, run, orders int, out io.Writer) (err error) {
+func runOnce(ctx context.Context, dir string, run, orders int, cfg Config, out io.Writer) (err error) {
 	d, err := log.Open(ctx, dir, dirConfig())
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
-	svc, err := Start(ctx, d)
+	svc, err := Start(ctx, d, cfg)
 	if err != nil {
 		return err
 	}

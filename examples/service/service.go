@@ -10,6 +10,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // Topics and the group of the service.
@@ -56,6 +57,20 @@ type Total struct {
 	Offset    int64 `json:"offset"`
 }
 
+// Config configures a Service.
+type Config struct {
+	// CompressionType mirrors compression.type (Kafka's default none) of
+	// the service's two producers: the codec of the events it appends to
+	// EventsTopic and of the totals it writes to TotalsTopic. Changing it
+	// between runs is fine: consumers read batches of every codec alike.
+	CompressionType record.Compression
+}
+
+// DefaultConfig returns Kafka's defaults: no compression.
+func DefaultConfig() Config {
+	return Config{CompressionType: producer.DefaultConfig().CompressionType}
+}
+
 // Stats count what the projection did since Start.
 type Stats struct {
 	Applied int // events applied to the view
@@ -95,10 +110,11 @@ type Service struct {
 	progress chan struct{} // closed and replaced after each commit
 }
 
-// Start opens the service on an open log directory: it creates the topics
-// if needed, restores the view from TotalsTopic, and starts the projection,
-// which resumes from the group's committed offsets.
-func Start(ctx context.Context, d *log.Dir) (*Service, error) {
+// Start opens the service on an open log directory with the configuration
+// cfg: it creates the topics if needed, restores the view from TotalsTopic,
+// and starts the projection, which resumes from the group's committed
+// offsets.
+func Start(ctx context.Context, d *log.Dir, cfg Config) (*Service, error) {
 	for _, t := range []struct {
 		name  string
 		props map[string]string
@@ -117,11 +133,13 @@ func Start(ctx context.Context, d *log.Dir) (*Service, error) {
 
 	wcfg := producer.DefaultConfig() // acks=all, idempotent
 	wcfg.Linger = 0                  // a request waits for its event: do not hold it back
+	wcfg.CompressionType = cfg.CompressionType
 	writer, err := producer.New(d, wcfg)
 	if err != nil {
 		return nil, err
 	}
 	pcfg := producer.DefaultConfig()
+	pcfg.CompressionType = cfg.CompressionType
 	projector, err := producer.New(d, pcfg)
 	if err != nil {
 		return nil, errors.Join(err, writer.Close(ctx))

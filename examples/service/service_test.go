@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,12 +74,51 @@ func publish(t *testing.T, svc *Service, evs []Event) {
 	}
 }
 
+// withCodec is the service's configuration with compression codec.
+func withCodec(codec record.Compression) Config {
+	cfg := DefaultConfig()
+	cfg.CompressionType = codec
+	return cfg
+}
+
+// requireCodec checks that every data batch of both topics is compressed
+// with codec: the configuration reached both producers.
+func requireCodec(t *testing.T, d *log.Dir, codec record.Compression) {
+	t.Helper()
+	for _, topic := range []string{EventsTopic, TotalsTopic} {
+		batches := 0
+		for p := range int32(Partitions) {
+			l, err := d.Partition(topic, p)
+			require.NoError(t, err)
+			for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+				off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, h *record.BatchHeader) error {
+					if r.Offset == h.BaseOffset {
+						batches++
+					}
+					if got := h.Attributes.Compression(); got != codec {
+						return fmt.Errorf("%s-%d@%d: a batch compressed with %v, want %v", topic, p, r.Offset, got, codec)
+					}
+					return nil
+				})
+				require.NoError(t, err)
+			}
+		}
+		require.Positive(t, batches, "%s: data batches", topic)
+	}
+}
+
 // TestProjection checks the write path (what was produced, where, in which
-// order) and the view, then restarts the service and checks the restored view.
+// order) and the view, then restarts the service and checks the restored
+// view, for each codec.
 func TestProjection(t *testing.T) {
+	matrix.EachCodec(t, testProjection)
+}
+
+func testProjection(t *testing.T, codec record.Compression) {
 	ctx := context.Background()
 	b := logtest.New(t)
-	svc, err := Start(ctx, b.Dir())
+	cfg := withCodec(codec)
+	svc, err := Start(ctx, b.Dir(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, svc.PlaceOrder(ctx, "o-1", "alice", 1200))
 	require.NoError(t, svc.PlaceOrder(ctx, "o-2", "dave", 350))
@@ -103,12 +147,13 @@ func TestProjection(t *testing.T) {
 	require.Equal(t, int32(0), last.Partition)
 	require.NoError(t, svc.Close(ctx))
 
-	svc, err = Start(ctx, b.Dir())
+	svc, err = Start(ctx, b.Dir(), cfg)
 	require.NoError(t, err)
 	require.Equal(t, want, withoutPositions(svc.Totals()), "restored from the changelog")
 	require.NoError(t, svc.CaughtUp(ctx))
 	require.Zero(t, svc.Stats().Applied, "nothing delivered again after a clean stop")
 	require.NoError(t, svc.Close(ctx))
+	requireCodec(t, b.Dir(), codec)
 }
 
 // TestRestartMidStream stops the service — cleanly, or by a simulated power
@@ -116,7 +161,13 @@ func TestProjection(t *testing.T) {
 // the same directory, and so on until every event is placed; then checks
 // that the view counts every event exactly once. After clean stops no
 // event is even delivered twice; after crashes some are, and are skipped.
+// Each codec, each way of stopping.
 func TestRestartMidStream(t *testing.T) {
+	matrix.EachCodec(t, testRestartMidStream)
+}
+
+func testRestartMidStream(t *testing.T, codec record.Compression) {
+	cfg := withCodec(codec)
 	for _, tc := range []struct {
 		name  string
 		crash bool
@@ -125,7 +176,7 @@ func TestRestartMidStream(t *testing.T) {
 		{"crash", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const n = 600
+			const n = 300
 			ctx := context.Background()
 			seed := uint64(time.Now().UnixNano())
 			t.Logf("seed %d", seed)
@@ -134,9 +185,9 @@ func TestRestartMidStream(t *testing.T) {
 			evs := events(n)
 			applied, skipped, runs := 0, 0, 0
 			for next := 0; next < n; runs++ {
-				svc, err := Start(ctx, b.Dir())
+				svc, err := Start(ctx, b.Dir(), cfg)
 				require.NoError(t, err)
-				chunk := min(n-next, 1+rng.IntN(120))
+				chunk := min(n-next, 1+rng.IntN(60))
 				publish(t, svc, evs[next:next+chunk])
 				next += chunk
 				if tc.crash {
@@ -150,7 +201,7 @@ func TestRestartMidStream(t *testing.T) {
 				applied += svc.Stats().Applied
 				skipped += svc.Stats().Skipped
 			}
-			svc, err := Start(ctx, b.Dir())
+			svc, err := Start(ctx, b.Dir(), cfg)
 			require.NoError(t, err)
 			require.NoError(t, svc.CaughtUp(ctx))
 			require.Equal(t, fold(evs), withoutPositions(svc.Totals()), "every event counted exactly once")
@@ -162,20 +213,27 @@ func TestRestartMidStream(t *testing.T) {
 				require.Zero(t, skipped+st.Skipped, "and never delivered twice")
 			}
 
-			svc, err = Start(ctx, b.Dir())
+			svc, err = Start(ctx, b.Dir(), cfg)
 			require.NoError(t, err)
 			require.Equal(t, fold(evs), withoutPositions(svc.Totals()), "restored from the changelog")
 			require.NoError(t, svc.Close(ctx))
+			requireCodec(t, b.Dir(), codec)
 		})
 	}
 }
 
 // TestProjectionSkipsRedelivered delivers events again, as after a crash
 // between the changelog write and the offset commit: they are skipped.
+// Each codec.
 func TestProjectionSkipsRedelivered(t *testing.T) {
+	matrix.EachCodec(t, testProjectionSkipsRedelivered)
+}
+
+func testProjectionSkipsRedelivered(t *testing.T, codec record.Compression) {
 	ctx := context.Background()
 	b := logtest.New(t)
-	svc, err := Start(ctx, b.Dir())
+	cfg := withCodec(codec)
+	svc, err := Start(ctx, b.Dir(), cfg)
 	require.NoError(t, err)
 	evs := events(40)
 	publish(t, svc, evs)
@@ -185,12 +243,13 @@ func TestProjectionSkipsRedelivered(t *testing.T) {
 	// Rewind the group, as a lost commit would leave it.
 	b.Restart()
 	require.NoError(t, resetGroup(ctx, b))
-	svc, err = Start(ctx, b.Dir())
+	svc, err = Start(ctx, b.Dir(), cfg)
 	require.NoError(t, err)
 	require.NoError(t, svc.CaughtUp(ctx))
 	require.Equal(t, fold(evs), withoutPositions(svc.Totals()))
 	require.Equal(t, Stats{Applied: 0, Skipped: 40, Commits: svc.Stats().Commits}, svc.Stats())
 	require.NoError(t, svc.Close(ctx))
+	requireCodec(t, b.Dir(), codec)
 }
 
 func resetGroup(ctx context.Context, b *logtest.Broker) error {
@@ -200,4 +259,62 @@ func resetGroup(ctx context.Context, b *logtest.Broker) error {
 	}
 	_, err := consumer.ResetOffsets(ctx, b.Dir(), Group, tps, consumer.ResetEarliest)
 	return err
+}
+
+// TestDemo runs the program's demo with each codec, 40 orders a run, and
+// checks what it prints: the first run starts from an empty view, the
+// second restores the first one's five customers from the changelog, and
+// each run's view adds up the orders placed so far (two in twelve of them
+// cancelled, i%6 == 5).
+func TestDemo(t *testing.T) {
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		const orders = 40
+		var out bytes.Buffer
+		dir := t.TempDir()
+		require.NoError(t, demo(context.Background(), dir, orders, withCodec(codec), &out))
+
+		type total struct {
+			orders int
+			cents  int64
+		}
+		run := map[string]total{} // the view after one run
+		for i := range orders {
+			c := run[fmt.Sprintf("customer-%d", i%5)]
+			if i%6 != 5 {
+				c.orders++
+				c.cents += int64(100 + i%7*250)
+			}
+			run[fmt.Sprintf("customer-%d", i%5)] = c
+		}
+		var want []string
+		for r := 1; r <= 2; r++ {
+			restored := 0
+			if r == 2 {
+				restored = len(run)
+			}
+			want = append(want, fmt.Sprintf("run %d: view restored from %s: %d customers", r, TotalsTopic, restored))
+			for c := range 5 {
+				name := fmt.Sprintf("customer-%d", c)
+				want = append(want, fmt.Sprintf("%s %d orders %.2f", name, r*run[name].orders, float64(int64(r)*run[name].cents)/100))
+			}
+			want = append(want, "projection")
+		}
+		// The lines without what depends on timing: the position of each
+		// customer's last event, the projection's counts.
+		position := regexp.MustCompile(`\s+\(\d+ events, last at ` + EventsTopic + `-\d@\d+\)$`)
+		var got []string
+		for line := range strings.Lines(out.String()) {
+			line = strings.TrimSpace(position.ReplaceAllString(strings.TrimSuffix(line, "\n"), ""))
+			if strings.HasPrefix(line, "projection:") {
+				line = "projection"
+			}
+			got = append(got, strings.Join(strings.Fields(line), " "))
+		}
+		require.Equal(t, want, got, "the demo's output:\n%s", out.String())
+
+		d, err := log.Open(context.Background(), dir, dirConfig())
+		require.NoError(t, err)
+		defer func() { require.NoError(t, d.Close()) }()
+		requireCodec(t, d, codec)
+	})
 }

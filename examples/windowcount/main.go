@@ -25,6 +25,11 @@
 //	go run ./examples/windowcount                      # 10,000 events in a temporary directory
 //	go run ./examples/windowcount -dir DIR -seed 5000  # append 5,000 events to DIR's source, then process
 //	go run ./examples/windowcount -dir DIR             # process what is left
+//	go run ./examples/windowcount -compression zstd    # every batch written compressed with zstd
+//
+// -compression is the producers' compression.type (Config.CompressionType
+// for the processor, SeedEvents' argument for the source): none (the
+// default, as Kafka's), gzip, snappy, lz4 or zstd.
 //
 // Each run processes what the source topic holds and stops once it has
 // caught up (every partition's committed position at its last stable
@@ -34,8 +39,9 @@
 // (the first ever start at 2026-01-01 00:00 UTC), so that each round closes
 // new windows instead of producing only late events.
 //
-// Its test kills the processor with SIGKILL at random moments, restarts it,
-// and checks the results against a replay of the same rules.
+// Its tests run the processor with each codec, and kill it with SIGKILL at
+// random moments, restarting it each time with a codec chosen from the
+// run's seed, and check the results against a replay of the same rules.
 package main
 
 import (
@@ -51,13 +57,21 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 func main() {
 	dir := flag.String("dir", "", "log directory (kept); default a temporary directory, removed after")
 	seed := flag.Int("seed", 0, "first append this many events to the source topic, continuing after its latest event time (default 10000 without -dir)")
+	compression := flag.String("compression", "none", "compression.type of the producers: none, gzip, snappy, lz4, zstd")
 	flag.Parse()
-	if err := demo(context.Background(), *dir, *seed, os.Stdout); err != nil {
+	cfg := DefaultConfig()
+	var err error
+	if cfg.CompressionType, err = record.ParseCompression(*compression); err != nil {
+		fmt.Fprintln(os.Stderr, "windowcount: -compression:", err)
+		os.Exit(2)
+	}
+	if err := demo(context.Background(), *dir, *seed, cfg, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "windowcount:", err)
 		os.Exit(1)
 	}
@@ -71,7 +85,10 @@ func dirConfig() log.Config {
 	return cfg
 }
 
-func demo(ctx context.Context, dir string, seed int, out io.Writer) (err error) {
+// demo appends seed events (10,000 in a temporary directory) to the source
+// topic, processes the source with the configuration cfg, and prints the
+// outputs.
+func demo(ctx context.Context, dir string, seed int, cfg Config, out io.Writer) (err error) {
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "kafkalite-windowcount-")
 		if err != nil {
@@ -89,12 +106,12 @@ func demo(ctx context.Context, dir string, seed int, out io.Writer) (err error) 
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	if seed > 0 {
-		if err := SeedEvents(ctx, d, seed, uint64(time.Now().UnixNano())); err != nil {
+		if err := SeedEvents(ctx, d, seed, uint64(time.Now().UnixNano()), cfg.CompressionType); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
-	n, err := Run(ctx, d, DefaultWindows, 500, nil)
+	n, err := Run(ctx, d, cfg, nil)
 	if err != nil {
 		return err
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,15 +18,21 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
-// childEnv selects the child mode of the test binary: run the processor on
-// the directory it names, printing a line per committed transaction.
-const childEnv = "KAFKALITE_WINDOWCOUNT_CHILD_DIR"
+// The child mode of the test binary, set by the parent in the environment.
+const (
+	// childEnv: run the processor on the directory it names, printing a
+	// line per committed transaction.
+	childEnv = "KAFKALITE_WINDOWCOUNT_CHILD_DIR"
+	// compressionEnv is the child's compression.type ("lz4").
+	compressionEnv = "KAFKALITE_WINDOWCOUNT_CHILD_COMPRESSION"
+)
 
 // childPollRecords keeps the child's transactions small, so that kills land
 // in many different places.
@@ -32,18 +40,28 @@ const childPollRecords = 150
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(childEnv); dir != "" {
-		os.Exit(child(dir))
+		os.Exit(child(dir, os.Getenv(compressionEnv)))
 	}
 	os.Exit(m.Run())
 }
 
-func child(dir string) int {
+// child runs the processor for the parent test, writing with compression
+// (compressionEnv's value), and prints "commit <events>" after each
+// transaction, then "done", or "error ...".
+func child(dir, compression string) int {
 	out := bufio.NewWriter(os.Stdout)
 	defer out.Flush()
 	ctx := context.Background()
-	d, err := log.Open(ctx, dir, testDirConfig())
+	cfg := DefaultConfig()
+	cfg.MaxPollRecords = childPollRecords
+	codec, err := record.ParseCompression(compression)
+	cfg.CompressionType = codec
+	var d *log.Dir
 	if err == nil {
-		_, err = Run(ctx, d, DefaultWindows, childPollRecords, func(n int) {
+		d, err = log.Open(ctx, dir, testDirConfig())
+	}
+	if err == nil {
+		_, err = Run(ctx, d, cfg, func(n int) {
 			fmt.Fprintln(out, "commit", n)
 			out.Flush()
 		})
@@ -161,28 +179,65 @@ func TestTaskChanges(t *testing.T) {
 	}
 }
 
-// TestWindowCount runs the processor in process (memory filesystem), in
-// two runs with more events in between, and checks the outputs.
-func TestWindowCount(t *testing.T) {
-	ctx := context.Background()
-	b := logtest.New(t)
-	require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 1))
-	n, err := Run(ctx, b.Dir(), DefaultWindows, 200, nil)
-	require.NoError(t, err)
-	require.Equal(t, 1500, n)
-	b.Restart() // the second run restores its tasks from a reopened directory
-	require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 2))
-	n, err = Run(ctx, b.Dir(), DefaultWindows, 200, nil)
-	require.NoError(t, err)
-	require.Equal(t, 1500, n)
-	checkOutputs(t, b.Dir())
+// withCodec is DefaultConfig with compression codec and maxPollRecords.
+func withCodec(codec record.Compression, maxPollRecords int) Config {
+	cfg := DefaultConfig()
+	cfg.CompressionType, cfg.MaxPollRecords = codec, maxPollRecords
+	return cfg
+}
 
-	// A malformed input goes to the side topic, and the pipeline goes on.
-	b.Produce(SourceTopic, logtest.InPartition(logtest.KV("click", "not json"), 0))
-	_, err = Run(ctx, b.Dir(), DefaultWindows, 200, nil)
-	require.NoError(t, err)
-	late := b.Expect(t, LateTopic).Partition(0).Records()
-	require.Equal(t, "not json", string(late[len(late)-1].Value))
+// TestWindowCount runs the processor in process (memory filesystem), with
+// each codec, in two runs with more events in between, and checks the
+// outputs and that every batch of every topic is compressed with the codec.
+func TestWindowCount(t *testing.T) {
+	matrix.EachCodec(t, func(t *testing.T, codec record.Compression) {
+		ctx := context.Background()
+		cfg := withCodec(codec, 200)
+		b := logtest.New(t)
+		require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 1, codec))
+		n, err := Run(ctx, b.Dir(), cfg, nil)
+		require.NoError(t, err)
+		require.Equal(t, 1500, n)
+		b.Restart() // the second run restores its tasks from a reopened directory
+		require.NoError(t, SeedEvents(ctx, b.Dir(), 1500, 2, codec))
+		n, err = Run(ctx, b.Dir(), cfg, nil)
+		require.NoError(t, err)
+		require.Equal(t, 1500, n)
+		checkOutputs(t, b.Dir())
+		for _, topic := range []string{SourceTopic, ResultsTopic, LateTopic, ChangelogTopic} {
+			require.Equal(t, []record.Compression{codec}, slices.Sorted(maps.Keys(batchCodecs(t, b.Dir(), topic))), "%s: the codecs of its data batches", topic)
+		}
+
+		// A malformed input goes to the side topic, and the pipeline goes on.
+		b.Produce(SourceTopic, logtest.InPartition(logtest.KV("click", "not json"), 0))
+		_, err = Run(ctx, b.Dir(), cfg, nil)
+		require.NoError(t, err)
+		late := b.Expect(t, LateTopic).Partition(0).Records()
+		require.Equal(t, "not json", string(late[len(late)-1].Value))
+	})
+}
+
+// batchCodecs counts the data batches of topic by codec (control batches,
+// uncompressed by Kafka's rules, are not counted).
+func batchCodecs(t *testing.T, d *log.Dir, topic string) map[record.Compression]int {
+	t.Helper()
+	out := map[record.Compression]int{}
+	for p := range int32(Partitions) {
+		l, err := d.Partition(topic, p)
+		require.NoError(t, err)
+		batch := int64(-1)
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
+				if h.BaseOffset != batch {
+					batch = h.BaseOffset
+					out[h.Attributes.Compression()]++
+				}
+				return nil
+			})
+			require.NoError(t, err)
+		}
+	}
+	return out
 }
 
 // TestSeedingContinues seeds one directory in two rounds, as
@@ -191,8 +246,12 @@ func TestWindowCount(t *testing.T) {
 // after the first's latest, so it closes new windows and its events are
 // late no more often than the first round's (about one in thirty by
 // construction; they would all be late if it started over at the first
-// round's start).
+// round's start). Each codec.
 func TestSeedingContinues(t *testing.T) {
+	matrix.EachCodec(t, testSeedingContinues)
+}
+
+func testSeedingContinues(t *testing.T, codec record.Compression) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	type round struct {
@@ -211,8 +270,8 @@ func TestSeedingContinues(t *testing.T) {
 		r := &rounds[i]
 		d, err := log.Open(ctx, dir, testDirConfig()) // each round opens the directory anew, as go run does
 		require.NoError(t, err)
-		require.NoError(t, SeedEvents(ctx, d, r.events, uint64(i+1)))
-		n, err := Run(ctx, d, DefaultWindows, 500, nil)
+		require.NoError(t, SeedEvents(ctx, d, r.events, uint64(i+1), codec))
+		n, err := Run(ctx, d, withCodec(codec, 500), nil)
 		require.NoError(t, err)
 		require.Equal(t, r.events, n, "round %d: the round's events are processed", i)
 
@@ -264,8 +323,10 @@ func TestSeedingContinues(t *testing.T) {
 // TestWindowCountAcrossKills seeds the source, then runs the processor as a
 // child process and kills it with SIGKILL at random moments — between
 // transactions, inside them, during commits — restarting it each time, until
-// a run finishes. The outputs, read with read_committed, must be exactly
-// those of a replay of the events through the same rules.
+// a run finishes. Each run writes with a codec chosen from the seed, the
+// source with another. The outputs, read with read_committed, must be
+// exactly those of a replay of the events through the same rules, and hold
+// data batches of the codec of every run that committed, of no other.
 func TestWindowCountAcrossKills(t *testing.T) {
 	const events, kills = 3000, 8
 	dir := t.TempDir()
@@ -276,18 +337,25 @@ func TestWindowCountAcrossKills(t *testing.T) {
 		seed, err = strconv.ParseUint(v, 10, 64)
 		require.NoError(t, err, "KAFKALITE_CRASH_SEED")
 	}
-	t.Logf("seed %d (KAFKALITE_CRASH_SEED=%d replays the events and the kill plan)", seed, seed)
+	t.Logf("seed %d (KAFKALITE_CRASH_SEED=%d replays the events, the kill plan and the codecs)", seed, seed)
+	codecs := rand.New(rand.NewPCG(seed, 8)) // a stream of its own: the kill plan of a seed does not depend on it
+	nextCodec := func() record.Compression { return matrix.AllCodecs[codecs.IntN(len(matrix.AllCodecs))] }
+	sourceCodec := nextCodec()
+	t.Logf("source written with %v", sourceCodec)
 	d, err := log.Open(ctx, dir, testDirConfig())
 	require.NoError(t, err)
-	require.NoError(t, SeedEvents(ctx, d, events, seed))
+	require.NoError(t, SeedEvents(ctx, d, events, seed, sourceCodec))
 	require.NoError(t, d.Close())
 
 	rng := rand.New(rand.NewPCG(seed, 7))
 	killed, processed := 0, 0
+	used, committedWith := map[record.Compression]bool{}, map[record.Compression]bool{}
 	for run := 0; ; run++ {
 		require.Less(t, run, 100, "the processor never finished")
+		codec := nextCodec()
+		used[codec] = true
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"="+dir)
+		cmd.Env = append(os.Environ(), childEnv+"="+dir, compressionEnv+"="+codec.String())
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
 		cmd.Stderr = os.Stderr
@@ -300,19 +368,26 @@ func TestWindowCountAcrossKills(t *testing.T) {
 				lines <- sc.Text()
 			}
 		}()
+		commits := 0
+		observe := func(line string) {
+			require.False(t, strings.HasPrefix(line, "error"), line)
+			if strings.HasPrefix(line, "commit") {
+				processed += commitCount(t, line)
+				commits++
+				committedWith[codec] = true
+			}
+		}
 		if killed < kills {
 			// Kill after a random number of commits, plus a random delay
 			// so that some kills land inside a transaction.
 			want, finished := rng.IntN(5), false
-			for commits := 0; commits < want; {
+			for commits < want {
 				line, ok := <-lines
 				if !ok || line == "done" {
 					finished = true
 					break
 				}
-				require.False(t, strings.HasPrefix(line, "error"), line)
-				processed += commitCount(t, line)
-				commits++
+				observe(line)
 			}
 			if !finished {
 				time.Sleep(time.Duration(rng.IntN(5000)) * time.Microsecond) // where in the transaction the kill lands
@@ -322,34 +397,52 @@ func TestWindowCountAcrossKills(t *testing.T) {
 					require.ErrorIs(t, err, os.ErrProcessDone, "the child ended before the kill")
 				}
 			}
-			for range lines {
+			for line := range lines { // what the child wrote before the signal landed
+				if line != "done" {
+					observe(line)
+				}
 			}
 			werr := cmd.Wait()
 			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				require.Equal(t, syscall.SIGKILL, ws.Signal(), "the child must die of the SIGKILL")
+				t.Logf("run %d (%v): killed after %d commits", run, codec, commits)
 			} else {
 				require.NoError(t, werr, "the child failed before the kill")
+				t.Logf("run %d (%v): finished before its kill, %d commits", run, codec, commits)
 			}
 			continue
 		}
 		var last string
 		for line := range lines {
-			require.False(t, strings.HasPrefix(line, "error"), line)
-			if strings.HasPrefix(line, "commit") {
-				processed += commitCount(t, line)
+			if line != "done" {
+				observe(line)
 			}
 			last = line
 		}
 		require.NoError(t, cmd.Wait())
 		require.Equal(t, "done", last)
+		t.Logf("run %d (%v): finished, %d commits", run, codec, commits)
 		break
 	}
-	t.Logf("%d kills; %d events in committed transactions seen by the test", killed, processed)
 
 	d, err = log.Open(ctx, dir, testDirConfig())
 	require.NoError(t, err)
 	defer d.Close()
 	checkOutputs(t, d)
+	found := map[record.Compression]int{}
+	for _, topic := range []string{ResultsTopic, LateTopic, ChangelogTopic} {
+		for codec, n := range batchCodecs(t, d, topic) {
+			found[codec] += n
+		}
+	}
+	t.Logf("%d kills; %d events in committed transactions seen by the test; output data batches by codec: %v", killed, processed, found)
+	require.Equal(t, []record.Compression{sourceCodec}, slices.Sorted(maps.Keys(batchCodecs(t, d, SourceTopic))), "the source's codec")
+	for codec := range committedWith {
+		require.Contains(t, found, codec, "a run with %v committed: the outputs have its batches", codec)
+	}
+	for codec := range found {
+		require.True(t, used[codec], "the outputs have %v batches, a codec no run used", codec)
+	}
 }
 
 func commitCount(t *testing.T, line string) int {

@@ -31,6 +31,31 @@ const (
 // lateness.
 var DefaultWindows = Windows{Size: 10_000, Lateness: 3_000}
 
+// Config configures a run of the processor ([Run]).
+type Config struct {
+	// Windows is the windowing (DefaultWindows by default).
+	Windows Windows
+	// MaxPollRecords mirrors the consumer's max.poll.records (Kafka's
+	// default 500): the most events one transaction processes.
+	MaxPollRecords int
+	// CompressionType mirrors compression.type (Kafka's default none) of
+	// the processor's transactional producer: the codec of the batches it
+	// writes to ResultsTopic, LateTopic and ChangelogTopic. A run may use
+	// another codec than the one before it: consumers, the restore
+	// included, read batches of every codec alike.
+	CompressionType record.Compression
+}
+
+// DefaultConfig returns DefaultWindows and Kafka's defaults: 500 records
+// per poll, no compression.
+func DefaultConfig() Config {
+	return Config{
+		Windows:         DefaultWindows,
+		MaxPollRecords:  consumer.DefaultConfig().MaxPollRecords,
+		CompressionType: producer.DefaultConfig().CompressionType,
+	}
+}
+
 // CreateTopics creates the four topics if they do not exist. The
 // changelog is compacted: only each key's latest value matters.
 func CreateTopics(ctx context.Context, d *log.Dir) error {
@@ -63,8 +88,9 @@ const (
 // firstEventTime in an empty topic; otherwise 40 ms after the latest event
 // time in the topic (SeedEvents reads the whole topic to find it), so that
 // a second round continues the first: its events fall in new windows, late
-// no more often than in the first round.
-func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64) (err error) {
+// no more often than in the first round. The batches are compressed with
+// compression (a compression.type).
+func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64, compression record.Compression) (err error) {
 	if err := CreateTopics(ctx, d); err != nil {
 		return err
 	}
@@ -72,7 +98,9 @@ func SeedEvents(ctx context.Context, d *log.Dir, n int, seed uint64) (err error)
 	if err != nil {
 		return err
 	}
-	p, err := producer.New(d, producer.DefaultConfig())
+	pcfg := producer.DefaultConfig()
+	pcfg.CompressionType = compression
+	p, err := producer.New(d, pcfg)
 	if err != nil {
 		return err
 	}
@@ -128,9 +156,10 @@ func seedStart(d *log.Dir) (int64, error) {
 	return latest + eventSpacing, nil
 }
 
-// Run processes the source topic until it has caught up with it (every
-// partition's committed position at its last stable offset), then returns
-// the number of events processed. Each polled batch is one transaction
+// Run processes the source topic with the configuration cfg until it has
+// caught up with it (every partition's committed position at its last
+// stable offset), then returns the number of events processed. Each polled
+// batch (at most cfg.MaxPollRecords events) is one transaction
 // holding the changelog updates, the emitted results, the late events and
 // the consumed offsets (with each partition's stream time as the offsets'
 // metadata, as Kafka Streams commits it): a crash anywhere leaves either
@@ -142,12 +171,13 @@ func seedStart(d *log.Dir) (int64, error) {
 // changelog (the latest value per key, read_committed) and its stream time
 // from the committed offsets' metadata. One instance processes every
 // partition; a group of several would restore on assignment instead.
-func Run(ctx context.Context, d *log.Dir, cfg Windows, maxPollRecords int, afterCommit func(records int)) (n int, err error) {
+func Run(ctx context.Context, d *log.Dir, cfg Config, afterCommit func(records int)) (n int, err error) {
 	if err := CreateTopics(ctx, d); err != nil {
 		return 0, err
 	}
 	pcfg := producer.DefaultConfig()
 	pcfg.TransactionalID = TransactionalID
+	pcfg.CompressionType = cfg.CompressionType
 	p, err := producer.New(d, pcfg)
 	if err != nil {
 		return 0, err
@@ -162,13 +192,13 @@ func Run(ctx context.Context, d *log.Dir, cfg Windows, maxPollRecords int, after
 	ccfg.IsolationLevel = consumer.ReadCommitted
 	ccfg.EnableAutoCommit = false // offsets go with the transactions
 	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
-	ccfg.MaxPollRecords = maxPollRecords
+	ccfg.MaxPollRecords = cfg.MaxPollRecords
 	c, err := consumer.New(d, ccfg)
 	if err != nil {
 		return 0, err
 	}
 	defer func() { err = errors.Join(err, c.Close(ctx)) }()
-	tasks, err := restore(ctx, d, c, cfg)
+	tasks, err := restore(ctx, d, c, cfg.Windows)
 	if err != nil {
 		return 0, fmt.Errorf("restoring: %w", err)
 	}
