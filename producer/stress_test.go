@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
@@ -27,8 +31,11 @@ import (
 // transaction), that the tail of the compacted topic never sees a key go
 // back to an older value, that after cleaning each key holds its latest
 // acknowledged value once, and that Close leaves no goroutine behind.
-// KAFKALITE_STRESS_SCALE multiplies the records (default 1: 4 × 500
-// idempotent, 2 × 60 transactions, 2 × 600 updates of 20 keys each).
+// The eight producers compress with a mix of codecs, stressCodec: every
+// codec, in one log, through the cleaner; every record must be in a batch
+// of its producer's codec. KAFKALITE_STRESS_SCALE multiplies the records
+// (default 1: 4 × 500 idempotent, 2 × 60 transactions, 2 × 600 updates of
+// 20 keys each).
 func TestStress(t *testing.T) {
 	scale := 1
 	if n, err := strconv.Atoi(os.Getenv("KAFKALITE_STRESS_SCALE")); err == nil && n > 0 {
@@ -122,7 +129,9 @@ func TestStress(t *testing.T) {
 	var pwg sync.WaitGroup
 	for p := range 4 {
 		pwg.Go(func() {
-			pr, err := New(d, DefaultConfig())
+			pcfg := DefaultConfig()
+			pcfg.CompressionType = stressCodec(fmt.Sprintf("p%d", p))
+			pr, err := New(d, pcfg)
 			if err != nil {
 				t.Error(err)
 				return
@@ -148,6 +157,7 @@ func TestStress(t *testing.T) {
 		pwg.Go(func() {
 			pcfg := DefaultConfig()
 			pcfg.TransactionalID = fmt.Sprintf("stress-%d", p)
+			pcfg.CompressionType = stressCodec(fmt.Sprintf("t%d", p))
 			pr, err := New(d, pcfg)
 			if err != nil {
 				t.Error(err)
@@ -248,6 +258,19 @@ func TestStress(t *testing.T) {
 		}
 		require.Len(t, gr.seen, want[name], "group %s: nothing else", name)
 	}
+	codecs := map[record.Compression]int{}
+	for p := range int32(4) {
+		l, err := d.Partition(topic, p)
+		require.NoError(t, err)
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, h *record.BatchHeader) error {
+				return checkStressCodec(string(r.Value), h, codecs)
+			})
+			require.NoError(t, err)
+		}
+	}
+	require.Len(t, codecs, len(matrix.AllCodecs), "records of every codec in %s: %v", topic, codecs)
+	t.Logf("%s: records by batch codec: %v", topic, codecs)
 	kv.check(ctx, t)
 	require.NoError(t, d.Close())
 
@@ -262,6 +285,37 @@ func TestStress(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
 	}
 	t.Logf("%d committed and %d aborted records, each group exactly once", len(committed), len(aborted))
+}
+
+// stressProducers names TestStress's producers: four idempotent ones, two
+// transactional ones, the compacted topic's two writers. Their records
+// carry the name: values "p1-7", "t0-3-2", keys "k1-5".
+var stressProducers = []string{"p0", "p1", "p2", "p3", "t0", "t1", "k0", "k1"}
+
+// stressCodec is the compression.type of the producer named name: the i-th
+// of stressProducers uses matrix.AllCodecs[i%5], so that every codec is in
+// use.
+func stressCodec(name string) record.Compression {
+	i := slices.Index(stressProducers, name)
+	if i < 0 {
+		panic("stressCodec: no producer " + name) // a typo in the test
+	}
+	return matrix.AllCodecs[i%len(matrix.AllCodecs)]
+}
+
+// checkStressCodec checks that the record named by s (a value or a key of
+// the compacted topic) is in a batch of its producer's codec, and counts
+// it in codecs.
+func checkStressCodec(s string, h *record.BatchHeader, codecs map[record.Compression]int) error {
+	name, _, _ := strings.Cut(s, "-")
+	if !slices.Contains(stressProducers, name) {
+		return fmt.Errorf("batch %d: record %q of no producer", h.BaseOffset, s)
+	}
+	if got, want := h.Attributes.Compression(), stressCodec(name); got != want {
+		return fmt.Errorf("batch %d: record %q in a %v batch, its producer's codec is %v", h.BaseOffset, s, got, want)
+	}
+	codecs[h.Attributes.Compression()]++
+	return nil
 }
 
 // compactedStress is TestStress's compacted topic: producers updating keys
@@ -359,6 +413,7 @@ func startCompactedStress(ctx context.Context, t *testing.T, d *log.Dir, scale i
 		kv.writers.Go(func() {
 			pcfg := DefaultConfig()
 			pcfg.BatchSize = 512 // below segment.bytes, and many batches to clean
+			pcfg.CompressionType = stressCodec(fmt.Sprintf("k%d", q))
 			pr, err := New(d, pcfg)
 			if err != nil {
 				t.Error(err)
@@ -420,6 +475,7 @@ func (kv *compactedStress) check(ctx context.Context, t *testing.T) {
 		tombstone bool
 	}
 	got := map[string]last{}
+	codecs := map[record.Compression]int{}
 	removed, remaining := int64(0), 0
 	for p := range int32(2) {
 		l, err := kv.d.Partition(compactedTopic, p)
@@ -430,7 +486,10 @@ func (kv *compactedStress) check(ctx context.Context, t *testing.T) {
 		cleaned := l.FirstDirtyOffset()
 		below := map[string]bool{}
 		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, h *record.BatchHeader) error {
+				if err := checkStressCodec(string(r.Key), h, codecs); err != nil {
+					return err // the cleaner keeps a batch's codec
+				}
 				v, err := stressVersion(r.Headers)
 				if err != nil {
 					return err
@@ -455,6 +514,7 @@ func (kv *compactedStress) check(ctx context.Context, t *testing.T) {
 		require.Equal(t, v, kv.seen[key], "the tail read key %s up to its latest version", key)
 	}
 	require.Less(t, remaining, kv.sent, "the cleaner removed old versions")
+	require.ElementsMatch(t, []record.Compression{stressCodec("k0"), stressCodec("k1")}, slices.Collect(maps.Keys(codecs)), "the writers' codecs, kept by the cleaner")
 	t.Logf("compacted topic: %d keys, %d of %d records left, %d cleaning rounds in the background, %d records removed by the partitions' last rounds",
 		len(kv.acked), remaining, kv.sent, background, removed)
 }

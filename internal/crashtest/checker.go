@@ -44,6 +44,7 @@ type Checker struct {
 	topics      map[string]topicState   // churn topic -> what must be true of it
 	cacked      map[int64]compactRec    // acknowledged records of the compacted topic, by offset
 	clatest     map[string]int64        // key -> offset of its latest acknowledged record there
+	codecs      map[int]Codecs          // generation -> its producers' codecs
 
 	// Totals for the report.
 	Acks, Commits, OffsetCommits, Checks, RecordsRead int
@@ -51,6 +52,9 @@ type Checker struct {
 	// CompactRemoved the most records the cleaner had removed from it at a
 	// check.
 	CompactAcks, CompactRemoved int
+	// CodecRecords counts the workload's records read back in checks, by
+	// the codec of their batch.
+	CodecRecords map[record.Compression]int
 }
 
 // compactRec is an acknowledged record of the compacted topic.
@@ -65,8 +69,14 @@ func NewChecker() *Checker {
 		commitStart: map[string]bool{}, commitDone: map[string]bool{}, aborted: map[string]bool{},
 		tsend: map[string]map[int]loc{}, topics: map[string]topicState{},
 		cacked: map[int64]compactRec{}, clatest: map[string]int64{},
+		codecs: map[int]Codecs{}, CodecRecords: map[record.Compression]int{},
 	}
 }
+
+// Generation records that generation gen's producers compress with codecs,
+// before the generation starts: Check then expects every record of the
+// generation in a batch of its producer's codec.
+func (c *Checker) Generation(gen int, codecs Codecs) { c.codecs[gen] = codecs }
 
 // Observe records one line of a child's output. A line that is not in the
 // package's format (an "error" line, say) is an error.
@@ -170,7 +180,8 @@ type scanned struct {
 	offset int64
 	key    string
 	value  string
-	null   bool // a null value (a tombstone)
+	null   bool               // a null value (a tombstone)
+	codec  record.Compression // of its batch
 }
 
 // Check opens dir (recovery must succeed), checks it against everything
@@ -247,6 +258,7 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 	for _, topic := range []string{TopicAll, TopicOne, TopicTxn} {
 		c.checkValues(topic, data, fail)
 	}
+	c.checkCodecs(data, fail)
 	for topic := range topicPartitions {
 		if !present[topic] {
 			// Killed before creating it: then nothing was acknowledged.
@@ -378,7 +390,8 @@ func scan(l *log.Log, gaps bool) ([]scanned, error) {
 				}
 				want = rec.Offset + 1
 				if !h.Attributes.IsControl() && rec.Offset >= start {
-					out = append(out, scanned{offset: rec.Offset, key: string(rec.Key), value: string(rec.Value), null: rec.Value == nil})
+					out = append(out, scanned{offset: rec.Offset, key: string(rec.Key), value: string(rec.Value), null: rec.Value == nil,
+						codec: h.Attributes.Compression()})
 				}
 			}
 			if err := r.Err(); err != nil {
@@ -420,6 +433,52 @@ func (c *Checker) checkValues(topic string, data map[tp][]scanned, fail func(str
 			last[gen] = seq
 		}
 	}
+}
+
+// checkCodecs checks that every record of the workload's topics is in a
+// batch of the codec its generation's producer was given (the log keeps a
+// producer's codec, and the cleaner a batch's), and counts them by codec.
+// Tombstones, whose values do not name a generation, are counted only.
+func (c *Checker) checkCodecs(data map[tp][]scanned, fail func(string, ...any)) {
+	for t, recs := range data {
+		if _, ok := (Codecs{}).For(t.topic); !ok {
+			continue // an internal or churn topic
+		}
+		for _, r := range recs {
+			c.CodecRecords[r.codec]++
+			if r.null {
+				continue
+			}
+			gen, ok := generationOf(r.value)
+			if !ok {
+				fail("%s: offset %d: value %q names no generation", t, r.offset, r.value)
+				continue
+			}
+			codecs, ok := c.codecs[gen]
+			if !ok {
+				fail("%s: offset %d: value %q of generation %d, whose codecs were never given", t, r.offset, r.value, gen)
+				continue
+			}
+			if want, _ := codecs.For(t.topic); r.codec != want {
+				fail("%s: offset %d: value %q in a %v batch, its producer's codec is %v (generation %d: %v)", t, r.offset, r.value, r.codec, want, gen, codecs)
+			}
+		}
+	}
+}
+
+// generationOf returns the generation a workload value names: the number
+// after its leading "g" ("g12:all:7", "g12t3:0:2").
+func generationOf(v string) (int, bool) {
+	rest, ok := strings.CutPrefix(v, "g")
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	gen, err := strconv.Atoi(rest[:n])
+	return gen, err == nil
 }
 
 // parsePlain splits "g<gen>:<topic>:<seq>".

@@ -18,6 +18,12 @@
 //     (keyed updates over 23 keys, one in seven a tombstone), which the log
 //     cleaner compacts while the child runs.
 //
+// The four producers compress with codecs the parent chooses for each
+// generation from its seed ([Codecs]: four different ones of none, gzip,
+// snappy, lz4 and zstd, in a random order), so that a run of a few kills
+// puts every codec through every kind of producer, the cleaner and
+// recovery, and a log holds batches of several codecs.
+//
 // It reports what the library acknowledged, one line per event, written to
 // the output with one write call each (so that a line is either in the
 // pipe whole or not at all when the process dies):
@@ -39,19 +45,22 @@
 //
 // The [Checker] reads those lines and, after each kill, opens the directory
 // with log.Open (recovery must succeed) and checks, see [Checker.Check]:
-// every batch of every partition decodes from the log start offset with
-// its CRC verified; offsets are gapless (except in compacted topics, the
-// internal ones included, where the cleaner leaves gaps); every acknowledged record (acks=all
-// and acks=1 alike: a kill of the process does not lose the page cache) at
-// or above the log start offset is at its offset with its value; no value
-// appears twice; values of one generation are in order per partition; log
-// start offsets and the groups' committed offsets never go backwards;
-// read_committed shows only transactions whose commit was requested, every
-// record of a committed transaction, and nothing of an aborted one; topics
-// created are there and topics deleted stay deleted, and a topic whose
-// creation or deletion was interrupted is either absent or present with the
-// configuration it was created with; in the compacted topic, every key has
-// a record at or after its latest acknowledged one (the cleaner removes a
-// record only for a newer one with the same key), a record at an
-// acknowledged offset is the one acknowledged, and no value is there twice.
+// every batch of every partition decodes from the log start offset with its
+// CRC verified; every record of the workload is in a batch of the codec its
+// generation's producer was given (the parent tells the Checker,
+// [Checker.Generation]); offsets are gapless (except in compacted topics,
+// the internal ones included, where the cleaner leaves gaps); every
+// acknowledged record (acks=all and acks=1 alike: a kill of the process does
+// not lose the page cache) at or above the log start offset is at its offset
+// with its value; no value appears twice; values of one generation are in
+// order per partition; log start offsets and the groups' committed offsets
+// never go backwards; read_committed shows only transactions whose commit
+// was requested, every record of a committed transaction, and nothing of an
+// aborted one; topics created are there and topics deleted stay deleted, and
+// a topic whose creation or deletion was interrupted is either absent or
+// present with the configuration it was created with; in the compacted
+// topic, every key has a record at or after its latest acknowledged one (the
+// cleaner removes a record only for a newer one with the same key), a record
+// at an acknowledged offset is the one acknowledged, and no value is there
+// twice.
 package crashtest

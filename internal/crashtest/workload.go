@@ -14,6 +14,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // The workload's topics and groups.
@@ -72,6 +73,60 @@ func DirConfig() log.Config {
 	return cfg
 }
 
+// Codecs is the compression.type of each of a generation's producers, by
+// the topic it writes. The parent chooses them per generation from its
+// seed and passes them to the child ([Codecs.String], [ParseCodecs]); the
+// [Checker] checks every record's batch against them
+// ([Checker.Generation]).
+type Codecs struct {
+	All, One, Txn, Compact record.Compression
+}
+
+// For returns the codec of the producer writing topic, and false for a
+// topic no producer of the workload writes.
+func (c Codecs) For(topic string) (record.Compression, bool) {
+	switch topic {
+	case TopicAll:
+		return c.All, true
+	case TopicOne:
+		return c.One, true
+	case TopicTxn:
+		return c.Txn, true
+	case TopicCompact:
+		return c.Compact, true
+	}
+	return record.None, false
+}
+
+// String formats c as "all=lz4,one=none,txn=zstd,cmp=gzip", which
+// ParseCodecs parses.
+func (c Codecs) String() string {
+	return fmt.Sprintf("%s=%v,%s=%v,%s=%v,%s=%v", TopicAll, c.All, TopicOne, c.One, TopicTxn, c.Txn, TopicCompact, c.Compact)
+}
+
+// ParseCodecs parses what Codecs.String prints; every topic must be given.
+func ParseCodecs(s string) (Codecs, error) {
+	var c Codecs
+	fields := map[string]*record.Compression{TopicAll: &c.All, TopicOne: &c.One, TopicTxn: &c.Txn, TopicCompact: &c.Compact}
+	seen := map[string]bool{}
+	for kv := range strings.SplitSeq(s, ",") {
+		topic, name, ok := strings.Cut(kv, "=")
+		f := fields[topic]
+		if !ok || f == nil || seen[topic] {
+			return Codecs{}, fmt.Errorf("crashtest: codecs %q: bad field %q", s, kv)
+		}
+		codec, err := record.ParseCompression(name)
+		if err != nil {
+			return Codecs{}, fmt.Errorf("crashtest: codecs %q: %w", s, err)
+		}
+		*f, seen[topic] = codec, true
+	}
+	if len(seen) != len(fields) {
+		return Codecs{}, fmt.Errorf("crashtest: codecs %q: want a codec for each of %s, %s, %s, %s", s, TopicAll, TopicOne, TopicTxn, TopicCompact)
+	}
+	return c, nil
+}
+
 // transactionalID is the transactional producer's id, the same in every
 // child, so that each child's InitTransactions fences the previous one and
 // aborts the transaction it left open.
@@ -91,11 +146,12 @@ func (l *lineWriter) printf(format string, args ...any) {
 	_, _ = l.w.Write(b)
 }
 
-// Run is the child's workload, generation gen, on dir: it runs until ctx
-// ends or a step fails (it returns the error; the caller reports it), and
-// is meant to be killed before either. Every acknowledged event is written
-// to out as described in the package documentation.
-func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
+// Run is the child's workload, generation gen, on dir, its producers
+// compressing with codecs: it runs until ctx ends or a step fails (it
+// returns the error; the caller reports it), and is meant to be killed
+// before either. Every acknowledged event is written to out as described
+// in the package documentation.
+func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer) (err error) {
 	w := &lineWriter{w: out}
 	d, err := log.Open(ctx, dir, DirConfig())
 	if err != nil {
@@ -138,10 +194,14 @@ func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
 			}
 		})
 	}
-	run("acks=all producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicAll, producer.AcksAll) })
-	run("acks=1 producer", func(ctx context.Context) error { return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader) })
-	run("transactional producer", func(ctx context.Context) error { return transact(ctx, d, w, gen) })
-	run("compacted producer", func(ctx context.Context) error { return produceCompacted(ctx, d, w, gen) })
+	run("acks=all producer", func(ctx context.Context) error {
+		return produce(ctx, d, w, gen, TopicAll, producer.AcksAll, codecs.All)
+	})
+	run("acks=1 producer", func(ctx context.Context) error {
+		return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader, codecs.One)
+	})
+	run("transactional producer", func(ctx context.Context) error { return transact(ctx, d, w, gen, codecs.Txn) })
+	run("compacted producer", func(ctx context.Context) error { return produceCompacted(ctx, d, w, gen, codecs.Compact) })
 	run("group plain", func(ctx context.Context) error {
 		return consume(ctx, d, w, GroupPlain, consumer.ReadUncommitted, TopicAll, TopicOne)
 	})
@@ -157,9 +217,11 @@ func Run(ctx context.Context, dir string, gen int, out io.Writer) (err error) {
 	return err
 }
 
-// produce sends "g<gen>:<topic>:<seq>" records, keyed, until ctx ends.
-func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks) (err error) {
+// produce sends "g<gen>:<topic>:<seq>" records, keyed, compressed with
+// codec, until ctx ends.
+func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks, codec record.Compression) (err error) {
 	cfg := producer.DefaultConfig()
+	cfg.CompressionType = codec
 	cfg.Acks = acks
 	cfg.EnableIdempotence = acks == producer.AcksAll
 	cfg.Linger = time.Millisecond
@@ -201,10 +263,11 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 }
 
 // produceCompacted sends keyed updates "g<gen>:cmp:<seq>" to the compacted
-// topic, one in seven a tombstone, acks=all, and prints "cack <offset>
-// <key> <value or -null->" for each acknowledged one.
-func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int) (err error) {
+// topic, one in seven a tombstone, acks=all, compressed with codec, and
+// prints "cack <offset> <key> <value or -null->" for each acknowledged one.
+func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
 	cfg := producer.DefaultConfig()
+	cfg.CompressionType = codec
 	cfg.Linger = time.Millisecond
 	cfg.BatchSize = 512
 	p, err := producer.New(d, cfg)
@@ -249,9 +312,11 @@ func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int) (
 const tombstoneShown = "-null-"
 
 // transact runs transactions of 1 to 6 records over the partitions of
-// TopicTxn, committing three in four and aborting the rest.
-func transact(ctx context.Context, d *log.Dir, w *lineWriter, gen int) (err error) {
+// TopicTxn, compressed with codec, committing three in four and aborting
+// the rest.
+func transact(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
 	cfg := producer.DefaultConfig()
+	cfg.CompressionType = codec
 	cfg.TransactionalID = transactionalID
 	cfg.Linger = time.Millisecond
 	p, err := producer.New(d, cfg)
