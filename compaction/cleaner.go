@@ -158,11 +158,11 @@ type round struct {
 	st    *Stats
 }
 
-// Clean runs one cleaning round (KAFKA_FORMAT §9.4): it maps key → latest
-// offset over [FirstDirtyOffset, FirstUncleanableOffset), stopping when the
-// map is full, then rewrites the segments below the map's end in groups,
-// keeping the latest record of each key, and swaps each group in with
-// l.Replace. The stats say where the round ended (EndOffset): the next
+// Clean runs one cleaning round (Kafka's Cleaner.doClean): it maps key →
+// latest offset over [FirstDirtyOffset, FirstUncleanableOffset), stopping
+// when the map is full, then rewrites the segments below the map's end in
+// groups, keeping the latest record of each key, and swaps each group in
+// with l.Replace. The stats say where the round ended (EndOffset): the next
 // round starts there.
 func (c *Cleaner) Clean(ctx context.Context, l *Log) (st Stats, err error) {
 	st = Stats{FirstDirtyOffset: l.FirstDirtyOffset, EndOffset: l.FirstDirtyOffset, MapBudgetBytes: int64(c.m.BudgetSlots()) * SlotBytes}

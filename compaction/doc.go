@@ -1,6 +1,7 @@
 // Package compaction is Kafka's log cleaner: it keeps the latest record of
 // each key of a compacted topic (cleanup.policy=compact) and removes the
-// rest, without changing any offset (KAFKA_FORMAT §9.3–9.4).
+// rest, without changing any offset (Kafka's LogCleaner, Cleaner and
+// LogCleanerManager).
 //
 // The model, one round of a [Cleaner] over one log ([Log], filled by the
 // log package under the partition's write lock):

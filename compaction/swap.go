@@ -18,7 +18,7 @@ var ErrSwap = errors.New("compaction: segment swap failed")
 
 // CommitSwap replaces the segments old by the cleaned segment at base, whose
 // .cleaned files are written and fsynced, in Kafka's crash-safe order
-// (KAFKA_FORMAT §3.3):
+// (LocalLog.replaceSegments):
 //
 //  1. rename the .cleaned files to .swap (indexes first, the .log last,
 //     so a .log.swap means the whole segment is there), sync the directory;

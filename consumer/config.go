@@ -17,12 +17,11 @@ import (
 )
 
 // Configuration of a consumer ([Config]), mirroring Kafka's consumer
-// properties (KAFKA_FORMAT §12.2; ConsumerConfig.java,
-// AutoOffsetResetStrategy.java and ClassicKafkaConsumer.java of Apache Kafka
-// 4.x). A Config is a plain struct started from Kafka's defaults
-// ([DefaultConfig]), parsed from and printed to Kafka property maps
-// ([ParseConfig], [Config.Properties]) so that a Kafka consumer
-// configuration round-trips.
+// properties (ConsumerConfig.java, AutoOffsetResetStrategy.java and
+// ClassicKafkaConsumer.java of Apache Kafka 4.x). A Config is a plain struct
+// started from Kafka's defaults ([DefaultConfig]), parsed from and printed
+// to Kafka property maps ([ParseConfig], [Config.Properties]) so that a
+// Kafka consumer configuration round-trips.
 //
 // # Values
 //
@@ -322,7 +321,7 @@ const (
 )
 
 // Config holds a consumer's settings: Kafka's consumer properties
-// (KAFKA_FORMAT §12.2) plus hooks that are Go values (Logger, Now). Start
+// (ConsumerConfig.java) plus hooks that are Go values (Logger, Now). Start
 // from [DefaultConfig]: the zero value is not valid (a zero MaxPollRecords
 // or an empty GroupProtocol is an error). A Config is a value; methods only
 // read it. A copy shares the assignors of PartitionAssignmentStrategy.
@@ -448,7 +447,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns Kafka 4.x's consumer defaults (KAFKA_FORMAT §12.2),
+// DefaultConfig returns Kafka 4.x's consumer defaults (ConsumerConfig.java),
 // with kafkalite's difference (AllowAutoCreateTopics false) as documented
 // on the fields. Each call returns new assignors.
 func DefaultConfig() Config {

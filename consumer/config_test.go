@@ -24,9 +24,9 @@ const (
 	cooperativeStickyClass = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 )
 
-// kafkaConsumerDefaults are Kafka 4.x's consumer defaults (KAFKA_FORMAT
-// §12.2; ConsumerConfig.java) for the properties kafkalite uses and prints
-// by default, except allow.auto.create.topics (Kafka: true; kafkalite:
+// kafkaConsumerDefaults are Kafka 4.x's consumer defaults
+// (ConsumerConfig.java) for the properties kafkalite uses and prints by
+// default, except allow.auto.create.topics (Kafka: true; kafkalite:
 // false, see Config).
 var kafkaConsumerDefaults = map[string]string{
 	"auto.offset.reset":             "latest",

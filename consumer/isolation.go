@@ -37,7 +37,7 @@ func waitsForStable(l *log.Log, position, lso int64) bool {
 // does not parse is kept, for the fetch loop to report.
 func cutAtStable(buf []byte, lso int64) []byte {
 	for pos := 0; pos+record.HeaderSizeUpToMagic <= len(buf); {
-		// The base offset is the batch's first field (KAFKA_FORMAT §1).
+		// The base offset is the batch's first field (record package doc).
 		if int64(binary.BigEndian.Uint64(buf[pos:])) >= lso {
 			return buf[:pos]
 		}

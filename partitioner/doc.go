@@ -1,6 +1,6 @@
 // Package partitioner chooses the partition of each produced record exactly
-// as Apache Kafka's Java producer does (KAFKA_FORMAT.md §10), so that a key
-// lands in the same partition whether kafkalite or Kafka produced it.
+// as Apache Kafka's Java producer does, so that a key lands in the same
+// partition whether kafkalite or Kafka produced it.
 //
 // Verified against Kafka's clients module (apache/kafka): Utils.java
 // (murmur2, toPositive), BuiltInPartitioner.java, RecordAccumulator.java

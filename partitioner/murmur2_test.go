@@ -53,10 +53,10 @@ var librdkafkaVectors = []murmur2Vector{
 // More vectors, for the cases the published ones do not cover (short keys,
 // 21 bytes, UTF-8, bytes >= 0x80 whose sign extension would be a bug). The
 // expected values were computed three ways that agree: by a scratch Java
-// program (kept out of the repository) that applies KAFKA_FORMAT.md §10.1
-// with Java's own signed bytes and int arithmetic, and which reproduces
-// every published vector above; by murmur2Java in reference_test.go; and by
-// Murmur2.
+// program (kept out of the repository) that applies the murmur2 of the
+// package doc (Kafka's Utils.murmur2) with Java's own signed bytes and int
+// arithmetic, and which reproduces every published vector above; by
+// murmur2Java in reference_test.go; and by Murmur2.
 var extraVectors = []murmur2Vector{
 	{"a", []byte("a"), -1563381124},
 	{"ab", []byte("ab"), 316155434},

@@ -50,7 +50,7 @@ func (e *BufferExhaustedError) Unwrap() error { return os.ErrDeadlineExceeded }
 // Timeout reports true: the error is a timeout.
 func (e *BufferExhaustedError) Timeout() bool { return true }
 
-// BufferPool is Kafka's producer BufferPool (KAFKA_FORMAT §12.1): it bounds
+// BufferPool is Kafka's producer BufferPool (BufferPool.java): it bounds
 // the memory of the batches a producer holds to totalMemory
 // (buffer.memory), and recycles buffers of one size, poolableSize
 // (batch.size), through a free list.

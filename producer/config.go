@@ -15,9 +15,9 @@ import (
 )
 
 // Configuration of a producer ([Config]), mirroring Kafka's producer
-// properties (KAFKA_FORMAT §12.1; ProducerConfig.java and KafkaProducer.java
-// of Apache Kafka 4.x). A Config is a plain struct started from Kafka's
-// defaults ([DefaultConfig]), parsed from and printed to Kafka property maps
+// properties (ProducerConfig.java and KafkaProducer.java of Apache Kafka
+// 4.x). A Config is a plain struct started from Kafka's defaults
+// ([DefaultConfig]), parsed from and printed to Kafka property maps
 // ([ParseConfig], [Config.Properties]) so that a Kafka producer
 // configuration round-trips.
 //
@@ -139,7 +139,7 @@ func parseAcks(v string) (Acks, error) {
 }
 
 // Config holds a producer's settings: Kafka's producer properties
-// (KAFKA_FORMAT §12.1) plus hooks that are Go values (Partitioner,
+// (ProducerConfig.java) plus hooks that are Go values (Partitioner,
 // Interceptors, Logger, Now) and AutoCreateTopics. Start from
 // [DefaultConfig]: the zero value is not valid (a zero Linger or BatchSize
 // is a real setting). A Config is a value; methods only read it, and the
@@ -196,7 +196,8 @@ type Config struct {
 	// EnableIdempotence mirrors enable.idempotence (default true): the
 	// producer gets a producer id from the log directory and numbers its
 	// batches per partition, so that the log writes none twice and keeps
-	// them in order (KAFKA_FORMAT §5). Requires Acks all.
+	// them in order (as Kafka's ProducerStateManager checks sequences).
+	// Requires Acks all.
 	EnableIdempotence bool
 	// TransactionalID mirrors transactional.id (default unset, ""): set, the
 	// producer is transactional (InitTransactions, BeginTransaction,
@@ -209,8 +210,8 @@ type Config struct {
 	// transaction.max.timeout.ms; 0 to 2147483647 ms.
 	TransactionTimeout time.Duration
 	// Partitioner mirrors partitioner.class (default unset): nil selects
-	// Kafka's built-in partitioning (key hash, else uniform sticky,
-	// KAFKA_FORMAT §10). From a property map, Kafka's Java class names
+	// Kafka's built-in partitioning (key hash, else uniform sticky; see the
+	// partitioner package doc). From a property map, Kafka's Java class names
 	// resolve through [partitioner.ByClassName]; any partitioner can be set
 	// in code.
 	Partitioner partitioner.Partitioner
@@ -249,7 +250,7 @@ type Config struct {
 	Now func() time.Time
 }
 
-// DefaultConfig returns Kafka 4.x's producer defaults (KAFKA_FORMAT §12.1),
+// DefaultConfig returns Kafka 4.x's producer defaults (ProducerConfig.java),
 // with kafkalite's difference (AutoCreateTopics false) as documented on the
 // field.
 func DefaultConfig() Config {

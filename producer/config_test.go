@@ -17,8 +17,8 @@ import (
 	"github.com/kafkalite/kafkalite/record"
 )
 
-// kafkaProducerDefaults are Kafka 4.x's producer defaults (KAFKA_FORMAT
-// §12.1; ProducerConfig.java) for the properties kafkalite uses.
+// kafkaProducerDefaults are Kafka 4.x's producer defaults
+// (ProducerConfig.java) for the properties kafkalite uses.
 var kafkaProducerDefaults = map[string]string{
 	"acks":                                     "all",
 	"batch.size":                               "16384",

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Attributes is a batch's attributes field (KAFKA_FORMAT §1.3). Only the low
-// byte is defined; Kafka reads the field as (byte) short, so bits 8–15 are
-// ignored by every accessor.
+// Attributes is a batch's attributes field (Kafka's DefaultRecordBatch).
+// Only the low byte is defined; Kafka reads the field as (byte) short, so
+// bits 8–15 are ignored by every accessor.
 //
 //	bit  0–2  compression codec (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)
 //	bit  3    timestamp type (0 CreateTime, 1 LogAppendTime)

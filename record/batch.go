@@ -7,8 +7,9 @@ import (
 	"github.com/kafkalite/kafkalite/internal/crc"
 )
 
-// Wire-format constants of RecordBatch v2 (KAFKA_FORMAT §1.1, §1.6). They are
-// part of Kafka's on-disk format and must not be changed.
+// Wire-format constants of RecordBatch v2 (Kafka's DefaultRecordBatch and
+// RecordBatch). They are part of Kafka's on-disk format and must not be
+// changed.
 const (
 	// Magic is the only supported magic value (RecordBatch v2).
 	Magic int8 = 2
@@ -226,7 +227,7 @@ func ComputeCRC(b []byte) (uint32, error) {
 }
 
 // The helpers below rewrite a batch in place, as a log does on append
-// (KAFKA_FORMAT §11.2). Each checks only that the header is present.
+// (Kafka's LogValidator). Each checks only that the header is present.
 
 func checkHeaderLen(b []byte) error {
 	if len(b) < BatchHeaderLen {
@@ -301,8 +302,8 @@ func putHeader(b []byte, h *BatchHeader) {
 
 // AppendEmptyBatch appends a 61-byte batch with no records to dst, as Kafka's
 // cleaner writes one to keep producer state or a transaction marker's place
-// after every record was removed (KAFKA_FORMAT §1.9): recordsCount 0,
-// baseTimestamp -1, codec none and delete-horizon flag cleared; BaseOffset,
+// after every record was removed (DefaultRecordBatch.writeEmptyHeader):
+// recordsCount 0, baseTimestamp -1, codec none and delete-horizon flag cleared; BaseOffset,
 // LastOffsetDelta, MaxTimestamp, PartitionLeaderEpoch, the producer fields and
 // the timestamp-type, transactional and control flags are taken from h. The
 // CRC is computed; h's BatchLength, CRC, BaseTimestamp and RecordsCount are

@@ -16,7 +16,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// Compression of the records section (KAFKA_FORMAT §1.8). Writers produce
+// Compression of the records section (see the package doc). Writers produce
 // what Kafka's Java producer produces: a gzip member; snappy in xerial
 // framing (32 KiB blocks); an LZ4 frame with 64 KiB independent blocks, no
 // block or content checksums and a correct header checksum; a zstd frame.
@@ -250,9 +250,9 @@ func decompressLZ4(src, dst []byte, limit int) ([]byte, error) {
 }
 
 // zstdMaxWindow is the largest zstd window accepted: Java writers use
-// zstd's defaults for their level, up to 128 MiB at level 22
-// (KAFKA_FORMAT §13). Decoding a whole batch at once keeps no separate
-// window; the output buffer's capacity bounds memory.
+// zstd's defaults for their level, up to 128 MiB at level 22 (Kafka itself
+// sets no limit). Decoding a whole batch at once keeps no separate window;
+// the output buffer's capacity bounds memory.
 const zstdMaxWindow = 128 << 20
 
 var zstdReaders = sync.Pool{New: func() any {

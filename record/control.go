@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// ControlType is the type of a control record (KAFKA_FORMAT §2), stored in
-// the record's 4-byte key: version int16 (0), type int16.
+// ControlType is the type of a control record (Kafka's ControlRecordType),
+// stored in the record's 4-byte key: version int16 (0), type int16.
 type ControlType int16
 
 // Control record types. Part of the wire format; must not be changed.
@@ -94,10 +94,10 @@ func ParseEndTxnMarker(key, value []byte) (EndTxnMarker, error) {
 }
 
 // AppendEndTxnMarkerBatch appends a transaction marker batch to dst exactly
-// as Kafka writes one (KAFKA_FORMAT §2): attributes control + transactional,
-// codec none, CreateTime, baseSequence -1, the producer's id and epoch, one
-// record with the marker's key and value, timestamp as both base and max
-// timestamp. The batch is 78 bytes. baseOffset and partitionLeaderEpoch are
+// as Kafka writes one (MemoryRecords.writeEndTransactionalMarker):
+// attributes control + transactional, codec none, CreateTime, baseSequence
+// -1, the producer's id and epoch, one record with the marker's key and
+// value, timestamp as both base and max timestamp. The batch is 78 bytes. baseOffset and partitionLeaderEpoch are
 // as given (the log rewrites them on append).
 func AppendEndTxnMarkerBatch(dst []byte, baseOffset int64, partitionLeaderEpoch int32, producerID int64, producerEpoch int16, timestamp int64, m EndTxnMarker) ([]byte, error) {
 	if m.Type != ControlCommit && m.Type != ControlAbort {

@@ -4,7 +4,7 @@
 // batch written here is read by Kafka and its clients, and one written by
 // Kafka's Java client, librdkafka or franz-go is read here.
 //
-// A batch (all integers big-endian; KAFKA_FORMAT §1):
+// A batch (all integers big-endian; Kafka's DefaultRecordBatch):
 //
 //	 0                   8          12                 16    17     21     23
 //	+-------------------+----------+------------------+-----+------+------+
@@ -28,7 +28,10 @@
 //	keyLength varint | key | valueLength varint | value |
 //	headerCount varint | (headerKeyLength varint | headerKey | headerValueLength varint | headerValue)*
 //
-// with varints zig-zag encoded and a length of -1 meaning null.
+// with varints zig-zag encoded and a length of -1 meaning null (Kafka's
+// DefaultRecord). A producer writes offsetDelta 0, 1, 2, … and timestamp
+// deltas from baseTimestamp, the first record's timestamp; maxTimestamp is
+// the largest record timestamp.
 //
 // The package offers:
 //
@@ -50,4 +53,38 @@
 //
 // Legacy message formats (magic 0 and 1) are not supported: they fail with
 // [ErrUnsupportedMagic].
+//
+// # Compression
+//
+// With a codec in attr (bits 0–2: 1 gzip, 2 snappy, 3 lz4, 4 zstd), bytes
+// [61, end) are one compressed stream whose content is the records; the
+// header is never compressed and the CRC covers the compressed bytes as
+// stored. gzip is a standard gzip member and zstd a standard zstd frame
+// (readers accept several concatenated members or frames). Two codecs have
+// a framing of Kafka's Java producer, which this package writes:
+//
+//   - snappy in snappy-java's xerial stream format (Kafka's
+//     SnappyCompression, snappy-java's SnappyOutputStream): a 16-byte
+//     header, the magic 82 'S' 'N' 'A' 'P' 'P' 'Y' 00 then version 1 and
+//     compatible version 1 as big-endian int32s, then chunks, each an int32
+//     compressed length and one raw snappy block of at most 32 KiB of
+//     input. Readers take a section shorter than the header or not starting
+//     with the magic as one raw snappy block (what librdkafka and franz-go
+//     write), and a chunk length equal to the magic's first four bytes as
+//     the start of a concatenated stream.
+//   - LZ4 as an LZ4 frame (Kafka's Lz4BlockOutputStream; little-endian):
+//     magic 04 22 4d 18, FLG 0x60 (version 1, independent blocks, no block
+//     or content checksum, no content size), BD 0x40 (64 KiB blocks), the
+//     header checksum (xxHash32(FLG, BD) >> 8) & 0xff, then blocks, each a
+//     uint32 size (bit 31 set: stored uncompressed) and the block, and an
+//     end mark of four zero bytes. Readers also accept the optional
+//     checksums, a content size and other block sizes.
+//
+// # Worked example
+//
+// testdata/worked_example.hex is one batch computed by hand, field by
+// field, from the layout above: one record, key "k", value "v", timestamp
+// 1700000000000, offset 0, CreateTime, no compression, no producer id,
+// leader epoch -1; 70 bytes, batchLength 58, crc 0xE99B8DD8. Its comment
+// lines name each field.
 package record

@@ -67,7 +67,7 @@ func TestWorkedExample(t *testing.T) {
 	require.NoError(t, b.Append(1700000000000, []byte("k"), []byte("v"), nil))
 	got, err := b.Build()
 	require.NoError(t, err)
-	require.Equal(t, want, got, "encoder output differs from KAFKA_FORMAT §1.10")
+	require.Equal(t, want, got, "encoder output differs from the hand-computed worked example")
 
 	h, err := Validate(want)
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 package record
 
-// Kafka's variable-length integers (KAFKA_FORMAT §1.4): zig-zag encoded, then
+// Kafka's variable-length integers (ByteUtils in Kafka): zig-zag encoded, then
 // unsigned LEB128. A varint decodes into an int32 and takes at most 5 bytes; a
 // varlong into an int64 and at most 10. The decoders here are stricter than
 // Kafka's in one way only: bits that do not fit the target type (which

@@ -8,8 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestVarints checks the encoders against KAFKA_FORMAT §1.4's examples and
-// the decoders against encoding/binary within Kafka's limits.
+// TestVarints checks the encoders against known encodings (0, -1, 1, -64,
+// 64, 300 and the int32 limits) and the decoders against encoding/binary
+// within Kafka's limits.
 func TestVarints(t *testing.T) {
 	examples := []struct {
 		v    int32

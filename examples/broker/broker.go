@@ -30,7 +30,8 @@ import (
 // Handler is what a network layer calls. Each method maps to one call of
 // package log.
 type Handler interface {
-	// Produce appends one producer batch (KAFKA_FORMAT §11) to a partition.
+	// Produce appends one producer batch to a partition, validated and
+	// rewritten as a Kafka broker does (see [log.Log.Append]).
 	Produce(topic string, partition int32, batch []byte) (log.AppendResult, error)
 	// Fetch returns whole batches from offset, at most maxBytes of them but at
 	// least one, as file slices. The caller releases the result.

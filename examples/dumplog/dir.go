@@ -17,8 +17,8 @@ import (
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// Files of a log directory's root and of a partition directory
-// (KAFKA_FORMAT §3.1, §6).
+// Files of a log directory's root and of a partition directory (see the
+// directory tree in the internal/checkpoint package doc).
 const (
 	metaPropertiesFile    = "meta.properties"
 	cleanShutdownFile     = ".kafka_cleanshutdown"

@@ -19,8 +19,9 @@ import (
 )
 
 // The fixture is a log directory laid out as a Kafka 4 broker lays it out
-// (KAFKA_FORMAT §3, §4, §5, §6), built byte by byte from the format
-// description by buildFixture, not by kafkalite's log package:
+// (the layouts of the segment, index, internal/snapshot and
+// internal/checkpoint package docs), built byte by byte from those
+// descriptions by buildFixture, not by kafkalite's log package:
 //
 //	kafka-logdir/
 //	  meta.properties, .kafka_cleanshutdown, recovery-point-offset-checkpoint,
@@ -101,11 +102,11 @@ func ownBatch(t *testing.T, h record.BatchHeader, recs []record.Record) []byte {
 var noProducer = record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
 
 // writeSegment writes a segment's .log, .index and .timeindex as Kafka's
-// LogSegment leaves them after a roll or a clean shutdown (KAFKA_FORMAT
-// §4.1): an offset entry (batch last offset, batch position) and a time
-// entry (max timestamp so far, its batch's last offset) whenever more than
-// index.interval.bytes were appended since the last entries, the final time
-// entry added on roll, both files trimmed.
+// LogSegment leaves them after a roll or a clean shutdown (the index
+// package doc's "Filling rules"): an offset entry (batch last offset, batch
+// position) and a time entry (max timestamp so far, its batch's last
+// offset) whenever more than index.interval.bytes were appended since the
+// last entries, the final time entry added on roll, both files trimmed.
 func writeSegment(t *testing.T, dir string, base int64, batches [][]byte) {
 	t.Helper()
 	var log, offsetIndex, timeIndex []byte

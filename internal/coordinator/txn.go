@@ -18,7 +18,7 @@ import (
 )
 
 // TransactionStateTopic is Kafka's internal topic of transaction state
-// (KAFKA_FORMAT §8).
+// (its records are described in the txncodec package doc).
 const TransactionStateTopic = "__transaction_state"
 
 // txnServiceName is the transaction coordinator's name among the Dir's

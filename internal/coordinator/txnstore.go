@@ -16,7 +16,7 @@ import (
 // txnValueVersion is the TransactionLogValue version written: 0, what Kafka
 // writes at transaction.version 0 — the protocol this coordinator
 // implements (the epoch is not bumped at every transaction's end) — and
-// what every Kafka 3.x and 4.x broker reads (KAFKA_FORMAT §8.3).
+// what every Kafka 3.x and 4.x broker reads (see the txncodec package doc).
 const txnValueVersion = 0
 
 // stateLog returns the __transaction_state partition of a transactional

@@ -1,5 +1,6 @@
 // Package crc holds the CRC-32C (Castagnoli) checksum Kafka uses for record
-// batches (KAFKA_FORMAT §1.2), producer-state snapshots and other files.
+// batches (DefaultRecordBatch, Crc32C), producer-state snapshots and other
+// files.
 //
 // The algorithm: reflected polynomial 0x82F63B78, initial value 0xFFFFFFFF,
 // final XOR 0xFFFFFFFF; the check value of ASCII "123456789" is 0xE3069283.

@@ -9,7 +9,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/crc"
 )
 
-// The CRC-32C check value (KAFKA_FORMAT §1.2): the checksum of ASCII
+// The CRC-32C check value (Kafka's Crc32C): the checksum of ASCII
 // "123456789" is 0xE3069283, for Castagnoli's polynomial with Kafka's
 // initial value and final XOR.
 func ExampleChecksum() {
@@ -21,9 +21,10 @@ func ExampleChecksum() {
 // A record batch's crc field (bytes 17–20) covers bytes [21, end): from
 // attributes to the last record, so baseOffset, batchLength and
 // partitionLeaderEpoch, which the broker rewrites, are not covered. The
-// batch here is the worked example of KAFKA_FORMAT §1.10, whose crc is
-// 0xE99B8DD8. Update sums the region piece by piece, as segment recovery
-// does when it reads a batch in chunks; the result is the same.
+// batch here is the record package's worked example
+// (record/testdata/worked_example.hex), whose crc is 0xE99B8DD8. Update
+// sums the region piece by piece, as segment recovery does when it reads a
+// batch in chunks; the result is the same.
 func ExampleUpdate() {
 	batch, err := hex.DecodeString(strings.Join([]string{
 		"0000000000000000", "0000003a", "ffffffff", "02", "e99b8dd8", // baseOffset .. crc

@@ -1,11 +1,11 @@
 // Package groupcodec encodes and decodes the records of consumer-group state
 // in Kafka's internal topic __consumer_offsets — committed offsets and
 // classic group metadata — and the classic consumer protocol bytes stored
-// inside the latter, exactly as Kafka 4.x writes and reads them
-// (KAFKA_FORMAT §7). It does no I/O: a coordinator frames the keys and
-// values produced here as ordinary records (the record package), sends
-// each group to its partition ([PartitionFor]) and replays what it reads
-// back.
+// inside the latter, exactly as Kafka 4.x writes and reads them (Kafka's
+// schemas and classes named under "Versions written" below). It does no
+// I/O: a coordinator frames the keys and values produced here as ordinary
+// records (the record package), sends each group to its partition
+// ([PartitionFor]) and replays what it reads back.
 //
 // # Topic and partitioning
 //

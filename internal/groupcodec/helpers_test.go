@@ -61,7 +61,9 @@ var (
 		TopicID:         goldenTopicID,
 	}
 
-	// The consumer protocol examples of KAFKA_FORMAT §7.6.
+	// The smallest consumer protocol values: a subscription to topic "t" and
+	// an assignment of its partition 0 (subscription-v3-minimal.hex and
+	// assignment-v3-minimal.hex).
 	minimalSubscription = Subscription{Topics: []string{"t"}, GenerationID: NoGenerationID}
 	minimalAssignment   = Assignment{Partitions: []TopicPartitions{{Topic: "t", Partitions: []int32{0}}}}
 

@@ -9,7 +9,7 @@ const DefaultOffsetsTopicPartitions = 50
 
 // PartitionFor returns the __consumer_offsets partition that holds groupID's
 // records when the topic has numPartitions partitions, as Kafka's group
-// coordinator computes it (KAFKA_FORMAT §7.1):
+// coordinator computes it (GroupCoordinatorService.partitionFor):
 //
 //	Utils.abs(groupId.hashCode()) % numPartitions
 //

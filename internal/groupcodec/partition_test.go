@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The vectors were computed from the rule of KAFKA_FORMAT §7.1 by a separate
-// Python program, independent of this package:
+// The vectors were computed from Kafka's rule (see PartitionFor) by a
+// separate Python program, independent of this package:
 //
 //	def jhash(s):                      # Java String.hashCode
 //	    b = s.encode('utf-16-be'); h = 0

@@ -23,10 +23,11 @@ import (
 //
 //	gzip    the standard library's compress/gzip
 //	snappy  github.com/golang/snappy blocks; the xerial framing is parsed and
-//	        written here from KAFKA_FORMAT §1.8
-//	lz4     the frame is parsed here from KAFKA_FORMAT §1.8 and the LZ4 frame
-//	        spec, with an xxHash32 and an LZ4 block decoder written here from
-//	        their specifications
+//	        written here from snappy-java's stream format (record package doc)
+//	lz4     the frame is parsed here from the LZ4 frame spec and the frame
+//	        Kafka's Lz4BlockOutputStream writes (record package doc), with
+//	        an xxHash32 and an LZ4 block decoder written here from their
+//	        specifications
 //	zstd    the standard library's own zstd decoder (internal/zstd), reached
 //	        through debug/elf, which uses it for SHF_COMPRESSED sections
 //
@@ -329,7 +330,7 @@ func TestLZ4BlockDecoder(t *testing.T) {
 	}
 }
 
-// ---- snappy, xerial framing (KAFKA_FORMAT §1.8)
+// ---- snappy, xerial framing (snappy-java's SnappyOutputStream)
 
 var xerialHeader = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0, 0, 0, 0, 1, 0, 0, 0, 1}
 

@@ -1,15 +1,15 @@
 // Package interop cross-checks kafkalite's record package against
-// independent implementations of Kafka's RecordBatch v2 (KAFKA_FORMAT §1).
-// No broker runs where kafkalite is tested, so "Kafka reads what we write
-// and we read what Kafka's clients write" is checked against code that
-// shares nothing with ours:
+// independent implementations of Kafka's RecordBatch v2 (layout in the
+// record package doc). No broker runs where kafkalite is tested, so "Kafka
+// reads what we write and we read what Kafka's clients write" is checked
+// against code that shares nothing with ours:
 //
 //   - franz-go's kmsg (RecordBatch and Record ReadFrom/AppendTo), a Kafka
 //     client's own encoding of batches and records;
 //   - other codecs: the standard library's compress/gzip and its internal
 //     zstd decoder (reached through debug/elf), github.com/golang/snappy
-//     with the xerial framing written from the spec, an LZ4 frame parser,
-//     block decoder and xxHash32 written from their specifications, and
+//     with the xerial framing written here, an LZ4 frame parser, block
+//     decoder and xxHash32 written from their specifications, and
 //     pierrec/lz4 and klauspost zstd used with options and entry points that
 //     the record package does not use (checksummed LZ4 frames, streaming
 //     zstd frames without a content size, concatenated frames and members);

@@ -16,7 +16,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
 )
 
-// Cross-check of internal/groupcodec (KAFKA_FORMAT §7) against franz-go's
+// Cross-check of internal/groupcodec (__consumer_offsets) against franz-go's
 // kmsg, whose OffsetCommitKey, OffsetCommitValue, GroupMetadataKey,
 // GroupMetadataValue, ConsumerMemberMetadata, ConsumerMemberAssignment and
 // StickyMemberMetadata are generated from (or written after) the same Kafka

@@ -53,8 +53,8 @@ type batchSpec struct {
 	NumRecords           int32
 }
 
-// Attribute bits and codec ids, written out from KAFKA_FORMAT §1.3 rather
-// than taken from the record package.
+// Attribute bits and codec ids, written out from Kafka's DefaultRecordBatch
+// rather than taken from the record package.
 const (
 	attrGzip          int16 = 1
 	attrSnappy        int16 = 2
@@ -75,9 +75,9 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// specFor derives the header a producer writes for recs (KAFKA_FORMAT §1.5):
-// baseTimestamp the first record's, maxTimestamp the largest, lastOffsetDelta
-// the last record's.
+// specFor derives the header a producer writes for recs (Kafka's
+// MemoryRecordsBuilder): baseTimestamp the first record's, maxTimestamp the
+// largest, lastOffsetDelta the last record's.
 func specFor(base batchSpec, recs []testRecord) batchSpec {
 	s := base
 	s.NumRecords = int32(len(recs))

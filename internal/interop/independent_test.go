@@ -128,7 +128,7 @@ func independentCases() []indepCase {
 		{
 			file:      "snappy-xerial.hex",
 			desc:      "snappy in xerial framing as Kafka's Java producer writes it, about 70 KiB of JSON in 32 KiB chunks (three chunks); idempotent producer fields.",
-			generator: "github.com/golang/snappy Encode for each chunk; the xerial header and chunk lengths written by hand (KAFKA_FORMAT §1.8)",
+			generator: "github.com/golang/snappy Encode for each chunk; the xerial header and chunk lengths written by hand (snappy-java's framing, see the record package doc)",
 			spec:      withCodec(batchSpec{BaseOffset: 5000, PartitionLeaderEpoch: 1, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: 0}, attrSnappy),
 			records:   largeRecords(),
 			compress:  func(t *testing.T, section []byte) []byte { return xerialEncode(nil, section, 32<<10) },

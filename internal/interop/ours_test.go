@@ -27,7 +27,8 @@ func (s batchSpec) recordHeader() record.BatchHeader {
 	}
 }
 
-// producerSpec is a non-idempotent producer's batch (KAFKA_FORMAT §1.6).
+// producerSpec is a non-idempotent producer's batch: producer id, epoch,
+// base sequence and leader epoch all -1.
 func producerSpec() batchSpec {
 	return batchSpec{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
 }
@@ -173,8 +174,8 @@ func TestOursToKmsg(t *testing.T) {
 
 // decodeOurSection decompresses the records section of a batch that
 // record.Builder wrote, with the independent decoder for its codec, and
-// checks that the framing is what Kafka's Java producer writes
-// (KAFKA_FORMAT §1.8). It also says how the section was framed.
+// checks that the framing is what Kafka's Java producer writes (record
+// package doc, "Compression"). It also says how the section was framed.
 func decodeOurSection(t *testing.T, codec int16, section []byte) ([]byte, framing) {
 	t.Helper()
 	var fr framing

@@ -1,6 +1,6 @@
 // Package snapshot reads and writes Kafka's producer-state snapshot files,
-// <offset>.snapshot in a partition directory, byte for byte (KAFKA_FORMAT
-// §5.1; Kafka's ProducerSnapshot.json and ProducerStateManager):
+// <offset>.snapshot in a partition directory, byte for byte (Kafka's
+// ProducerSnapshot.json and ProducerStateManager):
 //
 //	<topic>-<partition>/
 //	  00000000000000000000.log

@@ -6,7 +6,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/crc"
 )
 
-// Layout of a snapshot file (KAFKA_FORMAT §5.1). These constants are part
+// Layout of a snapshot file (see the package doc). These constants are part
 // of Kafka's on-disk format and must not change.
 const (
 	// Version is the only snapshot version Kafka writes and reads.
@@ -19,9 +19,9 @@ const (
 )
 
 // Entry is one producer's state as a snapshot stores it: the metadata of
-// its last data batch only (Kafka keeps up to five in memory, KAFKA_FORMAT
-// §5.2; on load the batch is restored only if LastOffset ≥ 0). Field names
-// are Kafka's (ProducerSnapshot.json).
+// its last data batch only (Kafka keeps up to five in memory,
+// ProducerStateEntry.NUM_BATCHES_TO_RETAIN; on load the batch is restored
+// only if LastOffset ≥ 0). Field names are Kafka's (ProducerSnapshot.json).
 type Entry struct {
 	// ProducerID is the producer id (producerId).
 	ProducerID int64

@@ -1,7 +1,8 @@
 // Package txncodec encodes and decodes the records of Kafka's internal topic
 // __transaction_state — one key and one value per state change of a
 // transactional id — exactly as Kafka 3.x and 4.x write and read them
-// (KAFKA_FORMAT §8). It does no I/O: a transaction coordinator frames the
+// (Kafka's TransactionLogKey.json and TransactionLogValue.json schemas,
+// TransactionLog). It does no I/O: a transaction coordinator frames the
 // keys and values produced here as ordinary records (the record package),
 // sends each transactional id to its partition ([PartitionFor]) and replays
 // what it reads back.

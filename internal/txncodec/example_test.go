@@ -8,7 +8,7 @@ import (
 )
 
 // A transaction coordinator records that a transactional id has an
-// ongoing transaction: one __transaction_state record (KAFKA_FORMAT §8) in
+// ongoing transaction: one __transaction_state record in
 // the partition PartitionFor picks, keyed by TransactionLogKey v0, its
 // value a TransactionLogValue v1 (the form a Kafka 4.x cluster at
 // transaction.version 1 or more writes). The value's first 17 bytes are

@@ -7,8 +7,9 @@ import "github.com/kafkalite/kafkalite/internal/groupcodec"
 // when the topic is created.
 const DefaultTransactionStateTopicPartitions = 50
 
-// KeyVersion is the only TransactionLogKey version (KAFKA_FORMAT §8.2); later
-// Kafka calls this int16 prefix the coordinator record type, same value.
+// KeyVersion is the only TransactionLogKey version (TransactionLogKey.json);
+// later Kafka calls this int16 prefix the coordinator record type, same
+// value.
 const KeyVersion = 0
 
 // PartitionFor returns the __transaction_state partition that holds
@@ -16,9 +17,9 @@ const KeyVersion = 0
 //
 //	Utils.abs(transactionalId.hashCode()) % numPartitions
 //
-// with Java's String.hashCode and Utils.abs(math.MinInt32) = 0, the rule of
-// the group coordinator (KAFKA_FORMAT §8.1, §7.1); it is
-// [groupcodec.PartitionFor]. It returns -1 when numPartitions is not
+// with Java's String.hashCode and Utils.abs(math.MinInt32) = 0
+// (TransactionStateManager.partitionFor), the rule of the group
+// coordinator; it is [groupcodec.PartitionFor]. It returns -1 when numPartitions is not
 // positive.
 func PartitionFor(transactionalID string, numPartitions int32) int32 {
 	return groupcodec.PartitionFor(transactionalID, numPartitions)

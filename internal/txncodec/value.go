@@ -2,9 +2,8 @@ package txncodec
 
 import "fmt"
 
-// TransactionStatus codes, as Kafka numbers them (TransactionState.fromId,
-// KAFKA_FORMAT §8.3). Any other value fails to decode, as it fails Kafka's
-// load.
+// TransactionStatus codes, as Kafka numbers them (TransactionState.fromId).
+// Any other value fails to decode, as it fails Kafka's load.
 const (
 	StatusEmpty             int8 = 0 // after InitProducerId; partitions null
 	StatusOngoing           int8 = 1

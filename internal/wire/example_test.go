@@ -12,7 +12,7 @@ var errInvalid = errors.New("example: value not representable")
 
 // A codec writes a structure field by field and checks once, in Finish.
 // The same string is shown in both forms of Kafka's generated schemas
-// (KAFKA_FORMAT §7.2): non-flexible, an int16 length; flexible (a compact
+// (see the package doc): non-flexible, an int16 length; flexible (a compact
 // string), uvarint(len+1). A null compact string is a single 00, and 300
 // as an unsigned varint is ac 02.
 func ExampleWriter() {

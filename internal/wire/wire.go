@@ -1,7 +1,8 @@
 // Package wire holds the primitive encodings of Kafka's generated message
-// schemas (KAFKA_FORMAT §7.2) that kafkalite's codecs for the internal
-// topics share: groupcodec (__consumer_offsets, the consumer protocol) and
-// txncodec (__transaction_state). Fixed-size big-endian integers, Kafka's
+// schemas (the code Kafka's MessageDataGenerator generates) that
+// kafkalite's codecs for the internal topics share: groupcodec
+// (__consumer_offsets, the consumer protocol) and txncodec
+// (__transaction_state). Fixed-size big-endian integers, Kafka's
 // unsigned varints, lengths and counts in their flexible (uvarint(n+1)) and
 // non-flexible (int16 or int32, -1 for null) forms, strings, bytes, int32
 // arrays and tagged-field sections.
