@@ -93,7 +93,10 @@
 //
 // The .txnindex is neither preallocated nor sparse: the segment creates it
 // at the first aborted transaction whose ABORT marker it holds and appends
-// one entry per such transaction.
+// one entry per such transaction. [TxnIndex.SanityCheck] is Kafka's check;
+// [TxnIndex.Validate] checks every rule above (whole entries, version 0,
+// offsets in order and inside the segment), since a damaged entry would
+// make read_committed readers deliver aborted records.
 //
 // # Files, mapping and durability
 //

@@ -22,7 +22,8 @@ import (
 // input picks, and then exercise the index. Invariants checked:
 //
 //   - nothing panics, and every error is one the API documents for it;
-//   - SanityCheck returns nil or a *CorruptIndexError;
+//   - SanityCheck (and, for a .txnindex, Validate, which fails on every
+//     partial entry) returns nil or a *CorruptIndexError;
 //   - the entries are the file's slots decoded independently: all of them
 //     for ReadOnly, up to the last slot holding a non-zero byte for
 //     ReadWrite (the rest of the file is zeros);
@@ -297,6 +298,11 @@ func FuzzTxnIndex(f *testing.F) {
 			require.Equal(t, int64(len(data)-whole), ix.TornBytes())
 			require.Equal(t, whole/AbortedTxnBytes, ix.Entries())
 			requireCorruptOrNil(t, ix.SanityCheck())
+			verr := ix.Validate(upper)
+			requireCorruptOrNil(t, verr)
+			if len(data) != whole {
+				require.Error(t, verr, "a partial entry fails Validate")
+			}
 
 			// Decode independently; the first entry with a version other
 			// than 0 makes every full scan a corruption error.

@@ -90,9 +90,11 @@ func parseAbortedTxn(b []byte) (AbortedTxn, int16) {
 // keeps only the file's length and the last entry's LastOffset in memory.
 //
 // A torn tail (a last entry shorter than 34 bytes, left by a crash during
-// an append) is not corruption: [OpenTxnIndex] in [ReadWrite] mode
-// truncates it away, and in [ReadOnly] mode ignores it, as Kafka's reader
-// does; [TxnIndex.TornBytes] tells how many bytes it was.
+// an append) does not stop the file from opening: [OpenTxnIndex] in
+// [ReadWrite] mode truncates it away, and in [ReadOnly] mode ignores it, as
+// Kafka's reader does; [TxnIndex.TornBytes] tells how many bytes it was,
+// and [TxnIndex.Validate] reports it (the entry it was is lost: the
+// segment's file is rebuilt from the log).
 //
 // Kafka reads back only the first byte of an entry's version and rejects
 // values above 0; this package reads the whole int16 and rejects anything
@@ -349,6 +351,54 @@ func (t *TxnIndex) SanityCheck() error {
 			return false
 		}
 		return true
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// Validate checks every entry against the rules a .txnindex Kafka or this
+// package writes keeps, which SanityCheck does not all check, and fails
+// with a [*CorruptIndexError] on the first one broken:
+//
+//   - the file holds whole entries: a partial last entry (a torn write,
+//     [TxnIndex.TornBytes]) is damage here, though it is not to
+//     SanityCheck, since a segment's entries are durable before the
+//     segment is trusted;
+//   - every version is 0;
+//   - 0 ≤ FirstOffset ≤ LastOffset;
+//   - the start offset ≤ LastOffset < endOffset (the offset the segment's
+//     batches end below: the next segment's base offset, or the log end
+//     offset for the last segment; 0 when unknown);
+//   - LastOffset strictly increases from entry to entry;
+//   - 0 ≤ LastStableOffset ≤ LastOffset + 1 (the last stable offset after
+//     an abort is the first offset of a transaction still open, or the
+//     offset after the ABORT marker).
+//
+// A file that passes may still lack entries (one cut off at an entry
+// boundary); only the segment's ABORT markers tell that.
+func (t *TxnIndex) Validate(endOffset int64) error {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.torn != 0 {
+		return corruptf(t.name, "a partial entry of %d bytes at byte %d", t.torn, t.size)
+	}
+	var bad error
+	hasPrev, prev := false, int64(0)
+	err := t.scanLocked(func(txn AbortedTxn, pos int64) bool {
+		switch {
+		case txn.FirstOffset < 0 || txn.FirstOffset > txn.LastOffset:
+			bad = corruptf(t.name, "entry %v at byte %d: first offset not in [0, last offset]", txn, pos)
+		case txn.LastOffset < t.startOffset || (endOffset > 0 && txn.LastOffset >= endOffset):
+			bad = corruptf(t.name, "entry %v at byte %d: last offset outside the segment [%d, %d)", txn, pos, t.startOffset, endOffset)
+		case hasPrev && txn.LastOffset <= prev:
+			bad = corruptf(t.name, "entry %v at byte %d: last offset not above the previous entry's %d", txn, pos, prev)
+		case txn.LastStableOffset < 0 || txn.LastStableOffset > txn.LastOffset+1:
+			bad = corruptf(t.name, "entry %v at byte %d: last stable offset not in [0, last offset + 1]", txn, pos)
+		}
+		hasPrev, prev = true, txn.LastOffset
+		return bad == nil
 	})
 	if err != nil {
 		return err

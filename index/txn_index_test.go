@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"io/fs"
 	"testing"
 
@@ -280,4 +281,49 @@ func TestTxnIndexClosedAndFailures(t *testing.T) {
 
 	_, err = OpenTxnIndex(ffs, "g.txnindex", 0, Mode(5))
 	require.Error(t, err)
+}
+
+// TestTxnIndexValidate: Validate fails, with a *CorruptIndexError, on every
+// kind of entry a .txnindex written by Kafka or this package never holds,
+// and passes what they write.
+func TestTxnIndexValidate(t *testing.T) {
+	good := []AbortedTxn{{ProducerID: 1, FirstOffset: 90, LastOffset: 104, LastStableOffset: 105}, {ProducerID: 2, FirstOffset: 101, LastOffset: 110, LastStableOffset: 95}}
+	tests := []struct {
+		name string
+		file []byte
+		ok   bool
+	}{
+		{"entries Kafka writes", specTxnEntries(good...), true},
+		{"empty", nil, true},
+		{"a partial last entry", append(specTxnEntries(good...), 0, 0, 0), false},
+		{"a version other than 0", append([]byte{0, 1}, specTxnEntries(good[0])[2:]...), false},
+		{"first offset after last offset", specTxnEntries(AbortedTxn{1, 105, 104, 105}), false},
+		{"negative first offset", specTxnEntries(AbortedTxn{1, -1, 104, 105}), false},
+		{"last offset below the segment", specTxnEntries(AbortedTxn{1, 10, 99, 100}), false},
+		{"last offset at the segment's end", specTxnEntries(AbortedTxn{1, 100, 200, 201}), false},
+		{"last offsets not increasing", specTxnEntries(good[1], good[0]), false},
+		{"last stable offset past the marker", specTxnEntries(AbortedTxn{1, 100, 104, 106}), false},
+		{"negative last stable offset", specTxnEntries(AbortedTxn{1, 100, 104, -1}), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachFS(t, func(t *testing.T, e testFS) {
+				for i, mode := range []Mode{ReadOnly, ReadWrite} {
+					name := fmt.Sprintf("%d.txnindex", i)
+					writeFile(t, e, name, tc.file)
+					ix, err := OpenTxnIndex(e.fs, e.path(name), 100, mode)
+					require.NoError(t, err)
+					err = ix.Validate(200)
+					if tc.ok {
+						require.NoError(t, err)
+					} else {
+						var ce *CorruptIndexError
+						require.ErrorAs(t, err, &ce, "%v", mode)
+						require.ErrorIs(t, err, ErrCorruptIndex)
+					}
+					require.NoError(t, ix.Close())
+				}
+			})
+		})
+	}
 }

@@ -511,6 +511,7 @@ func (l *Log) rollLocked(base int64) error {
 	if err := l.snapshotLocked(false); err != nil {
 		l.logger.Warn("writing the producer snapshot failed", "partition", l.tp(), "err", err)
 	}
+	segs[len(segs)-1].SetNextBaseOffset(base)
 	next := make([]*segment.Segment, len(segs), len(segs)+1)
 	copy(next, segs)
 	l.setSegments(append(next, s))

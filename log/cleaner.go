@@ -495,6 +495,8 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 		l.failed = err
 		return l.perr(fmt.Errorf("%w: opening the cleaned segment: %w", ErrStorage, err))
 	}
+	ns.SetNextBaseOffset(segs[i+len(old)].BaseOffset())
+	ns.MarkTxnIndexVerified() // written by the cleaner from the checked entries
 	next := make([]*segment.Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), ns), segs[i+len(old):]...)
 	l.setSegments(next)

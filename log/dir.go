@@ -82,6 +82,10 @@ type RecoveryStats struct {
 	SegmentsRecovered int
 	BytesScanned      int64
 	BytesTruncated    int64
+	// CorruptLogStartOffsets counts the log-start-offset-checkpoint
+	// entries that were ignored because they lay past their partition's
+	// log end.
+	CorruptLogStartOffsets int
 	// Duration is how long opening took.
 	Duration time.Duration
 }
@@ -280,6 +284,9 @@ func (d *Dir) load(ctx context.Context) error {
 				d.recovery.SegmentsRecovered += st.recovered
 				d.recovery.BytesScanned += st.bytesScanned
 				d.recovery.BytesTruncated += st.bytesTruncated
+				if st.corruptLogStart {
+					d.recovery.CorruptLogStartOffsets++
+				}
 				statsMu.Unlock()
 				if n := left.Add(-1); st.recovered > 0 || n%100 == 0 {
 					d.logger.Info("recovery progress", "partition", tp, "partitionsLeft", n, "segmentsRecovered", st.recovered,
@@ -326,10 +333,20 @@ func (d *Dir) readOffsets(name string, clean *bool) map[TopicPartition]int64 {
 
 // loadMeta reads meta.properties, or writes a new one with fresh cluster and
 // directory ids. An existing file must name this Dir's node id, as a Kafka
-// broker refuses a directory of another node.
+// broker refuses a directory of another node ([ErrInvalidConfig]); one that
+// does not parse or names no node is [ErrCorruptMetaProperties].
 func (d *Dir) loadMeta() error {
 	path := filepath.Join(d.path, checkpoint.MetaPropertiesFile)
 	mp, err := checkpoint.ReadMetaProperties(d.fsys, path)
+	if errors.Is(err, checkpoint.ErrCorrupt) {
+		return fmt.Errorf("%w: %w", ErrCorruptMetaProperties, err)
+	}
+	if err == nil && mp.NodeID < 0 {
+		// Java's properties format reads nearly any bytes, so garbage
+		// parses, as a version 0 file naming nothing. Every file Kafka
+		// or kafkalite writes names its node.
+		return fmt.Errorf("%w: %s names no node (neither node.id nor broker.id)", ErrCorruptMetaProperties, path)
+	}
 	if err == nil {
 		if mp.NodeID != d.cfg.NodeID {
 			return fmt.Errorf("%w: %s has node.id %d, this Dir is node %d", ErrInvalidConfig, path, mp.NodeID, d.cfg.NodeID)

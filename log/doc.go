@@ -57,6 +57,52 @@
 // same pages, because the kernel may have dropped them. What was
 // acknowledged stays readable.
 //
+// # Damage below the recovery point
+//
+// What recovery does not rescan (everything after a clean shutdown, the
+// segments below the recovery point after a crash) is checked as it is
+// used, and damage there costs only what it destroyed: no segment is
+// truncated or deleted for it, and nothing is served that was not
+// written. The rules, with the segment package's "Damage" for details:
+//
+//   - A sealed segment's .index or .timeindex that fails its checks, or a
+//     missing .index, is rebuilt from the .log on first use, crash-safely,
+//     with a warning; [PartitionStats.IndexRebuilds] counts them.
+//   - A batch whose offsets cannot be true (its base offset lost a bit
+//     outside the CRC, say) is never served: a read of an offset it may
+//     hold fails with an error matching record.ErrCorrupt (a
+//     [*segment.Error] naming the .log and the batch's position, whose
+//     NextOffset is the base offset of the batch after it); reads of later
+//     offsets get the later batches, so a consumer can seek past it.
+//   - A sealed segment's .log that stops holding batches before its end
+//     (cut short, overwritten, zeroed) is readable up to its last whole
+//     batch; a read of an offset past that point, up to the next segment's
+//     base offset, fails with the same kind of error, naming the position
+//     where the readable part ends (NextOffset: the next segment's base
+//     offset), and [PartitionStats.DamagedSegments] counts the segment.
+//     The later segments read as usual. A read never returns part of a
+//     batch.
+//   - [Log.ReadRecords], [Log.ReadCommittedRecords] and [Log.ReadRecord]
+//     check every batch's CRC (Kafka's check.crcs) and fail with an error
+//     matching record.ErrCRC naming file and position; [Log.Read], a
+//     broker's raw read, does not, as a Kafka broker's fetch does not.
+//     Only the first batch of a read fails it: damage after the first
+//     batch ends the read early, and the next read reports it.
+//   - A .txnindex is checked when the log loads (whole 34-byte entries of
+//     version 0, offsets inside their segment, in order) and, the first
+//     time a read_committed read uses it, against its segment's ABORT
+//     markers; one that fails, a missing one, and those of the segments
+//     recovery rescans, are rebuilt from the ABORT markers by a replay of
+//     the producer state, so that read_committed never returns an aborted
+//     record. [PartitionStats.TxnIndexRebuilds] counts the rebuilds.
+//   - A log-start-offset-checkpoint entry past the log end is ignored with
+//     a warning, counted in [RecoveryStats.CorruptLogStartOffsets]; one
+//     below the first segment is stale (retention ran after it was
+//     written) and the first segment's base offset is the start, as in
+//     Kafka.
+//   - A meta.properties that does not parse, or names no node, is
+//     [ErrCorruptMetaProperties].
+//
 // # Single node
 //
 // There is no replication: the high watermark is the log end offset, the

@@ -11,11 +11,14 @@ var (
 	// ErrOffsetOutOfRange: a read or a truncation outside [log start offset,
 	// log end offset]. Returned as an [*OffsetOutOfRangeError].
 	ErrOffsetOutOfRange = errors.New("log: offset out of range")
-	// ErrInvalidRecord: a batch the log refuses (KAFKA_FORMAT §11.1): a client
-	// batch with a non-zero base offset, a record count that disagrees with
-	// its offsets, a control batch from a client, a producer id without a
-	// sequence, a record without a key on a compacted topic, a batch claiming
-	// LogAppendTime. Corrupt bytes match record.ErrCorrupt as well.
+	// ErrInvalidRecord: a well-formed batch the log refuses (KAFKA_FORMAT
+	// §11.1; Kafka's INVALID_RECORD): a client batch with a non-zero base
+	// offset, a record count that disagrees with its offsets, a control
+	// batch from a client, a producer id without a sequence, a record
+	// without a key on a compacted topic. Bytes that are not a valid batch
+	// (a CRC mismatch, a malformed record, an unknown codec: Kafka's
+	// CORRUPT_MESSAGE) do not match it: they match record.ErrCorrupt. A
+	// batch claiming LogAppendTime is [ErrInvalidTimestamp].
 	ErrInvalidRecord = errors.New("log: invalid record batch")
 	// ErrRecordTooLarge: a batch above the topic's max.message.bytes, or
 	// above segment.bytes.
@@ -59,6 +62,9 @@ var (
 	// older than one the partition has seen (Kafka's
 	// TRANSACTION_COORDINATOR_FENCED).
 	ErrTransactionCoordinatorFenced = errors.New("log: transaction coordinator fenced")
+	// ErrCorruptMetaProperties: the directory's meta.properties is not a
+	// valid file (the error names it).
+	ErrCorruptMetaProperties = errors.New("log: corrupt meta.properties")
 )
 
 // OffsetOutOfRangeError says which offset was asked for and the valid

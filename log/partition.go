@@ -88,6 +88,14 @@ type Log struct {
 	cleanerCheckpoint atomic.Int64
 	cleanerStats      atomic.Pointer[CleanerStats]
 	segGen            uint64
+
+	// Damage below the recovery point (repair.go): indexes the segments
+	// rebuilt and .txnindex files the log rebuilt since Open, and
+	// txnRepairMu, which serialises the checks of .txnindex files against
+	// their ABORT markers (taken before mu).
+	indexRebuilds    atomic.Int64
+	txnIndexRebuilds atomic.Int64
+	txnRepairMu      sync.Mutex
 }
 
 // TopicPartition names a partition.
@@ -139,6 +147,8 @@ func (l *Log) segmentConfig() segment.Config {
 		Preallocate:        c.Preallocate,
 		SegmentBytes:       c.SegmentBytes,
 		Now:                l.now,
+		OnIndexRebuild:     l.onIndexRebuild,
+		OnLogDamage:        l.onLogDamage,
 	}
 }
 
@@ -187,6 +197,9 @@ type recoveryStats struct {
 	recovered      int
 	bytesScanned   int64
 	bytesTruncated int64
+	// corruptLogStart: the log-start-offset-checkpoint entry lay past the
+	// log end and was ignored.
+	corruptLogStart bool
 }
 
 // loadLog opens (or, with create, makes) a partition directory as Kafka's
@@ -267,7 +280,8 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 			l.dirDirty = true
 		}
 	}
-	segs, err := l.openSegments(bases, o, &st)
+	recovered := map[*segment.Segment]bool{}
+	segs, err := l.openSegments(bases, o, &st, recovered)
 	if err != nil {
 		return nil, st, err
 	}
@@ -286,7 +300,20 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 		return nil, st, closeAll(segs, err)
 	}
 	l.logEndOffset.Store(next)
-	l.logStartOffset.Store(min(max(o.logStartOffset, segs[0].BaseOffset()), next))
+	start := o.logStartOffset
+	if start > next {
+		// The log start never passes the log end: the entry is damaged
+		// (or the segments were removed by hand). Kafka would delete every
+		// segment; the segments are what is known, so they decide.
+		l.logger.Warn("ignoring a log-start-offset-checkpoint entry past the log end", "partition", l.tp(),
+			"logStartOffset", start, "logEndOffset", next, "firstSegment", segs[0].BaseOffset())
+		st.corruptLogStart = true
+		start = 0
+	}
+	// An entry below the first segment is stale (retention removed
+	// segments after it was written), as after any crash: the first
+	// segment's base offset is the start.
+	l.logStartOffset.Store(min(max(start, segs[0].BaseOffset()), next))
 	rp := next
 	if !o.clean {
 		rp = min(o.recoveryPoint, next)
@@ -299,14 +326,19 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	if err := l.loadLeaderEpochs(); err != nil {
 		return nil, st, closeAll(segs, err)
 	}
+	if err := l.repairTxnIndexesLocked(recovered); err != nil {
+		return nil, st, closeAll(l.segs(), err)
+	}
 	if err := l.loadProducerStateLocked(); err != nil {
 		return nil, st, closeAll(segs, fmt.Errorf("loading the producer state: %w", err))
 	}
 	return l, st, nil
 }
 
-// openSegments opens the segments, recovering those that need it.
-func (l *Log) openSegments(bases []int64, o loadOptions, st *recoveryStats) ([]*segment.Segment, error) {
+// openSegments opens the segments, recovering those that need it; the
+// recovered ones holding transactional markers or a .txnindex go into
+// recovered, for repairTxnIndexesLocked.
+func (l *Log) openSegments(bases []int64, o loadOptions, st *recoveryStats, recovered map[*segment.Segment]bool) ([]*segment.Segment, error) {
 	cfg := l.segmentConfig()
 	// After an unclean shutdown, recovery starts at the segment holding the
 	// recovery point.
@@ -326,19 +358,31 @@ func (l *Log) openSegments(bases []int64, o loadOptions, st *recoveryStats) ([]*
 		if s == nil {
 			return nil, closeAll(segs, err)
 		}
+		if !active {
+			s.SetNextBaseOffset(bases[i+1])
+		}
 		needRecovery := recoverFrom >= 0 && base >= recoverFrom
 		if err != nil {
-			// A missing or damaged index, or a damaged tail found while
-			// loading: rebuild from the .log, as Kafka does.
+			// The active segment's missing or damaged index, or a damaged
+			// tail found while loading it: rebuild from the .log, as Kafka
+			// does. (A sealed segment rebuilds its own indexes on first
+			// use, without truncating anything: see the package doc.)
 			l.logger.Warn("segment needs recovery", "partition", l.tp(), "segment", s.LogFile(), "reason", err)
 			needRecovery = true
 		}
 		if needRecovery {
 			st.recovered++
 			st.bytesScanned += s.Size()
-			res, err := s.Recover(segment.RecoverOptions{})
+			txn := s.HasTxnIndex()
+			res, err := s.Recover(segment.RecoverOptions{OnBatch: func(_ int64, h *record.BatchHeader) error {
+				txn = txn || (h.Attributes.IsControl() && h.Attributes.IsTransactional())
+				return nil
+			}})
 			if err != nil {
 				return nil, closeAll(append(segs, s), err)
+			}
+			if txn {
+				recovered[s] = true
 			}
 			if res.TruncatedBytes > 0 {
 				st.bytesTruncated += res.TruncatedBytes

@@ -102,6 +102,14 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 // continue past gaps and control batches). fn must not keep rec: it
 // references buffers reused by the next record. A consumer built on the log
 // uses this; a broker uses [Log.Read].
+//
+// Every batch's CRC is checked, as Kafka's consumer does with its default
+// check.crcs=true: a batch that fails is never decoded. If it is the first
+// batch of the read, ReadRecords returns an error matching record.ErrCRC
+// (and record.ErrCorrupt) inside a [*segment.Error] naming the .log and
+// the batch's position; after the first, the read ends before it (the
+// next read, from where this one stopped, reports it). Corrupt batches
+// otherwise are reported the same way.
 func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	return l.readBatches(offset, maxBytes, math.MaxInt64, nil, fn)
 }
@@ -122,15 +130,21 @@ func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *
 	if err != nil {
 		return offset, l.perr(err)
 	}
-	r := record.NewReader(record.ReaderOptions{SkipCRC: true})
+	r := record.NewReader(record.ReaderOptions{})
 	next := offset
 	for pos := 0; pos < len(buf); {
 		n, err := record.BatchSize(buf[pos:])
-		if err != nil || pos+n > len(buf) {
-			return next, l.perr(fmt.Errorf("batch at %d of a read: %w", res.Slice.Position+int64(pos), errors.Join(err, record.ErrTruncated)))
+		if err == nil && pos+n > len(buf) {
+			err = record.ErrTruncated
 		}
-		if err := r.Reset(buf[pos : pos+n]); err != nil {
-			return next, l.perr(err)
+		if err == nil {
+			err = r.Reset(buf[pos : pos+n])
+		}
+		if err != nil {
+			if pos > 0 {
+				break // the next read, from the batch on, reports it
+			}
+			return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 		}
 		h := r.Header()
 		if h.BaseOffset >= upper {
@@ -148,7 +162,7 @@ func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *
 				next = rec.Offset + 1
 			}
 			if err := r.Err(); err != nil {
-				return next, l.perr(err)
+				return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 			}
 		} else if keep != nil && h.Attributes.IsControl() {
 			keep(&h)
@@ -272,6 +286,12 @@ type pointReader struct {
 // prefix of the batch up to the record is read. ok is false if no record
 // follows offset. ReadRecord is safe for concurrent use, also with appends,
 // truncation, retention and Close, which may make it fail.
+//
+// The CRC of the record's whole batch is checked
+// ([segment.Slice.VerifyCRC]), as ReadRecords checks it: a damaged batch
+// gives an error matching record.ErrCRC that names the file and position,
+// never a record. The segment remembers the batches it verified, so
+// repeated point reads into a batch cost the check once.
 func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 	pr := pointReadPool.Get().(*pointReader)
 	defer pointReadPool.Put(pr)
@@ -279,6 +299,10 @@ func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 		res, err := l.Read(offset, 1, true)
 		if err != nil || res.Slice == nil {
 			return record.Record{}, false, err
+		}
+		if err := res.Slice.VerifyCRC(); err != nil {
+			res.Release()
+			return record.Record{}, false, l.perr(err)
 		}
 		rec, found, err := pr.readIn(res.Slice, offset)
 		next := res.Slice.LastOffset + 1

@@ -21,6 +21,15 @@ type PartitionStats struct {
 	// OverlappedAppends counts the appends since Open whose write
 	// overlapped their validation (see Config.OverlapAppendBytes).
 	OverlappedAppends int64
+	// IndexRebuilds counts the sealed segments whose .index or .timeindex
+	// failed its checks and was rebuilt from the .log since Open.
+	IndexRebuilds int64
+	// TxnIndexRebuilds counts the .txnindex files found damaged or
+	// incomplete and rebuilt from the ABORT markers since Open.
+	TxnIndexRebuilds int64
+	// DamagedSegments counts the segments whose .log holds bytes past its
+	// last readable batch: reads there fail with a corruption error.
+	DamagedSegments int
 }
 
 // Stats describes the partition.
@@ -31,7 +40,11 @@ func (l *Log) Stats() PartitionStats {
 		RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
+		if s.Damage() != nil {
+			st.DamagedSegments++
+		}
 	}
+	st.IndexRebuilds, st.TxnIndexRebuilds = l.indexRebuilds.Load(), l.txnIndexRebuilds.Load()
 	l.mu.Lock()
 	st.Failed = l.failed
 	l.mu.Unlock()

@@ -127,24 +127,12 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 	if h.ProducerID < 0 {
 		return nil
 	}
-	if !h.Attributes.IsControl() {
-		l.pstate.onData(h)
-		l.firstUnstable.Store(l.pstate.firstUnstableOffset())
-		return nil
-	}
-	if h.RecordsCount == 0 || !h.Attributes.IsTransactional() {
-		return nil // a marker the cleaner emptied, or a KRaft control batch
-	}
-	m, err := l.parseMarker(batch)
+	t, aborted, err := applyBatch(l.pstate, l.markerReader, batch, h)
 	if err != nil {
 		return err
 	}
-	if m.Type != record.ControlCommit && m.Type != record.ControlAbort {
-		return nil
-	}
-	done, ok := l.pstate.onMarker(h.ProducerID, h.ProducerEpoch, m, h.BaseOffset, h.MaxTimestamp)
 	fu := l.pstate.firstUnstableOffset()
-	if !ok || !done.aborted {
+	if !aborted {
 		l.firstUnstable.Store(fu)
 		return nil
 	}
@@ -152,10 +140,6 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 	// its .txnindex entry is there: a reader that sees the new LSO must
 	// also find the entry, or it would deliver the aborted records.
 	defer l.firstUnstable.Store(fu)
-	t := index.AbortedTxn{ProducerID: done.producerID, FirstOffset: done.firstOffset, LastOffset: done.lastOffset, LastStableOffset: done.lastOffset + 1}
-	if fu >= 0 {
-		t.LastStableOffset = fu
-	}
 	if replay {
 		have, _, err := seg.CollectAbortedTxns(t.LastOffset, t.LastOffset+1)
 		if err != nil {
@@ -173,9 +157,9 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 	return seg.AppendAbortedTxn(t)
 }
 
-// parseMarker decodes the single record of an end-transaction marker batch.
-func (l *Log) parseMarker(batch []byte) (record.EndTxnMarker, error) {
-	r := l.markerReader
+// parseMarker decodes the single record of an end-transaction marker
+// batch with r.
+func parseMarker(r *record.Reader, batch []byte) (record.EndTxnMarker, error) {
 	if err := r.Reset(batch); err != nil {
 		return record.EndTxnMarker{}, err
 	}
@@ -204,11 +188,21 @@ func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.Aborte
 // AppendAbortedTransactions is AbortedTransactions appending to dst, for a
 // caller that reuses its slice from fetch to fetch: it allocates nothing
 // once dst has room. On error it returns dst unchanged.
+//
+// A segment's .txnindex is checked against the segment's ABORT markers the
+// first time a read uses it, unless this process wrote it (or checked it
+// at load), and rebuilt from the log if an entry is missing: see
+// "Damage below the recovery point" in the package doc.
 func (l *Log) AppendAbortedTransactions(dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
 	segs := l.segs()
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
 	out := dst
 	for i = max(i, 0); i < len(segs); i++ {
+		if !segs[i].TxnIndexVerified() {
+			if err := l.verifyTxnIndex(segs[i]); err != nil && !errors.Is(err, segment.ErrClosed) {
+				return dst, l.perr(err)
+			}
+		}
 		got, done, err := segs[i].AppendAbortedTxns(out, fetchOffset, upperBound)
 		if errors.Is(err, segment.ErrClosed) {
 			continue // deleted by retention after the snapshot of the list
@@ -391,45 +385,21 @@ func (l *Log) reloadProducerStateLocked() error {
 	return nil
 }
 
-// replayLocked feeds the batches in [from, to) to the producer state, as
-// recovery does: no sequence checks, missing .txnindex entries restored.
+// replayLocked feeds the batches from offset from on to the producer
+// state, as recovery does: no sequence checks, missing .txnindex entries
+// restored. What reads refuse (damage below the recovery point) is
+// stepped over: the producer state misses what it cannot read.
 func (l *Log) replayLocked(from, to int64) error {
 	if from >= to {
 		return nil
 	}
 	segs := l.segs()
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > from }) - 1
-	var buf []byte
-	for i = max(i, 0); i < len(segs); i++ {
-		s := segs[i]
-		pos := from
-		for {
-			sl, err := s.Read(pos, 1<<20, s.Size(), true)
-			if err != nil {
-				return err
-			}
-			if sl == nil {
-				break
-			}
-			last := pos
-			buf, err = sl.Batches(buf, func(h *record.BatchHeader, batch []byte) error {
-				last = h.NextOffset()
-				if h.LastOffset() < from {
-					return nil
-				}
-				return l.updateProducerStateLocked(s, batch, h, true)
-			})
-			sl.Release()
-			if err != nil {
-				return err
-			}
-			if last <= pos {
-				break
-			}
-			pos = last
+	return eachBatch(segs, from, len(segs)-1, func(i int, batch []byte, h *record.BatchHeader) error {
+		if h.LastOffset() < from {
+			return nil
 		}
-	}
-	return nil
+		return l.updateProducerStateLocked(segs[i], batch, h, true)
+	})
 }
 
 // snapshotLocked writes the producer state to <offset>.snapshot, offset

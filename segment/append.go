@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
@@ -263,7 +264,11 @@ func (s *Segment) Seal() error {
 
 // loadTail finds the next offset and the largest timestamp by scanning the
 // batches after the last index entries (Kafka's readNextOffset and
-// loadLargestTimestamp).
+// loadLargestTimestamp). The batches it scans pass the checks reads make
+// (checkOffsets): in the active segment, a batch that does not is an
+// error (the log recovers the segment); a sealed segment steps over a
+// batch with impossible offsets, and records bytes that do not parse as a
+// batch as damage (setDamage), its readable part ending there.
 func (s *Segment) loadTail() error {
 	oi, ti, err := s.indexes()
 	if err != nil {
@@ -271,10 +276,8 @@ func (s *Segment) loadTail() error {
 	}
 	lastTime := ti.LastEntry()
 	maxTS, offMax := lastTime.Timestamp, lastTime.Offset
-	from := int64(0)
-	if e, err := oi.Lookup(lastTime.Offset); err == nil {
-		from = int64(e.Position)
-	} else {
+	start, err := oi.Lookup(lastTime.Offset)
+	if err != nil {
 		return err
 	}
 	if n := oi.Entries(); n > 0 {
@@ -282,25 +285,64 @@ func (s *Segment) loadTail() error {
 		if err != nil {
 			return err
 		}
-		from = min(from, int64(last.Position))
+		if last.Position < start.Position {
+			start = last
+		}
 	}
+	// The batch at an entry's position ends at the entry's offset.
 	next := s.base
+	if start.Position > 0 {
+		next = start.Offset + 1
+	}
+	bound := int64(math.MaxInt64)
+	if l := s.limit.Load(); l > 0 {
+		bound = l
+	}
+	s.mu.Lock()
+	active, act := s.active, s.activations.Load()
+	s.mu.Unlock()
 	size := s.size.Load()
 	sc := newScanner(s.log, size, scanWindow)
 	defer sc.release()
-	for pos := from; pos < size; {
+	prev := s.base - 1
+	for pos := int64(start.Position); pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {
-			return &Error{File: s.LogFile(), Position: pos, Err: err}
+			if active || !isFormatError(err) {
+				return s.walkError(pos, err)
+			}
+			if d := corruptAt(s.LogFile(), pos, err); s.setDamage(d, act) && s.cfg.OnLogDamage != nil {
+				s.cfg.OnLogDamage(d)
+			}
+			break
+		}
+		err = s.checkOffsets(&h, prev, bound)
+		if err == nil && !followedInOrder(sc, &h, pos+int64(h.Size()), size) {
+			err = fmt.Errorf("%w: %w: the next batch starts at or below this one's last offset %d", ErrCorruptLog, ErrOffsetOrder, h.LastOffset())
+		}
+		if err != nil {
+			if active {
+				return &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+			pos += int64(h.Size()) // as reads step over it
+			continue
 		}
 		if h.MaxTimestamp > maxTS {
 			maxTS, offMax = h.MaxTimestamp, h.LastOffset()
 		}
-		next = h.NextOffset()
+		next, prev = h.NextOffset(), h.LastOffset()
 		pos += int64(h.Size())
 	}
 	if maxTS < 0 {
 		maxTS, offMax = record.NoTimestamp, s.base
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !active && s.activations.Load() != act {
+		// A reader's scan of a segment the writer made active since: the
+		// writer's own scan (TruncateTo, Recover) decides, and what this
+		// one read may be gone.
+		return &Error{File: s.LogFile(), Position: size, Err: ErrCutUnderRead}
 	}
 	s.maxTimestampSoFar.Store(maxTS)
 	s.offsetOfMaxTimestamp.Store(offMax)

@@ -24,6 +24,16 @@ type Config struct {
 	RecoveryBufferBytes int
 	// Now returns the current time; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
+	// OnIndexRebuild, if set, is called after an inactive segment rebuilt
+	// its .index and .timeindex from its .log because they failed their
+	// checks (cause says which) or the .index was missing; the log logs
+	// and counts it. It runs on the goroutine that found the damage, with
+	// no lock of the segment held.
+	OnIndexRebuild func(logFile string, cause error)
+	// OnLogDamage, if set, is called when a sealed segment finds its .log
+	// damaged: err is what [Segment.Damage] returns from then on. Same
+	// conditions as OnIndexRebuild.
+	OnLogDamage func(err error)
 }
 
 // DefaultConfig returns Kafka's defaults.

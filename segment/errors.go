@@ -3,6 +3,8 @@ package segment
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // Sentinel errors. Compare with errors.Is; most are returned inside an
@@ -31,7 +33,30 @@ var (
 	// the slice: the segment was truncated (Log.TruncateTo, recovery) while
 	// the slice was held. The bytes are gone; read again from the log.
 	ErrCutUnderRead = errors.New("segment: the .log was cut under a read")
+	// ErrCorruptLog means bytes of a .log that cannot be served as
+	// batches: a batch header that does not parse where a whole batch
+	// must be, a batch whose offsets cannot be true (see [Segment.Read]),
+	// or, in a sealed segment, the bytes past its last readable batch
+	// ([Segment.Damage]). It matches record.ErrCorrupt too, and comes
+	// inside an [*Error] naming the file and the position.
+	ErrCorruptLog error = corruptLog{}
 )
+
+// corruptLog is ErrCorruptLog's type: a sentinel that also matches
+// record.ErrCorrupt, so that callers checking for corrupt data need only
+// that one.
+type corruptLog struct{}
+
+func (corruptLog) Error() string { return "segment: corrupt .log" }
+
+// Is matches record.ErrCorrupt.
+func (corruptLog) Is(target error) bool { return target == record.ErrCorrupt }
+
+// corruptAt returns the [*Error] for corrupt bytes of file at pos: it
+// matches ErrCorruptLog, record.ErrCorrupt and cause.
+func corruptAt(file string, pos int64, cause error) *Error {
+	return &Error{File: file, Position: pos, Err: fmt.Errorf("%w: %w", ErrCorruptLog, cause)}
+}
 
 // Error describes a problem in a segment file: which file, where, and the
 // underlying error (a record or index sentinel, or one of this package's).
@@ -39,6 +64,12 @@ type Error struct {
 	File     string
 	Position int64
 	Err      error
+	// NextOffset, for a read that failed on corrupt bytes
+	// ([ErrCorruptLog]), is the first offset after them that reads can
+	// find, where the segment knows it: the base offset of the next batch
+	// it can serve, or of the next segment. A reader seeks there to go on.
+	// 0 when not known, and for other errors.
+	NextOffset int64
 }
 
 func (e *Error) Error() string {

@@ -99,6 +99,9 @@ func (s *Segment) shrinkLog(size int64) error {
 	if size < s.size.Load() {
 		s.size.Store(size)
 	}
+	// Counted before the file changes, so that a reader that sees the
+	// count unchanged after reading read bytes from before the cut.
+	s.cutGen.Add(1)
 	return errors.Join(err, s.log.Truncate(size))
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/vfs"
@@ -26,6 +27,9 @@ type Slice struct {
 	FirstOffset, LastOffset int64
 	released                bool
 }
+
+// LogFile returns the path of the .log file the slice is part of.
+func (sl *Slice) LogFile() string { return sl.seg.LogFile() }
 
 // ReadAt reads from the slice; off counts from the slice's start. As
 // io.ReaderAt, it returns io.EOF when p reaches past the slice's end; a file
@@ -138,30 +142,116 @@ func (s *Segment) acquire() error {
 // anyway when minOneBatch is set (Kafka's minOneMessage), else nothing is.
 // Read returns nil and no error when the segment holds no batch with an
 // offset at or after startOffset.
+//
+// Read walks batch headers from the offset index's entry, and serves a
+// batch only if its header parses and its offsets can be true: it starts
+// above the batch before it, ends below the next segment's base offset and
+// the segment's next offset, fits the indexes' relative offsets, and the
+// batch after it starts above its last offset (see checkOffsets). The base
+// offset lies outside the CRC, so nothing else would catch a flipped bit
+// there. A batch that fails is stepped over where its length allows: a
+// read of an offset it may hold fails with [ErrCorruptLog] naming the file
+// and the batch's position, and reads beyond it find the batches after
+// it. Bytes that do not parse as a batch header stop the walk: reads that
+// reach them fail the same way. The first batch of a read is the only one
+// whose damage is an error; damage after it ends the slice early, for the
+// next read to report.
+//
+// A sealed segment whose readable part ends before its file does
+// ([Segment.Damage]) answers a read past that end with the damage error.
+// One whose index entry names another offset than the batch at its
+// position (an index damaged in a way its checks on open missed) rebuilds
+// its indexes and reads again.
 func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, error) {
 	// The reference is taken first: it keeps the .log open (and mapped)
 	// while the headers are read, and becomes the Slice's.
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
-	size := min(s.size.Load(), maxPosition)
-	var sl *Slice
-	oi, e, err := s.lookup(startOffset)
-	if err == nil {
-		// Where the .log is mapped, the headers are read in place (and
-		// the index looked up before, to keep the view short).
-		mapped, _ := s.view(0, size, func(b []byte) error {
-			sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
-			return nil
-		})
-		if !mapped {
-			sc := newScanner(s.log, size, scanWindow)
-			sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
-			sc.release()
+	gen, act := s.cutGen.Load(), s.activations.Load()
+	sl, oi, err := s.read(startOffset, maxBytes, maxPosition, minOneBatch)
+	if err != nil && errors.Is(err, index.ErrCorruptIndex) && s.rebuildable(err) {
+		if s.cutGen.Load() != gen || s.activations.Load() != act {
+			// The writer changed the segment during the read: the entry
+			// and the batch it found may belong to different moments.
+			err = &Error{File: s.LogFile(), Err: ErrCutUnderRead}
+		} else if _, _, err = s.rebuildIndexes(oi, err); err == nil {
+			sl, _, err = s.read(startOffset, maxBytes, maxPosition, minOneBatch)
 		}
 	}
 	if sl == nil {
 		s.release()
+	}
+	return sl, err
+}
+
+// read is Read once, with the caller's reference; it also returns the
+// offset index it used.
+func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, *index.OffsetIndex, error) {
+	gen := s.cutGen.Load()
+	size := min(s.size.Load(), maxPosition)
+	oi, e, err := s.lookup(startOffset)
+	if err != nil {
+		return nil, oi, err
+	}
+	sl, err := s.readFrom(oi, e, startOffset, maxBytes, size, minOneBatch)
+	if err != nil && errors.Is(err, ErrCorruptLog) {
+		sl, err = s.readPastDamage(oi, e, err, startOffset, maxBytes, size, minOneBatch)
+	}
+	switch {
+	case err != nil && errors.Is(err, ErrCorruptLog) && s.cutGen.Load() != gen:
+		// Cut while it was read: what looked corrupt may be a batch
+		// half overwritten by the appends after the cut.
+		return nil, oi, &Error{File: s.LogFile(), Position: size, Err: ErrCutUnderRead}
+	case err == nil && sl == nil:
+		if d := s.damage.Load(); d != nil && maxPosition >= d.Position {
+			return nil, oi, d
+		}
+	}
+	return sl, oi, err
+}
+
+// readPastDamage answers a read whose walk from the index entry e met bytes
+// that are not a batch (err): an index entry past them still leads to the
+// batches after them, and if the first batch it leads to holds startOffset,
+// that is the answer. Otherwise startOffset lies in what the damage
+// destroyed, and err stands.
+func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, err error, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+	var se *Error
+	if !errors.As(err, &se) || se.File != s.LogFile() || se.Position < int64(e.Position) {
+		return nil, err
+	}
+	if se.NextOffset == 0 {
+		se.NextOffset = s.limit.Load()
+	}
+	e2, ok, ierr := oi.FetchUpperBoundOffset(e, int(min(se.Position-int64(e.Position)+1, math.MaxInt32)))
+	if ierr != nil || !ok || int64(e2.Position) <= se.Position {
+		return nil, err
+	}
+	sl, err2 := s.readFrom(oi, e2, startOffset, maxBytes, size, minOneBatch)
+	if err2 != nil || (sl != nil && sl.FirstOffset <= startOffset) {
+		return sl, err2
+	}
+	if sl != nil && se.NextOffset == s.limit.Load() {
+		se.NextOffset = sl.FirstOffset // the batches the entry leads to
+	}
+	return nil, err
+}
+
+// readFrom walks the .log's first size bytes from the offset index's entry
+// e, in place where the .log is mapped (the index was looked up before, to
+// keep the view short), else through a window.
+func (s *Segment) readFrom(oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+	var sl *Slice
+	var err error
+	mapped, _ := s.view(0, size, func(b []byte) error {
+		sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
+		return nil
+	})
+	if !mapped {
+		sc := newScanner(s.log, size, scanWindow)
+		sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
+		sc.release()
 	}
 	return sl, err
 }
@@ -174,24 +264,21 @@ func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPos
 	if err != nil || pos < 0 {
 		return nil, err
 	}
-	end, last := pos, h.LastOffset()
-	for p := pos; p < size; {
-		hp, err := sc.header(p)
-		if err != nil {
-			return nil, &Error{File: s.LogFile(), Position: p, Err: err}
-		}
-		if next := p + int64(hp.Size()); next-pos > int64(maxBytes) {
-			if p == pos && minOneBatch {
-				end, last = next, hp.LastOffset()
-			}
-			break
-		} else {
-			end, last = next, hp.LastOffset()
-			p = next
-		}
-	}
-	if end == pos {
+	end, last := pos+int64(h.Size()), h.LastOffset()
+	if end-pos > int64(maxBytes) && !minOneBatch {
 		return nil, nil
+	}
+	bound := s.offsetBound()
+	for end < size {
+		hp, err := sc.header(end)
+		if err != nil || s.checkOffsets(&hp, last, bound) != nil {
+			break // damage after the first batch: the next read reports it
+		}
+		next := end + int64(hp.Size())
+		if next-pos > int64(maxBytes) || !followedInOrder(sc, &hp, next, size) {
+			break
+		}
+		end, last = next, hp.LastOffset()
 	}
 	return &Slice{seg: s, Position: pos, Size: end - pos, FirstOffset: h.BaseOffset, LastOffset: last}, nil
 }
@@ -226,26 +313,82 @@ func (s *Segment) lookup(offset int64) (*index.OffsetIndex, index.OffsetPosition
 }
 
 // walkTo is translateOffsetWith from the index entry e that oi gave for
-// offset.
+// offset. It serves only batches that pass checkOffsets and are followed in
+// order (see Read): one that fails is stepped over, and if offset may lie
+// in it (offset is below the next good batch's base offset, or no good
+// batch follows) walkTo returns its corruption error.
 func (s *Segment) walkTo(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, offset, limit int64) (int64, record.BatchHeader, error) {
+	bound := s.offsetBound()
+	prev := s.base - 1 // the last offset of the batch before pos, as far as known
+	var bad *Error     // the first batch stepped over since the last good one
 	for pos := int64(e.Position); pos < limit; {
 		h, err := sc.header(pos)
-		if err != nil {
-			return -1, h, &Error{File: s.LogFile(), Position: pos, Err: err}
+		if err != nil && pos == int64(e.Position) && e.Position > 0 && isFormatError(err) && !atBatchBoundary(sc, oi, e) {
+			// No batch where the entry points, and no batch ends there:
+			// the entry is wrong. (Where batches do end there, the .log is
+			// what is damaged, and reads report it.)
+			return -1, h, &Error{File: oi.Name(), Position: pos, Err: &index.CorruptIndexError{File: oi.Name(),
+				Reason: fmt.Sprintf("entry %v, but no batch header parses there: %v", e, err)}}
 		}
-		// An entry names the last offset of the batch at its position: a
-		// mismatch means the index is damaged, and trusting it could skip
-		// batches.
-		if pos == int64(e.Position) && e.Position > 0 && h.LastOffset() != e.Offset {
+		if err != nil {
+			return -1, h, s.walkError(pos, err)
+		}
+		next := pos + int64(h.Size())
+		err = s.checkOffsets(&h, prev, bound)
+		if err == nil && pos == int64(e.Position) && e.Position > 0 && h.LastOffset() != e.Offset {
+			// An entry names the last offset of the batch at its position.
+			// The batch's own offsets are sane, so the entry is what is
+			// wrong, and trusting it could skip batches.
 			return -1, h, &Error{File: oi.Name(), Position: pos, Err: &index.CorruptIndexError{File: oi.Name(),
 				Reason: fmt.Sprintf("entry %v, but the batch there ends at offset %d", e, h.LastOffset())}}
 		}
+		if err == nil && h.LastOffset() >= offset && !followedInOrder(sc, &h, next, limit) {
+			err = fmt.Errorf("%w: %w: the next batch starts at or below this one's last offset %d", ErrCorruptLog, ErrOffsetOrder, h.LastOffset())
+		}
+		if err != nil {
+			if bad == nil {
+				bad = &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+			pos = next
+			continue
+		}
+		if bad != nil && offset < h.BaseOffset {
+			bad.NextOffset = h.BaseOffset
+			return -1, h, bad // offset lies in the damaged batch's range
+		}
+		bad = nil
 		if h.LastOffset() >= offset {
 			return pos, h, nil
 		}
-		pos += int64(h.Size())
+		prev = h.LastOffset()
+		pos = next
+	}
+	if bad != nil {
+		bad.NextOffset = s.limit.Load()
+		return -1, record.BatchHeader{}, bad
 	}
 	return -1, record.BatchHeader{}, nil
+}
+
+// atBatchBoundary reports whether the position of the offset index's entry
+// e is where a batch starts, as far as the .log tells: walking the batches
+// from the entry before it either lands on it (true) or steps over it
+// (false, the entry is wrong); a walk that meets bytes that are not a
+// batch first cannot tell, and counts as landing (the .log is damaged).
+func atBatchBoundary(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition) bool {
+	prev, err := oi.Lookup(e.Offset - 1)
+	if err != nil || prev.Position >= e.Position {
+		return true
+	}
+	p := int64(prev.Position)
+	for p < int64(e.Position) {
+		h, err := sc.header(p)
+		if err != nil {
+			return true
+		}
+		p += int64(h.Size())
+	}
+	return p == int64(e.Position)
 }
 
 // TimestampOffset is a record's timestamp and offset.
@@ -272,14 +415,21 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 		return TimestampOffset{}, false, err
 	}
 	size := s.size.Load()
+	bound := s.offsetBound()
 	sc := newScanner(s.log, size, scanWindow)
 	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
+	prev := s.base - 1
 	for pos := int64(e.Position); pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {
-			return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
+			return TimestampOffset{}, false, s.walkError(pos, err)
 		}
+		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, pos+int64(h.Size()), size) {
+			pos += int64(h.Size()) // offsets that cannot be true: not an answer
+			continue
+		}
+		prev = h.LastOffset()
 		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset && !h.Attributes.IsControl() {
 			batch := make([]byte, h.Size())
 			if _, err := s.log.ReadAt(batch, pos); err != nil {
@@ -311,19 +461,34 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 // waits for views of the mapped .log in flight (see the package doc).
 func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	s.failed = nil
+	// A sealed segment's indexes are checked (and rebuilt if need be)
+	// before they reopen for writing, as the active segment's are not.
+	if _, _, err := s.indexes(); err != nil {
+		return 0, err
+	}
 	if err := s.activate(); err != nil {
 		return 0, err
 	}
 	if err := s.dropMapping(); err != nil { // mapped at its inactive size
 		return 0, err
 	}
+	s.limit.Store(0) // the last segment now: the next one is gone
 	size := s.size.Load()
 	pos, _, err := s.translateOffset(offset, size)
 	if err != nil {
 		return 0, err
 	}
 	if pos < 0 {
-		return 0, nil
+		d := s.damage.Load()
+		if d == nil {
+			return 0, nil
+		}
+		// Offset lies past the readable part of a damaged segment: the
+		// damaged bytes go, as everything from offset on does.
+		pos, size = d.Position, d.Position
+		if fs, err := s.log.Size(); err == nil {
+			size = fs
+		}
 	}
 	oi, ti, err := s.indexes()
 	if err != nil {
@@ -344,6 +509,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 		s.failed = err
 		return 0, &Error{File: s.LogFile(), Position: pos, Err: err}
 	}
+	s.damage.Store(nil)
 	s.bytesSinceLastIndexEntry = 0
 	if pos == 0 {
 		s.created = s.cfg.now()
@@ -367,6 +533,7 @@ func (s *Segment) activate() error {
 		return nil
 	}
 	s.active = true
+	s.activations.Add(1) // a rebuild begun while inactive must not install
 	var errs []error
 	if s.txnIndex != nil {
 		// Opened read-only with the inactive segment; recovery truncates

@@ -3,9 +3,9 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/crc"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -29,9 +29,10 @@ type RecoverResult struct {
 	NextOffset int64
 	// Cause says why bytes were truncated: nil when none were, an error
 	// matching record.ErrTruncated for a torn tail (a partial batch at the
-	// end: an interrupted write), and one matching record.ErrCorrupt or
-	// ErrOffsetOrder for damage. Either way Kafka's rule applies: everything
-	// from the first invalid batch on is removed.
+	// end: an interrupted write), and one matching record.ErrCorrupt for
+	// damage (offsets that cannot be true also match ErrOffsetOrder or
+	// ErrOffsetOverflow, and ErrCorruptLog). Either way Kafka's rule
+	// applies: everything from the first invalid batch on is removed.
 	Cause error
 }
 
@@ -41,13 +42,20 @@ type RecoverResult struct {
 // or corrupt tail, or a zero-filled preallocated tail), and the offset and
 // time indexes are rebuilt from the valid batches with Kafka's spacing rule.
 // The .txnindex keeps its entries below the new end (rebuilding aborted
-// transactions from producer state is the log's, through OnBatch).
+// transactions from producer state is the log's, through OnBatch); one that
+// cannot be read is left for the log to rebuild ([Segment.CheckTxnIndex]).
+//
+// The offsets checked are those reads check ([Segment.Read]): a batch
+// must start above the previous one's last offset, end below the next
+// segment's base offset ([Segment.SetNextBaseOffset]), fit the relative
+// offsets of the indexes, and be followed by a batch starting above its
+// last offset. A batch that fails is corruption: Recover truncates there
+// (Kafka, which checks only the relative range, would try to split the
+// segment instead).
 //
 // Legacy batches (magic 0 or 1) are not truncated: Recover stops with an
 // error matching record.ErrUnsupportedMagic that names file and position,
-// since those bytes are valid Kafka data this library cannot read. So does
-// a batch whose offsets overflow the segment's relative offsets
-// (ErrOffsetOverflow), which Kafka repairs by splitting the segment.
+// since those bytes are valid Kafka data this library cannot read.
 //
 // Concurrent readers of the segment may get errors or stale batches while
 // it runs (the log recovers before it serves reads); the truncation waits
@@ -68,35 +76,35 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	if err != nil {
 		return RecoverResult{}, &Error{File: s.LogFile(), Err: err}
 	}
+	bound := int64(math.MaxInt64)
+	if l := s.limit.Load(); l > 0 {
+		bound = l
+	}
 	res := RecoverResult{NextOffset: s.base}
-	maxTS, offMax := record.NoTimestamp, s.base
-	firstTS := record.NoTimestamp
+	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base, firstTS: record.NoTimestamp}
 	sc := newScanner(s.log, size, s.cfg.recoveryBuffer())
-	var pos, lastIndexEntry int64
+	defer sc.release()
+	var pos int64
 	for pos < size {
 		h, err := sc.header(pos)
 		if err == nil {
-			err = s.checkRecovered(sc, pos, &h, res.NextOffset)
+			err = s.checkBatch(sc, pos, &h)
+		}
+		if err == nil {
+			err = s.checkOffsets(&h, res.NextOffset-1, bound)
+		}
+		if err == nil && !followedInOrder(sc, &h, pos+int64(h.Size()), size) {
+			err = fmt.Errorf("%w: %w: the next batch starts at or below this one's last offset %d", ErrCorruptLog, ErrOffsetOrder, h.LastOffset())
 		}
 		if err != nil {
-			if errors.Is(err, ErrLegacyFormat) || errors.Is(err, ErrOffsetOverflow) || !(errors.Is(err, record.ErrCorrupt) || errors.Is(err, record.ErrTruncated) || errors.Is(err, ErrOffsetOrder)) {
+			if errors.Is(err, ErrLegacyFormat) || !isFormatError(err) {
 				return res, &Error{File: s.LogFile(), Position: pos, Err: err}
 			}
 			res.Cause = &Error{File: s.LogFile(), Position: pos, Err: err}
 			break
 		}
-		if h.MaxTimestamp > maxTS {
-			maxTS, offMax = h.MaxTimestamp, h.LastOffset()
-		}
-		if res.Batches == 0 {
-			firstTS = h.MaxTimestamp
-		}
-		if pos-lastIndexEntry > int64(s.cfg.IndexIntervalBytes) {
-			err := errors.Join(oi.Append(h.LastOffset(), index.Position(pos)), ti.MaybeAppend(maxTS, offMax, false))
-			if err != nil && !errors.Is(err, index.ErrIndexFull) {
-				return res, err
-			}
-			lastIndexEntry = pos
+		if err := b.add(pos, &h); err != nil {
+			return res, err
 		}
 		if opts.OnBatch != nil {
 			if err := opts.OnBatch(pos, &h); err != nil {
@@ -114,52 +122,30 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 			return res, &Error{File: s.LogFile(), Position: pos, Err: err}
 		}
 	}
+	s.damage.Store(nil) // whatever was past the valid batches is gone
 	s.mu.Lock()
 	txn := s.txnIndex
 	s.mu.Unlock()
 	if txn != nil {
 		if err := txn.TruncateTo(res.NextOffset); err != nil {
-			return res, err
+			if !errors.Is(err, index.ErrCorruptIndex) {
+				return res, err
+			}
+			s.mu.Lock()
+			s.txnDamage = err // the log rebuilds it
+			s.mu.Unlock()
 		}
 	}
-	if maxTS >= 0 {
-		if err := ti.MaybeAppend(maxTS, offMax, true); err != nil {
-			return res, err
-		}
+	if err := b.finish(); err != nil {
+		return res, err
 	}
 	s.size.Store(pos)
 	s.nextOffset.Store(res.NextOffset)
-	s.maxTimestampSoFar.Store(maxTS)
-	s.offsetOfMaxTimestamp.Store(offMax)
-	s.firstBatchTimestamp = firstTS
+	s.maxTimestampSoFar.Store(b.maxTS)
+	s.offsetOfMaxTimestamp.Store(b.offMax)
+	s.firstBatchTimestamp = b.firstTS
 	s.bytesSinceLastIndexEntry = 0
 	return res, nil
-}
-
-// checkRecovered checks the rest of a batch: CRC, codec, count, offsets.
-func (s *Segment) checkRecovered(sc *scanner, pos int64, h *record.BatchHeader, next int64) error {
-	if !h.Attributes.Compression().Valid() {
-		return &record.CorruptError{BaseOffset: h.BaseOffset, Position: 21, Section: "batch", Kind: record.ErrUnknownCodec}
-	}
-	if h.RecordsCount < 0 || h.LastOffsetDelta < 0 {
-		return &record.CorruptError{BaseOffset: h.BaseOffset, Position: 57, Section: "batch", Kind: record.ErrRecordCount,
-			Detail: fmt.Sprintf("recordsCount %d, lastOffsetDelta %d", h.RecordsCount, h.LastOffsetDelta)}
-	}
-	sum, err := sc.crc(pos, h.Size(), crc.Update)
-	if err != nil {
-		return err
-	}
-	if sum != h.CRC {
-		return &record.CorruptError{BaseOffset: h.BaseOffset, Position: 17, Section: "batch", Kind: record.ErrCRC,
-			Detail: fmt.Sprintf("stored %#08x, computed %#08x", h.CRC, sum)}
-	}
-	if h.BaseOffset < next {
-		return fmt.Errorf("%w: base offset %d after next offset %d", ErrOffsetOrder, h.BaseOffset, next)
-	}
-	if !index.CanIndex(s.base, h.LastOffset()) {
-		return fmt.Errorf("%w: last offset %d, base %d", ErrOffsetOverflow, h.LastOffset(), s.base)
-	}
-	return nil
 }
 
 // resetIndexes replaces both indexes with new, empty, preallocated files.

@@ -3,6 +3,7 @@ package segment
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"sync"
@@ -47,11 +48,44 @@ type Segment struct {
 	rollJitter               time.Duration
 	failed                   error
 
+	// limit is the next segment's base offset, 0 when unknown (the
+	// active segment): see SetNextBaseOffset.
+	limit atomic.Int64
+	// damage is set once a sealed segment's .log is found to hold bytes
+	// past its last readable batch (see Damage); its Position is where the
+	// readable part ends, and size was lowered to it.
+	damage atomic.Pointer[Error]
+	// cutGen counts the cuts of the .log (shrinkLog): a reader that sees
+	// it change knows that what it read may be gone, and the CRC cache
+	// keys its entries with it.
+	cutGen atomic.Uint32
+	// crcs remembers the batches whose CRC was verified (crc.go); nil
+	// until the first verification.
+	crcs atomic.Pointer[crcCache]
+	// txnVerified: the .txnindex was checked against the segment's ABORT
+	// markers, or written by this process (see TxnIndexVerified).
+	txnVerified atomic.Bool
+	// activations counts the segment's activations (activate): a rebuild
+	// or read that sees it change knows the writer took the segment over.
+	activations atomic.Uint32
+
+	// rebuildMu serialises rebuilds of the indexes (rebuild.go) and
+	// protects rebuilt (a rebuild was made: there is no second). Lock
+	// order: rebuildMu, then mapMu, then mu.
+	rebuildMu sync.Mutex
+	rebuilt   bool
+
 	mu sync.Mutex // protects the fields below
 	//   indexes open lazily; both nil until first use
 	offsetIndex *index.OffsetIndex
 	timeIndex   *index.TimeIndex
 	txnIndex    *index.TxnIndex // nil until the file exists
+	// txnDamage is why the .txnindex could not be opened or trusted, nil
+	// when it is fine or absent (see CheckTxnIndex).
+	txnDamage error
+	// retired holds index handles a rebuild replaced: readers may still
+	// be using them, so they are closed with the segment.
+	retired     []io.Closer
 	active      bool
 	closed      bool
 	deleted     bool // files renamed to .deleted
@@ -96,6 +130,7 @@ func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter ti
 		return nil, errors.Join(err, oi.Close(), f.Close())
 	}
 	s.offsetIndex, s.timeIndex = oi, ti
+	s.txnVerified.Store(true) // every entry it gets, this process writes
 	return s, nil
 }
 
@@ -112,13 +147,17 @@ type OpenOptions struct {
 
 // Open opens an existing segment without recovering it: the .log's size is
 // taken as it is and the indexes are trusted after Kafka's sanity checks
-// (run when they are first used). Call [Segment.Recover] after an unclean
-// shutdown, or when Open or a later index use reports
-// [index.ErrCorruptIndex]: Recover rebuilds the indexes from the .log.
+// and ours (run when they are first used, see "Damage" in the package
+// doc). Call [Segment.Recover] after an unclean shutdown.
 //
-// A missing .index needs recovery: Open returns a Segment and an error
-// matching fs.ErrNotExist, on which the caller calls Recover. A missing
-// .timeindex is created empty, as Kafka does.
+// An inactive segment whose .index or .timeindex fails the checks, or
+// whose .index is missing, rebuilds both from its .log on first use. The
+// active segment's indexes are checked by Open, which returns the Segment
+// and an error matching [index.ErrCorruptIndex] (or fs.ErrNotExist for a
+// missing .index) on which the caller calls Recover. A missing .timeindex
+// is created empty, as Kafka does. A .txnindex that cannot be opened or
+// read is not an error here: [Segment.CheckTxnIndex] reports it, and the
+// log rebuilds it ([Segment.ReplaceTxnIndex]).
 func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOptions) (*Segment, error) {
 	s := newSegment(fsys, dir, baseOffset, cfg, opts.RollJitter, opts.Active)
 	// The .log is always opened for writing: recovery and truncation may
@@ -161,11 +200,14 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 			if !errors.Is(err, index.ErrCorruptIndex) {
 				return nil, errors.Join(err, f.Close()) // I/O: do not recover without it
 			}
-			return s, err
+			s.txnDamage = err // the log rebuilds it from the ABORT markers
 		}
 	}
 	if _, err := fsys.Stat(s.path(IndexSuffix)); err != nil {
-		return s, &Error{File: s.path(IndexSuffix), Err: err}
+		if !isNotExist(err) || opts.Active {
+			return s, &Error{File: s.path(IndexSuffix), Err: err}
+		}
+		// An inactive segment rebuilds it on first use.
 	}
 	if opts.Active {
 		if _, _, err := s.indexes(); err != nil {
@@ -253,10 +295,19 @@ func (s *Segment) ensureTailLoaded() error {
 }
 
 // indexes returns the offset and time indexes, opening them on first use
-// (read-write for the active segment, read-only otherwise) and running
-// Kafka's sanity checks, plus one of ours: the last offset entry must point
-// inside the .log.
+// (read-write for the active segment, read-only otherwise) and checking
+// them (checkIndexes). An inactive segment whose indexes fail the checks,
+// or whose .index is missing, rebuilds them from the .log (rebuild.go).
 func (s *Segment) indexes() (*index.OffsetIndex, *index.TimeIndex, error) {
+	oi, ti, err := s.openIndexes()
+	if err != nil && s.rebuildable(err) {
+		return s.rebuildIndexes(nil, err)
+	}
+	return oi, ti, err
+}
+
+// openIndexes is indexes without the rebuild.
+func (s *Segment) openIndexes() (*index.OffsetIndex, *index.TimeIndex, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -277,15 +328,7 @@ func (s *Segment) indexes() (*index.OffsetIndex, *index.TimeIndex, error) {
 	if err != nil {
 		return nil, nil, errors.Join(err, oi.Close())
 	}
-	err = errors.Join(oi.SanityCheck(), ti.SanityCheck())
-	if err == nil && oi.Entries() > 0 {
-		last, lerr := oi.Entry(oi.Entries() - 1)
-		if lerr != nil {
-			err = lerr
-		} else if int64(last.Position) >= s.size.Load() {
-			err = &index.CorruptIndexError{File: oi.Name(), Reason: fmt.Sprintf("last entry %v points past the end of the .log (%d bytes)", last, s.size.Load())}
-		}
-	}
+	err = s.checkIndexes(oi, ti)
 	if err == nil && s.active {
 		_, err = oi.Resize(int64(s.cfg.MaxIndexBytes))
 		if err == nil {
@@ -338,6 +381,10 @@ func (s *Segment) Close() error {
 	if s.txnIndex != nil {
 		errs = append(errs, s.txnIndex.Close())
 	}
+	for _, c := range s.retired {
+		errs = append(errs, c.Close())
+	}
+	s.retired = nil
 	// Close holds a reference of its own while it trims the .log, so that
 	// the last Slice released meanwhile does not close the file under it;
 	// dropping it closes the .log unless a Slice is still live.

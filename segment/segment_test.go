@@ -283,8 +283,9 @@ func TestOpenMissingIndexes(t *testing.T) {
 		require.Equal(t, int64(0), fileSize(t, e, path(e, 0, TimeIndexSuffix)))
 		require.NoError(t, r.Close())
 
+		// The active segment's missing .index needs recovery.
 		require.NoError(t, e.fs.Remove(path(e, 0, IndexSuffix)))
-		r, err = Open(e.fs, e.dir, 0, testConfig(), OpenOptions{})
+		r, err = Open(e.fs, e.dir, 0, testConfig(), OpenOptions{Active: true})
 		require.ErrorIs(t, err, fs.ErrNotExist, "a missing .index needs recovery")
 		res, err := r.Recover(RecoverOptions{})
 		require.NoError(t, err)
@@ -294,6 +295,24 @@ func TestOpenMissingIndexes(t *testing.T) {
 		oi, _, err := r.indexes()
 		require.NoError(t, err)
 		require.Positive(t, oi.Entries())
+		entries := oi.Entries()
+		require.NoError(t, r.Close())
+
+		// An inactive segment's is rebuilt on first use.
+		require.NoError(t, e.fs.Remove(path(e, 0, IndexSuffix)))
+		cfg := testConfig()
+		var rebuilt []string
+		cfg.OnIndexRebuild = func(file string, cause error) {
+			require.ErrorIs(t, cause, fs.ErrNotExist)
+			rebuilt = append(rebuilt, file)
+		}
+		r, err = Open(e.fs, e.dir, 0, cfg, OpenOptions{})
+		require.NoError(t, err)
+		require.Equal(t, bytes.Join(batches, nil), readAll(t, r, 0))
+		require.Equal(t, []string{r.LogFile()}, rebuilt)
+		oi, _, err = r.indexes()
+		require.NoError(t, err)
+		require.Equal(t, entries, oi.Entries())
 		require.NoError(t, r.Close())
 	})
 }
@@ -327,16 +346,36 @@ func TestCorruptIndexIsRebuilt(t *testing.T) {
 		require.NoError(t, err)
 		last, err := oi.Entry(oi.Entries() - 1)
 		require.NoError(t, err)
-		lastN := oi.Entries() - 1
 		require.NoError(t, r.Close())
 
 		// An entry whose position holds a batch with another last offset:
-		// found by the read that uses it, never served.
-		overwrite(lastN, []byte{0, 0, 0, byte(last.Offset - 1), byte(last.Position >> 24), byte(last.Position >> 16), byte(last.Position >> 8), byte(last.Position)})
-		r, err = Open(e.fs, e.dir, 0, testConfig(), OpenOptions{})
-		require.NoError(t, err)
-		_, err = r.Read(last.Offset, 1<<20, r.Size(), true)
+		// in the active segment, found by the read that uses it, never
+		// served; in an inactive one, the read rebuilds the index.
+		bad := []byte{0, 0, 0, byte(last.Offset - 1), byte(last.Position >> 24), byte(last.Position >> 16), byte(last.Position >> 8), byte(last.Position)}
+		overwrite(0, bad)
+		r, err = Open(e.fs, e.dir, 0, testConfig(), OpenOptions{Active: true})
+		require.NoError(t, err, "only the last entry is checked on open")
+		_, err = r.Read(last.Offset-1, 1<<20, r.Size(), true)
 		require.ErrorIs(t, err, index.ErrCorruptIndex)
+		require.NoError(t, r.Close())
+
+		overwrite(0, bad)
+		cfg := testConfig()
+		rebuilds := 0
+		cfg.OnIndexRebuild = func(_ string, cause error) {
+			require.ErrorIs(t, cause, index.ErrCorruptIndex)
+			rebuilds++
+		}
+		r, err = Open(e.fs, e.dir, 0, cfg, OpenOptions{})
+		require.NoError(t, err)
+		sl, err := r.Read(last.Offset-1, 1<<20, r.Size(), true)
+		require.NoError(t, err)
+		require.LessOrEqual(t, sl.FirstOffset, last.Offset-1, "the read is answered")
+		require.GreaterOrEqual(t, sl.LastOffset, last.Offset-1)
+		sl.Release()
+		require.Equal(t, bytes.Join(batches, nil), readAll(t, r, 0))
+		require.Equal(t, 1, rebuilds)
+		checkIndexes(t, r)
 		require.NoError(t, r.Close())
 	})
 }

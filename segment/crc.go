@@ -1,0 +1,119 @@
+package segment
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/kafkalite/kafkalite/internal/crc"
+)
+
+// VerifyCRC checks the CRC-32C of every batch of the slice, as a decoding
+// reader with Kafka's check.crcs does, and returns an error matching
+// record.ErrCRC (and [ErrCorruptLog], record.ErrCorrupt) that names the
+// file and the batch's position if one fails. Point reads, which decode
+// one record of a batch, call it so that the record is never returned
+// from a batch whose bytes are damaged.
+//
+// The segment remembers the batches it verified, by position, in a small
+// table (a batch verified once is not verified again while the segment
+// holds it unchanged), so that repeated point reads into a large batch
+// cost the CRC once. It forgets them when the .log is cut (TruncateTo,
+// Recover, a failed append): new bytes may then lie at the same
+// positions. What it remembers is only what it computed in this process;
+// a failed batch is never remembered.
+func (sl *Slice) VerifyCRC() error {
+	if sl.released {
+		return ErrClosed
+	}
+	s := sl.seg
+	c := s.crcCacheFor()
+	end := sl.Position + sl.Size
+	var err error
+	mapped, _ := s.view(0, end, func(b []byte) error {
+		// No cut can happen while the view lasts: the generation is
+		// that of the bytes in b.
+		err = s.verifyCRCs(mappedScanner(b), c, s.cutGen.Load(), sl.Position, end)
+		return nil
+	})
+	if mapped {
+		return err
+	}
+	gen := s.cutGen.Load()
+	sc := newScanner(s.log, end, scanWindow)
+	err = s.verifyCRCs(sc, c, gen, sl.Position, end)
+	sc.release()
+	if s.cutGen.Load() != gen {
+		// Cut while it was read (shrinkLog counts the cut before it
+		// truncates): the bytes verified may not be the slice's.
+		return &Error{File: s.LogFile(), Position: sl.Position, Err: ErrCutUnderRead}
+	}
+	return err
+}
+
+// verifyCRCs verifies the batches of [from, end) with sc.
+func (s *Segment) verifyCRCs(sc *scanner, c *crcCache, gen uint32, from, end int64) error {
+	for pos := from; pos < end; {
+		h, err := sc.header(pos)
+		if err != nil {
+			return s.walkError(pos, err)
+		}
+		if !c.has(gen, pos) {
+			sum, err := sc.crc(pos, h.Size(), crc.Update)
+			if err != nil {
+				return s.walkError(pos, err)
+			}
+			if sum != h.CRC {
+				return corruptAt(s.LogFile(), pos, crcError(&h, sum))
+			}
+			c.add(gen, pos)
+		}
+		pos += int64(h.Size())
+	}
+	return nil
+}
+
+// crcCache is a direct-mapped table of verified batch positions: each
+// slot holds one position (with the cut generation it was verified in);
+// a collision replaces the older one, which is then verified again when
+// read. Lock-free: slots are atomics.
+type crcCache struct {
+	forSize int64 // the segment's size when the table was made
+	shift   uint
+	slots   []atomic.Uint64
+}
+
+// Table sizes: one slot per 8 KiB of .log, between 256 and 16,384 slots
+// (2 KiB to 128 KiB, made only for segments that serve point reads).
+const (
+	crcCacheBytesPerSlot = 8 << 10
+	crcCacheMinBits      = 8
+	crcCacheMaxBits      = 14
+)
+
+// crcCacheFor returns the segment's table, making one (or a larger one,
+// once the segment grew to four times the size the last was made for).
+func (s *Segment) crcCacheFor() *crcCache {
+	size := s.size.Load()
+	c := s.crcs.Load()
+	if c != nil && (c.forSize*4 >= size || len(c.slots) == 1<<crcCacheMaxBits) {
+		return c
+	}
+	n := min(max(bits.Len64(uint64(size/crcCacheBytesPerSlot)), crcCacheMinBits), crcCacheMaxBits)
+	nc := &crcCache{forSize: size, shift: uint(64 - n), slots: make([]atomic.Uint64, 1<<n)}
+	if s.crcs.CompareAndSwap(c, nc) {
+		return nc
+	}
+	return s.crcs.Load()
+}
+
+// crcKey packs a cut generation and a position (below 2^31, as Kafka's
+// file positions are) into a slot value; 0 is an empty slot.
+func crcKey(gen uint32, pos int64) uint64 { return uint64(gen)<<32 | uint64(pos+1) }
+
+func (c *crcCache) slot(pos int64) *atomic.Uint64 {
+	return &c.slots[(uint64(pos)*0x9e3779b97f4a7c15)>>c.shift]
+}
+
+func (c *crcCache) has(gen uint32, pos int64) bool { return c.slot(pos).Load() == crcKey(gen, pos) }
+
+func (c *crcCache) add(gen uint32, pos int64) { c.slot(pos).Store(crcKey(gen, pos)) }

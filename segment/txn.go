@@ -1,0 +1,200 @@
+package segment
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// The .txnindex lists the transactions whose ABORT marker is in the
+// segment; read_committed readers drop those transactions' records by it,
+// so an entry lost or wrong serves aborted records. The segment checks the
+// file (CheckTxnIndex) and finds its ABORT markers (AppendAbortMarkers);
+// rebuilding the entries takes the producer state before the segment,
+// which the log has: it replays the log and hands the result to
+// ReplaceTxnIndex.
+
+// CheckTxnIndex checks the segment's .txnindex with [index.TxnIndex.Validate]
+// (whole entries of version 0, offsets inside the segment and endOffset,
+// in order) and returns its error, or why it could not be opened or read.
+// endOffset is the offset the segment's batches end below: the next
+// segment's base offset, or the log end offset for the last segment. A
+// segment without a .txnindex returns nil. A failure matches
+// index.ErrCorruptIndex.
+func (s *Segment) CheckTxnIndex(endOffset int64) error {
+	s.mu.Lock()
+	txn, damage := s.txnIndex, s.txnDamage
+	s.mu.Unlock()
+	switch {
+	case damage != nil:
+		return damage
+	case txn == nil:
+		return nil
+	}
+	return txn.Validate(endOffset)
+}
+
+// HasTxnIndex reports whether the segment has a .txnindex.
+func (s *Segment) HasTxnIndex() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.txnIndex != nil || s.txnDamage != nil
+}
+
+// TxnIndexEntries returns every entry of the .txnindex, none if the segment
+// has none.
+func (s *Segment) TxnIndexEntries() ([]index.AbortedTxn, error) {
+	s.mu.Lock()
+	txn, damage := s.txnIndex, s.txnDamage
+	s.mu.Unlock()
+	switch {
+	case damage != nil:
+		return nil, damage
+	case txn == nil:
+		return nil, nil
+	}
+	return txn.AllAbortedTxns()
+}
+
+// ReplaceTxnIndex replaces the .txnindex with entries (removing it when
+// there are none), crash-safely: the new file is written under a
+// temporary name, synced, and renamed over the old one, and the directory
+// synced, so that a crash leaves the old file or the new one. The old
+// handle is kept open until the segment closes, for readers that may be
+// using it. It fails with [ErrClosed] once the segment was closed or
+// renamed for deletion (its names may be a cleaned segment's by then).
+//
+// REQUIRES: no AppendAbortedTxn runs meanwhile (the log holds its write
+// lock for the active segment).
+func (s *Segment) ReplaceTxnIndex(entries []index.AbortedTxn) error {
+	name := s.path(TxnIndexSuffix)
+	tmp := name + TmpSuffix
+	if err := s.fsys.Remove(tmp); err != nil && !isNotExist(err) {
+		return err
+	}
+	if len(entries) > 0 {
+		t, err := index.CreateTxnIndex(s.fsys, tmp, s.base)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			err = errors.Join(err, t.Append(e))
+		}
+		if err = errors.Join(err, t.Flush(), t.Close()); err != nil {
+			return errors.Join(err, s.fsys.Remove(tmp))
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.deleted {
+		if len(entries) > 0 {
+			return errors.Join(ErrClosed, s.fsys.Remove(tmp))
+		}
+		return ErrClosed
+	}
+	var err error
+	if len(entries) > 0 {
+		err = s.fsys.Rename(tmp, name)
+	} else if err = s.fsys.Remove(name); isNotExist(err) {
+		err = nil
+	}
+	if err == nil {
+		err = s.fsys.SyncDir(s.dir)
+	}
+	if err != nil {
+		return err
+	}
+	if s.txnIndex != nil {
+		s.retired = append(s.retired, s.txnIndex)
+		s.txnIndex = nil
+	}
+	s.txnDamage = nil
+	if len(entries) > 0 {
+		mode := index.ReadOnly
+		if s.active {
+			mode = index.ReadWrite
+		}
+		if s.txnIndex, err = index.OpenTxnIndex(s.fsys, name, s.base, mode); err != nil {
+			return err
+		}
+	}
+	s.txnVerified.Store(true)
+	return nil
+}
+
+// TxnIndexVerified reports whether the .txnindex is known to hold an entry
+// for every ABORT marker that ends a transaction with data here: it was
+// written by this process (a new segment, a rebuild), or the log checked
+// it against the markers and marked it with [Segment.MarkTxnIndexVerified].
+func (s *Segment) TxnIndexVerified() bool { return s.txnVerified.Load() }
+
+// MarkTxnIndexVerified records that the log checked the .txnindex against
+// the segment's ABORT markers.
+func (s *Segment) MarkTxnIndexVerified() { s.txnVerified.Store(true) }
+
+// AbortMarker is an ABORT marker of the .log: its producer and offset.
+type AbortMarker struct {
+	ProducerID int64
+	Offset     int64
+}
+
+// maxMarkerBatch bounds the batches AppendAbortMarkers decodes: an
+// end-transaction marker batch is one small record (78 bytes as Kafka
+// writes it); a control batch much larger is no marker.
+const maxMarkerBatch = 4096
+
+// AppendAbortMarkers appends the ABORT markers of the batches from byte
+// position from up to the segment's readable size to dst, in offset order,
+// and returns them and the position where it stopped (the size, or where
+// bytes stop parsing as batches). Batches whose offsets fail the read
+// checks are stepped over, as reads step over them. It walks batch headers
+// and decodes only transactional control batches.
+func (s *Segment) AppendAbortMarkers(dst []AbortMarker, from int64) ([]AbortMarker, int64, error) {
+	if err := s.acquire(); err != nil {
+		return dst, from, err
+	}
+	defer s.release()
+	size := s.ReadableSize()
+	bound := s.offsetBound()
+	sc := newScanner(s.log, size, scanWindow)
+	defer sc.release()
+	r := record.NewReader(record.ReaderOptions{})
+	var buf []byte
+	prev := s.base - 1
+	pos := from
+	for pos < size {
+		h, err := sc.header(pos)
+		if err != nil {
+			if isFormatError(err) {
+				break // unreadable from here: so are its records
+			}
+			return dst, pos, s.walkError(pos, err)
+		}
+		next := pos + int64(h.Size())
+		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, next, size) {
+			pos = next
+			continue
+		}
+		prev = h.LastOffset()
+		if h.Attributes.IsControl() && h.Attributes.IsTransactional() && h.ProducerID >= 0 && h.RecordsCount > 0 && h.Size() <= maxMarkerBatch {
+			buf = append(buf[:0], make([]byte, h.Size())...)
+			if _, err := s.log.ReadAt(buf, pos); err != nil {
+				return dst, pos, &Error{File: s.LogFile(), Position: pos, Err: err}
+			}
+			if r.Reset(buf) == nil && r.Next() {
+				if typ, err := record.ParseControlKey(r.Record().Key); err == nil && typ == record.ControlAbort {
+					dst = append(dst, AbortMarker{ProducerID: h.ProducerID, Offset: h.BaseOffset})
+				}
+			}
+		}
+		pos = next
+	}
+	return dst, pos, nil
+}
+
+// String formats the marker for logs.
+func (m AbortMarker) String() string {
+	return fmt.Sprintf("ABORT of producer %d at offset %d", m.ProducerID, m.Offset)
+}
