@@ -382,14 +382,20 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		if ps.bpos < len(buf) {
 			size, err := record.BatchSize(buf[ps.bpos:])
 			if err != nil || ps.bpos+size > len(buf) {
+				at := ps.bpos
 				ps.bpos = len(buf) // read again from the position
-				return read, fmt.Errorf("consumer: %s: batch at %d of a fetch: %w", ps.tp, ps.bpos, errors.Join(err, record.ErrTruncated))
+				return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, ResumeAt: -1,
+					Err: fmt.Errorf("batch at byte %d of a fetch: %w", at, errors.Join(err, record.ErrTruncated))}
 			}
 			batch := buf[ps.bpos : ps.bpos+size]
 			ps.bpos += size
 			if err := ps.reader.Reset(batch); err != nil {
 				ps.bpos = len(buf) // read again from the position
-				return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, Err: err}
+				resume := int64(-1)
+				if h, herr := record.ParseHeader(batch); herr == nil {
+					resume = h.NextOffset()
+				}
+				return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, ResumeAt: resume, Err: err}
 			}
 			ps.hdr = ps.reader.Header()
 			skip := ps.hdr.Attributes.IsControl() || ps.hdr.LastOffset() < ps.position
@@ -422,6 +428,14 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			}
 			fetched = false // read again from the reset position
 			continue
+		}
+		if errors.Is(err, record.ErrCorrupt) {
+			// The log found damaged bytes where the next batch should be.
+			resume := int64(-1)
+			if se := (*segment.Error)(nil); errors.As(err, &se) && se.NextOffset > ps.position {
+				resume = se.NextOffset
+			}
+			return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, ResumeAt: resume, Err: err}
 		}
 		if err != nil {
 			return read, err
@@ -469,7 +483,7 @@ func (c *Consumer) drainBatch(ps *partState) error {
 			ps.inBatch = false
 			if err := ps.reader.Err(); err != nil {
 				ps.bpos = len(ps.bufs[ps.cur]) // read again from the position
-				return &CorruptRecordError{Partition: ps.tp, Offset: ps.position, Err: err}
+				return &CorruptRecordError{Partition: ps.tp, Offset: ps.position, ResumeAt: ps.hdr.NextOffset(), Err: err}
 			}
 			ps.position = max(ps.position, ps.hdr.NextOffset())
 			return nil

@@ -60,7 +60,9 @@ func (e *NoOffsetError) Is(target error) bool { return target == ErrNoOffset }
 
 // CorruptRecordError is a fetched batch or record that does not decode: a
 // CRC mismatch (with check.crcs, the default), a record that does not
-// parse, a batch cut short. It is Kafka's CorruptRecordException: Poll
+// parse, a batch cut short, or damaged bytes the log found where the
+// partition's next batch should be (a batch whose offsets cannot be true,
+// a sealed segment that ends early). It is Kafka's CorruptRecordException: Poll
 // returns it, and again at every Poll, until a Seek moves the position past
 // the damage. It matches record.ErrCorrupt, and Err (a *record.CorruptError
 // for a decoding failure) says more.
@@ -68,10 +70,18 @@ type CorruptRecordError struct {
 	Partition TopicPartition
 	// Offset is the partition's position: the first record not returned.
 	Offset int64
-	Err    error
+	// ResumeAt is the first offset after the damage where reading can go
+	// on (Seek there to skip it), or -1 where the consumer cannot tell:
+	// the offset after the batch that failed to decode, or where the log
+	// says its readable batches continue after damaged bytes.
+	ResumeAt int64
+	Err      error
 }
 
 func (e *CorruptRecordError) Error() string {
+	if e.ResumeAt >= 0 {
+		return fmt.Sprintf("consumer: %s: corrupt record at or after offset %d (seek to %d to go on): %v", e.Partition, e.Offset, e.ResumeAt, e.Err)
+	}
 	return fmt.Sprintf("consumer: %s: corrupt record at or after offset %d (seek past it to go on): %v", e.Partition, e.Offset, e.Err)
 }
 
