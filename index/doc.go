@@ -1,6 +1,6 @@
 // Package index reads and writes a segment's three index files exactly as
-// Apache Kafka lays them out (KAFKA_FORMAT.md §4; Kafka's AbstractIndex,
-// OffsetIndex, TimeIndex, TransactionIndex and AbortedTxn):
+// Apache Kafka lays them out (Kafka's AbstractIndex, OffsetIndex,
+// TimeIndex, TransactionIndex and AbortedTxn):
 //
 //	<20-digit base offset>.index       offset → .log position    [OffsetIndex]
 //	<20-digit base offset>.timeindex   timestamp → offset        [TimeIndex]
@@ -48,6 +48,13 @@
 // this segment; firstOffset (the transaction's first offset in the
 // partition) may be in an earlier one; lastStableOffset is the partition's
 // LSO right after the abort. Entries strictly increase in lastOffset.
+//
+// A read_committed fetch of [fetchOffset, upperBound) walks the .txnindex
+// files of the segments from the one holding fetchOffset on, takes every
+// entry with lastOffset ≥ fetchOffset and firstOffset < upperBound, and
+// stops after an entry whose lastStableOffset ≥ upperBound: no transaction
+// aborted in a later segment can overlap the range
+// ([TxnIndex.CollectAbortedTxns]).
 //
 // # Filling rules
 //

@@ -29,8 +29,8 @@ var (
 )
 
 // goldenCase builds one index file on a test filesystem and returns its
-// bytes; spec is the same file encoded from KAFKA_FORMAT §4 by the test's
-// own encoder.
+// bytes; spec is the same file encoded from the entry layouts of the
+// package doc by the test's own encoder.
 type goldenCase struct {
 	file  string
 	build func(t *testing.T, e testFS, name string) []byte

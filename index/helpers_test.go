@@ -118,8 +118,9 @@ func segmentName(baseOffset int64, suffix string) string {
 	return fmt.Sprintf("%020d%s", baseOffset, suffix)
 }
 
-// specOffsetEntries encodes offset index entries straight from the table in
-// KAFKA_FORMAT §4.2, independently of the package's encoder.
+// specOffsetEntries encodes offset index entries straight from the layout in
+// the package doc (relativeOffset int32, position int32, big-endian),
+// independently of the package's encoder.
 func specOffsetEntries(baseOffset int64, entries ...OffsetPosition) []byte {
 	b := []byte{}
 	for _, e := range entries {
@@ -131,7 +132,8 @@ func specOffsetEntries(baseOffset int64, entries ...OffsetPosition) []byte {
 	return b
 }
 
-// specTimeEntries encodes time index entries from KAFKA_FORMAT §4.3.
+// specTimeEntries encodes time index entries from the package doc's layout
+// (timestamp int64, relativeOffset int32, big-endian).
 func specTimeEntries(baseOffset int64, entries ...TimestampOffset) []byte {
 	b := []byte{}
 	for _, e := range entries {
@@ -145,7 +147,9 @@ func specTimeEntries(baseOffset int64, entries ...TimestampOffset) []byte {
 	return b
 }
 
-// specTxnEntries encodes .txnindex entries from KAFKA_FORMAT §4.4.
+// specTxnEntries encodes .txnindex entries from the package doc's layout
+// (version int16 = 0, producerId, firstOffset, lastOffset, lastStableOffset
+// int64, big-endian).
 func specTxnEntries(txns ...AbortedTxn) []byte {
 	b := []byte{}
 	put64 := func(v int64) {

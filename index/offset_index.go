@@ -103,7 +103,7 @@ func (ix *OffsetIndex) Mapped() bool {
 }
 
 // IsFull reports whether every slot is in use: entries ≥ maxEntries. The
-// segment rolls when it is (KAFKA_FORMAT §3.4).
+// segment rolls when it is (Kafka's LogSegment.shouldRoll).
 func (ix *OffsetIndex) IsFull() bool {
 	st := ix.x.stats()
 	return st.entries >= st.maxEntries

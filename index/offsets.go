@@ -40,7 +40,7 @@ func ToRelative(baseOffset, offset int64) (RelativeOffset, error) {
 // CanIndex reports whether offset can be stored in an index relative to
 // baseOffset, that is whether offset − baseOffset is in [0, 2^31−1] (Kafka's
 // AbstractIndex.canAppendOffset). A segment whose next batch's last offset
-// fails this check must roll (KAFKA_FORMAT §3.4, "Offset overflow").
+// fails this check must roll (Kafka's LogSegment.shouldRoll).
 func CanIndex(baseOffset, offset int64) bool {
 	// offset − baseOffset may overflow int64 for hostile inputs; compare
 	// without subtracting first.

@@ -101,8 +101,9 @@ func (ix *TimeIndex) Mapped() bool {
 }
 
 // IsFull reports whether the index has no slot left for a regular append:
-// entries ≥ maxEntries − 1. The last slot is reserved for the entry
-// appended on roll or close with skipFullCheck (KAFKA_FORMAT §3.4).
+// entries ≥ maxEntries − 1. The last slot is reserved for the entry appended
+// on roll or close with skipFullCheck (see "Filling rules" in the package
+// doc). The segment rolls when it is full (Kafka's LogSegment.shouldRoll).
 func (ix *TimeIndex) IsFull() bool {
 	st := ix.x.stats()
 	return st.entries >= st.maxEntries-1

@@ -268,7 +268,7 @@ func (t *TxnIndex) AllAbortedTxns() ([]AbortedTxn, error) {
 // stop at this segment: it stopped after an entry whose LastStableOffset ≥
 // upperBoundOffset (no transaction aborted in a later segment can overlap
 // the range). Otherwise the caller continues with the next segment's
-// index (KAFKA_FORMAT §4.4).
+// index (see the package doc's .txnindex section).
 func (t *TxnIndex) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) (txns []AbortedTxn, complete bool, err error) {
 	return t.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
 }

@@ -62,9 +62,9 @@ func TestTxnIndexAppendRules(t *testing.T) {
 	})
 }
 
-// TestTxnIndexCollect follows KAFKA_FORMAT §4.4: collect entries with
-// lastOffset ≥ fetchOffset and firstOffset < upperBound; stop, complete,
-// after an entry whose lastStableOffset ≥ upperBound.
+// TestTxnIndexCollect follows the package doc's read_committed rule: collect
+// entries with lastOffset ≥ fetchOffset and firstOffset < upperBound; stop,
+// complete, after an entry whose lastStableOffset ≥ upperBound.
 func TestTxnIndexCollect(t *testing.T) {
 	txns := []AbortedTxn{
 		{ProducerID: 1, FirstOffset: 0, LastOffset: 10, LastStableOffset: 11},

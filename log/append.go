@@ -27,17 +27,18 @@ type AppendResult struct {
 	// Duplicate is set when the batch repeated one of the five latest
 	// batches of its idempotent producer (same producer id, epoch and
 	// sequence range): nothing was written, and BaseOffset and LastOffset
-	// are the original batch's (KAFKA_FORMAT §5.3).
+	// are the original batch's, as Kafka answers a duplicate
+	// (ProducerStateEntry.findDuplicateBatch).
 	Duplicate bool
 }
 
 // Append appends one producer batch as the partition leader, as Kafka's
-// broker does with a ProduceRequest (KAFKA_FORMAT §11): it validates the
-// batch (CRC, sizes, offsets, timestamps, keys on compacted topics),
-// recompresses it if the topic's compression.type asks for another codec,
-// assigns offsets by rewriting the base offset, stamps the leader epoch and,
-// on LogAppendTime topics, the append time, then writes it to the active
-// segment, rolling first if the segment is due.
+// broker does with a ProduceRequest (Kafka's UnifiedLog.append and
+// LogValidator): it validates the batch (CRC, sizes, offsets, timestamps,
+// keys on compacted topics), recompresses it if the topic's compression.type
+// asks for another codec, assigns offsets by rewriting the base offset,
+// stamps the leader epoch and, on LogAppendTime topics, the append time,
+// then writes it to the active segment, rolling first if the segment is due.
 //
 // Append rewrites batch in place; the caller may reuse it once Append
 // returns. When Append returns nil the batch is in the page cache: readable,
@@ -279,9 +280,10 @@ func (l *Log) checkSizeLocked(n int) error {
 	return nil
 }
 
-// validateLocked applies KAFKA_FORMAT §11.1 to a client batch. It returns
-// the header and the batch to write: the same bytes, or a rebuilt batch
-// (owned by l.rebuild) when the topic's codec differs or a compressed
+// validateLocked applies the checks of Kafka's
+// UnifiedLog.analyzeAndValidateRecords and LogValidator to a client batch.
+// It returns the header and the batch to write: the same bytes, or a rebuilt
+// batch (owned by l.rebuild) when the topic's codec differs or a compressed
 // batch's offset deltas are not 0..n-1.
 func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
 	c := l.Config()
@@ -451,7 +453,8 @@ func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHea
 	l.logEndOffset.Store(h.NextOffset())
 	seg.Publish()
 	if h.PartitionLeaderEpoch >= 0 {
-		// A new epoch is written at once (KAFKA_FORMAT §6.2); a failure to
+		// A new epoch is written at once, as Kafka's LeaderEpochFileCache
+		// does (see the internal/checkpoint package doc); a failure to
 		// write it loses nothing the log cannot rebuild, so it is logged.
 		changed, err := l.epochs.Assign(h.PartitionLeaderEpoch, h.BaseOffset)
 		if err == nil && changed {
@@ -474,7 +477,7 @@ func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHea
 }
 
 // maybeRollLocked rolls a new segment, named by the incoming batch's base
-// offset, when the active one is due (KAFKA_FORMAT §3.4).
+// offset, when the active one is due ([segment.Segment.ShouldRoll]).
 func (l *Log) maybeRollLocked(h *record.BatchHeader, size int) error {
 	c := l.Config()
 	active := l.activeSegment()

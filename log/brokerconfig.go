@@ -18,8 +18,9 @@ import (
 // keeps its own copy.
 type Config struct {
 	// NodeID mirrors node.id: the node identity written to meta.properties
-	// (KAFKA_FORMAT §6.5). Kafka requires it in KRaft mode (its default, -1,
-	// means unset); kafkalite, a single node, defaults to 0. At least 0.
+	// (Kafka's MetaProperties). Kafka requires it in KRaft mode (its
+	// default, -1, means unset); kafkalite, a single node, defaults to 0.
+	// At least 0.
 	NodeID int32
 	// RecoveryThreads mirrors num.recovery.threads.per.data.dir (default 2
 	// since Kafka 4.0, 1 before): partitions loaded or flushed in parallel

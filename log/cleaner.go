@@ -15,10 +15,10 @@ import (
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// This file is the log's side of compaction (KAFKA_FORMAT §9.3): which log
-// to clean and from where, the swap of cleaned segments into a log's list,
-// cleaner-offset-checkpoint, and the Dir's cleaner goroutines. The
-// compaction package does the cleaning itself.
+// This file is the log's side of compaction (Kafka's LogCleanerManager):
+// which log to clean and from where, the swap of cleaned segments into a
+// log's list, cleaner-offset-checkpoint, and the Dir's cleaner goroutines.
+// The compaction package does the cleaning itself.
 
 // cleanerState is the Dir's cleaner: its goroutines' shared throttler, the
 // logs being cleaned, and the synchronous cleaner of CleanNow.
@@ -334,8 +334,7 @@ func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip ma
 	return best.l, failed, nil
 }
 
-// dirtiness measures the log as Kafka's LogCleanerManager does
-// (KAFKA_FORMAT §9.3).
+// dirtiness measures the log as Kafka's LogCleanerManager does.
 func (l *Log) dirtiness() (*toClean, error) {
 	c := l.Config()
 	now := l.now()
@@ -508,7 +507,9 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 }
 
 // writeCleanerCheckpoint writes cleaner-offset-checkpoint with the first
-// dirty offset of every compacted log that was cleaned (KAFKA_FORMAT §6.1).
+// dirty offset of every compacted log that was cleaned (the offset
+// checkpoint format of the internal/checkpoint package doc; Kafka's
+// OffsetCheckpointFile).
 func (d *Dir) writeCleanerCheckpoint() error {
 	d.ckptMu.Lock()
 	defer d.ckptMu.Unlock()

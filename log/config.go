@@ -13,8 +13,8 @@ import (
 
 // Configuration of a log directory ([Config]) and of its topics
 // ([TopicConfig]), mirroring Kafka's broker and topic properties
-// (KAFKA_FORMAT §9.1; LogConfig.java, TopicConfig.java, ServerLogConfigs.java
-// and ServerTopicConfigSynonyms.java of Apache Kafka 4.x). Both are plain
+// (LogConfig.java, TopicConfig.java, ServerLogConfigs.java and
+// ServerTopicConfigSynonyms.java of Apache Kafka 4.x). Both are plain
 // structs started from Kafka's defaults ([DefaultTopicConfig],
 // [DefaultConfig]), parsed from and printed to Kafka property maps
 // ([ParseTopicConfig], [TopicConfig.Properties], [ParseConfig],
@@ -206,9 +206,9 @@ func (t CompressionType) Codec() (codec record.Compression, keepProducer bool) {
 func (t CompressionType) String() string { return string(t) }
 
 // TopicConfig holds one topic's settings, Kafka's topic-level properties
-// (KAFKA_FORMAT §9.1). Start from [DefaultTopicConfig]: the zero value is
-// not valid. A TopicConfig is a value: copies are independent, and its
-// methods only read it, so concurrent use of one is safe.
+// (TopicConfig.java, LogConfig.java). Start from [DefaultTopicConfig]: the
+// zero value is not valid. A TopicConfig is a value: copies are independent,
+// and its methods only read it, so concurrent use of one is safe.
 type TopicConfig struct {
 	// CleanupPolicy mirrors cleanup.policy (default delete).
 	CleanupPolicy CleanupPolicy
@@ -290,7 +290,8 @@ type TopicConfig struct {
 	MinCleanableDirtyRatio float64
 }
 
-// DefaultTopicConfig returns Kafka 4.x's topic defaults (KAFKA_FORMAT §9.1).
+// DefaultTopicConfig returns Kafka 4.x's topic defaults (LogConfig.java,
+// ServerLogConfigs.java), each given in the field's doc.
 func DefaultTopicConfig() TopicConfig {
 	return TopicConfig{
 		CleanupPolicy:             CleanupPolicy{Delete: true},

@@ -48,7 +48,7 @@ func customTopicConfig() TopicConfig {
 func TestTopicConfigDefaults(t *testing.T) {
 	c := DefaultTopicConfig()
 	require.NoError(t, c.Validate())
-	want := map[string]string{ // KAFKA_FORMAT §9.1, Kafka 4.x
+	want := map[string]string{ // Kafka 4.x: LogConfig, ServerLogConfigs
 		"cleanup.policy":                  "delete",
 		"retention.ms":                    "604800000",
 		"retention.bytes":                 "-1",

@@ -40,7 +40,8 @@ import (
 //   - version: 1. A reader refuses other versions; any change of format
 //     bumps it.
 //   - topics: one entry per topic, keyed by its name (a valid topic name).
-//   - id: the topic id, as in partition.metadata (KAFKA_FORMAT §6.4): 16
+//   - id: the topic id, as in partition.metadata (Kafka's
+//     PartitionMetadataFile; see the internal/checkpoint package doc): 16
 //     bytes in URL-safe base64 without padding, 22 characters, not all
 //     zero.
 //   - partitions: the partition count, at least 1.

@@ -11,8 +11,8 @@ var (
 	// ErrOffsetOutOfRange: a read or a truncation outside [log start offset,
 	// log end offset]. Returned as an [*OffsetOutOfRangeError].
 	ErrOffsetOutOfRange = errors.New("log: offset out of range")
-	// ErrInvalidRecord: a well-formed batch the log refuses (KAFKA_FORMAT
-	// §11.1; Kafka's INVALID_RECORD): a client batch with a non-zero base
+	// ErrInvalidRecord: a well-formed batch the log refuses (Kafka's
+	// INVALID_RECORD, from LogValidator): a client batch with a non-zero base
 	// offset, a record count that disagrees with its offsets, a control
 	// batch from a client, a producer id without a sequence, a record
 	// without a key on a compacted topic. Bytes that are not a valid batch

@@ -104,7 +104,7 @@ func TestBaseOffsetOutsideItsSegmentIsCorruption(t *testing.T) {
 	}
 }
 
-// TestFlippedFirstBatchIsNotRedelivered is the case: a partition
+// TestFlippedFirstBatchIsNotRedelivered is the independent suite's case: a partition
 // of 20 one-record batches whose first batch's base offset lost a bit.
 // Before, offset 2^40 was served first and a consumer reading from the
 // earliest offset got it on every poll. Now, after a clean shutdown,

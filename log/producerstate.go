@@ -12,9 +12,9 @@ import (
 )
 
 // batchesToRetain is how many of a producer's latest batches the log
-// remembers for duplicate detection: Kafka's NUM_BATCHES_TO_RETAIN, which
-// matches the client limit max.in.flight.requests.per.connection ≤ 5 of an
-// idempotent producer (KAFKA_FORMAT §5.2).
+// remembers for duplicate detection: Kafka's
+// ProducerStateEntry.NUM_BATCHES_TO_RETAIN, which matches the client limit
+// max.in.flight.requests.per.connection ≤ 5 of an idempotent producer.
 const batchesToRetain = 5
 
 // batchMeta is what the log remembers of one producer batch.
@@ -118,7 +118,7 @@ func inSequence(last, next int32) bool {
 }
 
 // checkClient applies Kafka's checks for an idempotent or transactional
-// client batch (KAFKA_FORMAT §5.3) without changing anything. A duplicate
+// client batch (ProducerAppendInfo) without changing anything. A duplicate
 // of a remembered batch returns that batch and ok. The header's offsets are
 // not yet assigned.
 func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDup bool, err error) {

@@ -27,9 +27,9 @@ type RetentionResult struct {
 }
 
 // EnforceRetention deletes the oldest segments as Kafka's retention task
-// does (KAFKA_FORMAT §9.2), in this order: segments entirely below the log
-// start offset; then, with cleanup.policy delete, segments beyond
-// retention.bytes and segments whose largest timestamp (or, without
+// does (UnifiedLog.deleteOldSegments), in this order: segments entirely
+// below the log start offset; then, with cleanup.policy delete, segments
+// beyond retention.bytes and segments whose largest timestamp (or, without
 // timestamps, the .log's modification time) is older than retention.ms. The
 // walk stops at the first segment that stays. When every segment would go,
 // the active one is rolled first, so the log keeps an empty active segment

@@ -126,8 +126,9 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		// A failed fsync is never retried on the same dirty pages (STYLE
-		// §3): the partition refuses appends until it is reopened.
+		// A failed fsync is never retried on the same dirty pages (see
+		// DESIGN.md, "Durability"): the partition refuses appends until it
+		// is reopened.
 		if !locked {
 			l.mu.Lock()
 			defer l.mu.Unlock()

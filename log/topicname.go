@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// Topic names and partition directory names (KAFKA_FORMAT §3.2; Kafka's
-// Topic.java and LocalLog.java).
+// Topic names and partition directory names (Kafka's Topic.java and
+// LocalLog.java).
 //
 // A topic name is 1–249 characters of [a-zA-Z0-9._-], and not "." or "..".
 // So it can never hold a path separator, a NUL byte or whitespace, and

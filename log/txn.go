@@ -16,7 +16,8 @@ import (
 )
 
 // This file holds the partition's side of idempotence and transactions
-// (KAFKA_FORMAT §2, §4.4, §5): producer state checks on append, the
+// (Kafka's ProducerStateManager, ProducerAppendInfo, EndTransactionMarker
+// and TransactionIndex): producer state checks on append, the
 // end-transaction markers the transaction coordinator writes, the .txnindex
 // entries of aborted transactions, the last stable offset, producer-state
 // snapshots and their reload.
@@ -82,11 +83,12 @@ func (l *Log) VerifyTransaction(_ access.Internal, producerID int64, producerEpo
 
 // AppendTxnMarker appends a COMMIT or ABORT marker for producerID's
 // transaction, as the transaction coordinator does at the end of a
-// transaction (KAFKA_FORMAT §2). The marker ends the producer's open
-// transaction in this partition, if it has one; an ABORT of a transaction
-// with data here adds an entry to the active segment's .txnindex. A marker
-// of an older producer epoch or coordinator epoch than the partition has
-// seen is refused ([ErrInvalidProducerEpoch],
+// transaction (Kafka's EndTransactionMarker; the batch is the one
+// [record.AppendEndTxnMarkerBatch] describes). The marker ends the
+// producer's open transaction in this partition, if it has one; an ABORT of
+// a transaction with data here adds an entry to the active segment's
+// .txnindex. A marker of an older producer epoch or coordinator epoch than
+// the partition has seen is refused ([ErrInvalidProducerEpoch],
 // [ErrTransactionCoordinatorFenced]). Internal topics take markers too
 // (offsets committed in a transaction live in __consumer_offsets).
 func (l *Log) AppendTxnMarker(_ access.Internal, producerID int64, producerEpoch int16, m record.EndTxnMarker) (AppendResult, error) {
@@ -179,7 +181,8 @@ func parseMarker(r *record.Reader, batch []byte) (record.EndTxnMarker, error) {
 
 // AbortedTransactions returns the aborted transactions whose data overlaps
 // [fetchOffset, upperBound), from the .txnindex files of the segments from
-// the one holding fetchOffset on (KAFKA_FORMAT §4.4): what a broker puts in
+// the one holding fetchOffset on ([index.TxnIndex.CollectAbortedTxns];
+// Kafka's LogSegment.collectAbortedTxns): what a broker puts in
 // a read_committed FetchResponse.
 func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
 	return l.AppendAbortedTransactions(nil, fetchOffset, upperBound)

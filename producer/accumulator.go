@@ -112,7 +112,7 @@ func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64
 	res, ok := a.tryAppendLocked(tp, ts, key, value, headers, cb, estimate)
 	if !ok {
 		// Cannot happen: the buffer was sized for this record. Reported,
-		// not panicked on (STYLE: bugs panic only under invariants).
+		// not panicked on (bugs panic only under the invariants build tag).
 		return appendResult{}, fmt.Errorf("producer: internal error: a new batch of %d bytes has no room for a record of %d", size, estimate)
 	}
 	res.newBatch = true

@@ -185,13 +185,13 @@ type RollParams struct {
 }
 
 // ShouldRoll reports whether the log must roll a new segment before
-// appending the batch p describes (KAFKA_FORMAT §3.4): the batch would take
-// the segment past segment.bytes; the segment is not empty and older than
-// segment.ms less its jitter (measured between the first batch's timestamp
-// and the incoming batch's when the first batch has one, else by the clock
-// since the segment was created or loaded); an index is full; or the
-// incoming offsets do not fit relative offsets. A clock that goes backwards
-// never makes a segment roll early.
+// appending the batch p describes (Kafka's LogSegment.shouldRoll): the batch
+// would take the segment past segment.bytes; the segment is not empty and
+// older than segment.ms less its jitter (measured between the first batch's
+// timestamp and the incoming batch's when the first batch has one, else by
+// the clock since the segment was created or loaded); an index is full; or
+// the incoming offsets do not fit relative offsets. A clock that goes
+// backwards never makes a segment roll early.
 func (s *Segment) ShouldRoll(p RollParams) (bool, error) {
 	size := s.size.Load()
 	if size > p.SegmentBytes-int64(p.BatchBytes) {

@@ -1,7 +1,7 @@
 // Package segment manages one segment of a Kafka partition: a .log file of
 // RecordBatch v2 batches back to back (no header, no padding) and its sparse
 // indexes, all named by the segment's base offset zero-padded to 20 digits
-// (KAFKA_FORMAT §3):
+// (Kafka's LogSegment and LogFileUtils):
 //
 //	00000000000000368769.log        batches, offsets ≥ 368769
 //	00000000000000368769.index      offset → position, 8-byte entries

@@ -8,7 +8,14 @@ import (
 )
 
 // File suffixes of a segment's files and of the states a file passes
-// through (KAFKA_FORMAT §3.2–3.3). Part of Kafka's layout; must not change.
+// through, as Kafka's LogFileUtils names them. The names start with an
+// offset zero-padded to 20 digits ([FileName]): a segment's files with its
+// base offset, a producer snapshot with the offset it was taken at. A state
+// suffix is appended to the whole name (00000000000000000000.log.deleted):
+// .deleted marks a file scheduled for deletion, .cleaned the cleaner's
+// output while it is written, .swap cleaned output ready to replace the
+// segments it covers (the compaction package doc gives the swap). Part of
+// Kafka's layout; must not change.
 const (
 	LogSuffix       = ".log"
 	IndexSuffix     = ".index"

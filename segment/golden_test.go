@@ -37,8 +37,9 @@ func TestGoldenSegment(t *testing.T) {
 		require.Equal(t, readHex(t, golden), got, name)
 	}
 
-	// The pinned files follow KAFKA_FORMAT §4: entries name the last offset
-	// of the batch that starts at their position; time entries increase.
+	// The pinned files follow the index package doc: entries name the last
+	// offset of the batch that starts at their position; time entries
+	// increase.
 	entries := readHex(t, filepath.Join("testdata", "golden", FileName(1000, IndexSuffix)+".hex"))
 	require.Zero(t, len(entries)%index.OffsetIndexEntryBytes)
 	starts := map[int]int64{}

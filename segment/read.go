@@ -398,8 +398,8 @@ type TimestampOffset struct {
 }
 
 // FindOffsetByTimestamp returns the first record at or after startingOffset
-// whose timestamp is at least ts (Kafka's findOffsetByTimestamp, KAFKA_FORMAT
-// §4.3): the time index narrows the search to a batch, whose records are then
+// whose timestamp is at least ts (Kafka's LogSegment.findOffsetByTimestamp):
+// the time index narrows the search to a batch, whose records are then
 // decoded. ok is false if the segment holds no such record.
 func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffset, bool, error) {
 	oi, ti, err := s.indexes()
@@ -573,7 +573,7 @@ func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
 
 // CollectAbortedTxns returns the aborted transactions of this segment's
 // .txnindex that overlap [fetchOffset, upperBoundOffset) and whether the
-// search can stop here (KAFKA_FORMAT §4.4).
+// search can stop here, by the rule of [index.TxnIndex.CollectAbortedTxns].
 func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
 	return s.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
 }

@@ -37,13 +37,15 @@ type RecoverResult struct {
 }
 
 // Recover validates the .log from its start as Kafka does after an unclean
-// shutdown (KAFKA_FORMAT §3.7): every batch's length, magic, CRC and offsets
-// are checked, the file is truncated at the first batch that fails (a torn
-// or corrupt tail, or a zero-filled preallocated tail), and the offset and
-// time indexes are rebuilt from the valid batches with Kafka's spacing rule.
-// The .txnindex keeps its entries below the new end (rebuilding aborted
-// transactions from producer state is the log's, through OnBatch); one that
-// cannot be read is left for the log to rebuild ([Segment.CheckTxnIndex]).
+// shutdown (LogSegment.recover, which Kafka's LogLoader runs when the log
+// directory has no clean shutdown marker): every batch's length, magic, CRC
+// and offsets are checked, the file is truncated at the first batch that
+// fails (a torn or corrupt tail, or a zero-filled preallocated tail), and
+// the offset and time indexes are rebuilt from the valid batches with
+// Kafka's spacing rule. The .txnindex keeps its entries below the new end
+// (rebuilding aborted transactions from producer state is the log's, through
+// OnBatch); one that cannot be read is left for the log to rebuild
+// ([Segment.CheckTxnIndex]).
 //
 // The offsets checked are those reads check ([Segment.Read]): a batch
 // must start above the previous one's last offset, end below the next

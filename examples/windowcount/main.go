@@ -1,6 +1,7 @@
-// Command windowcount is a small stream-processing engine on kafkalite, the
-// one the seed documents build with librdkafka, RocksDB and Kafka Streams'
-// ideas: it counts events per type in tumbling event-time windows.
+// Command windowcount is a small stream-processing engine on kafkalite,
+// built on Kafka Streams' ideas (tasks per partition, changelog-backed
+// state, event-time windows, exactly-once output): it counts events per
+// type in tumbling event-time windows.
 //
 //	events (JSON {"type","ts"}, keyed by type)
 //	   │  consumer group "windowcount", read_committed

@@ -12,8 +12,8 @@ import (
 )
 
 // CleanShutdownFile is the name of the clean shutdown marker in the root of
-// a log directory (KAFKA_FORMAT §3.7; Kafka's CleanShutdownFileHandler).
-// Part of the on-disk format.
+// a log directory (Kafka's CleanShutdownFileHandler; the package doc gives
+// its contents and what it means to Kafka). Part of the on-disk format.
 const CleanShutdownFile = ".kafka_cleanshutdown"
 
 // WriteCleanShutdown writes the clean shutdown marker into the log

@@ -1,8 +1,7 @@
 // Package checkpoint reads and writes Kafka's small per-directory and
-// per-partition files byte for byte (KAFKA_FORMAT §3.7 and §6; Kafka's
-// CheckpointFile, OffsetCheckpointFile, LeaderEpochCheckpointFile,
-// LeaderEpochFileCache, PartitionMetadataFile, MetaProperties and
-// CleanShutdownFileHandler):
+// per-partition files byte for byte (Kafka's CheckpointFile,
+// OffsetCheckpointFile, LeaderEpochCheckpointFile, LeaderEpochFileCache,
+// PartitionMetadataFile, MetaProperties and CleanShutdownFileHandler):
 //
 //	<log.dir>/
 //	  meta.properties                    directory identity     [ReadMetaProperties]
@@ -29,7 +28,7 @@
 // does the same (Utils.atomicMoveWithFallback) for all but the clean
 // shutdown marker, which it writes in place.
 //
-// # Checkpoint files (§6.1): version, count, entries
+// # Checkpoint files: version, count, entries
 //
 //	0\n                        version: 0 for every file here
 //	3\n                        number of entry lines
@@ -43,7 +42,18 @@
 // count. An empty file, or one with only the version line, has no entries.
 // The four offset files have entries "<topic> <partition> <offset>"
 // ([ReadOffsets], [WriteOffsets]); this package writes them sorted by topic
-// and partition, Kafka in hash order: readers must not care.
+// and partition, Kafka in hash order: readers must not care. What each
+// holds:
+//
+//	recovery-point-offset-checkpoint   every partition of the directory: the offset
+//	                                   below which its data is known flushed; after
+//	                                   an unclean shutdown Kafka recovers from the
+//	                                   segment holding it
+//	log-start-offset-checkpoint        the partitions whose log start offset is above
+//	                                   their first segment's base offset
+//	replication-offset-checkpoint      each partition's high watermark
+//	cleaner-offset-checkpoint          each compacted partition's first dirty offset
+//	                                   (where the last cleaning round ended)
 //
 // leader-epoch-checkpoint has entries "<leaderEpoch> <startOffset>" by
 // ascending epoch, start offsets ascending too ([ReadLeaderEpochs],
@@ -51,7 +61,7 @@
 // A partition written by one process with a constant leader epoch 0 has the
 // single entry "0 <first offset>".
 //
-// # partition.metadata (§6.4)
+// # partition.metadata
 //
 //	version: 0\ntopic_id: <22-character topic id>      (no final newline)
 //
@@ -59,7 +69,7 @@
 // A KRaft broker treats a partition directory without this file, or with a
 // topic id its metadata does not know, as a stray replica.
 //
-// # meta.properties (§6.5)
+// # meta.properties
 //
 //	#\n
 //	#Fri Mar 06 12:00:00 UTC 2026\n            Date.toString() of the write
@@ -71,17 +81,34 @@
 // Java's properties format: Properties.store's header, key=value lines with
 // Java's escapes; readers also take key:value and "key value", comments
 // ('#', '!'), continuations and \uXXXX escapes ([ReadMetaProperties]).
+// The order of the keys depends on Kafka's JDK (hash order before JDK 18,
+// sorted from JDK 18 on); this package writes them sorted, and readers take
+// any order.
 //
-// # .kafka_cleanshutdown (§3.7)
+// The keys of version 1, the KRaft layout: version (1), cluster.id (the
+// cluster's id, a 22-character base64 id in practice), node.id (an int32)
+// and directory.id (this log directory's id, since Kafka 3.7; unique per
+// directory). Version 0, the ZooKeeper-era layout, has broker.id instead of
+// node.id. All log directories of a node must agree on cluster.id and
+// node.id.
+//
+// # .kafka_cleanshutdown
 //
 //	{"version":0,"brokerEpoch":42}             (no final newline)
 //
 // Present only between a clean shutdown and the next startup, which removes
 // it ([RemoveCleanShutdown]) before loading the logs. With the marker Kafka
-// recovers nothing: write it ([WriteCleanShutdown]) only when the indexes,
-// producer snapshots and checkpoints of the directory are exact.
+// recovers nothing: it trusts the indexes, producer snapshots and
+// checkpoints as they are, and the recovery point is the log end offset.
+// Without it, every segment from a partition's recovery point on is
+// recovered (Kafka's LogLoader and LogSegment.recover): its indexes are
+// rebuilt from the .log, every batch's CRC is checked, the producer state
+// and the leader epoch cache are rebuilt, the .log is truncated at the
+// first invalid or partial batch and the later segments are deleted. So
+// write the marker ([WriteCleanShutdown]) only when the indexes, producer
+// snapshots and checkpoints of the directory are exact.
 //
-// # When Kafka writes each file (§6.2)
+// # When Kafka writes each file
 //
 //	recovery-point-offset-checkpoint   every log.flush.offset.checkpoint.interval.ms (60 s),
 //	                                   and at shutdown; recovery point ≤ log end offset

@@ -4,8 +4,7 @@ import (
 	"strconv"
 )
 
-// The generic checkpoint text format (KAFKA_FORMAT §6.1; Kafka's
-// CheckpointFile):
+// The generic checkpoint text format (Kafka's CheckpointFile):
 //
 //	<version>\n
 //	<entry count>\n

@@ -48,9 +48,9 @@ var (
 	}
 )
 
-// TestGolden writes every file kind with this package's writers and
-// compares the bytes with the files in testdata/ (written by hand from
-// KAFKA_FORMAT.md, or generated: see testdata/README), then reads each file
+// TestGolden writes every file kind with this package's writers and compares
+// the bytes with the files in testdata/ (written by hand from the formats in
+// the package doc, or generated: see testdata/README), then reads each file
 // back.
 func TestGolden(t *testing.T) {
 	id, err := ParseTopicID(goldenTopicID)

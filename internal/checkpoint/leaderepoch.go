@@ -13,7 +13,8 @@ import (
 )
 
 // LeaderEpochFile is the name of a partition directory's leader epoch
-// checkpoint (KAFKA_FORMAT §6.3). Part of the on-disk format.
+// checkpoint (Kafka's LeaderEpochCheckpointFile; the package doc gives its
+// format). Part of the on-disk format.
 const LeaderEpochFile = "leader-epoch-checkpoint"
 
 // leaderEpochVersion is the file's version line (Kafka's
@@ -89,7 +90,7 @@ func parseLeaderEpochs(file string, data []byte) ([]EpochEntry, error) {
 // the order given, with [WriteFileAtomic] (durable and atomic when it
 // returns nil). A negative epoch or offset is an error matching
 // [ErrInvalid], and nothing is written. Kafka rewrites the file at once
-// whenever a new epoch is assigned (KAFKA_FORMAT §6.2).
+// whenever a new epoch is assigned (LeaderEpochFileCache.assign).
 func WriteLeaderEpochs(fsys vfs.FS, path string, entries []EpochEntry) error {
 	data, err := appendLeaderEpochs(nil, entries)
 	if err != nil {

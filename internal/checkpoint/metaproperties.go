@@ -11,7 +11,8 @@ import (
 )
 
 // MetaPropertiesFile is the name of a log directory's identity file
-// (KAFKA_FORMAT §6.5). Part of the on-disk format.
+// (Kafka's MetaProperties; the package doc gives its keys). Part of the
+// on-disk format.
 const MetaPropertiesFile = "meta.properties"
 
 // The meta.properties versions (Kafka's MetaPropertiesVersion).

@@ -10,8 +10,9 @@ import (
 	"github.com/kafkalite/kafkalite/internal/vfs"
 )
 
-// The offset checkpoint files in the root of a log directory (KAFKA_FORMAT
-// §6.1, §6.2). All four have the same format: version 0, entry lines
+// The offset checkpoint files in the root of a log directory (Kafka's
+// OffsetCheckpointFile; the package doc says what each holds and when Kafka
+// writes it). All four have the same format: version 0, entry lines
 // "<topic> <partition> <offset>". These names are part of the on-disk
 // format and must not change.
 const (
@@ -38,8 +39,8 @@ type TopicPartition struct {
 	Partition int32
 }
 
-// String returns "<topic>-<partition>", the partition's directory name
-// (KAFKA_FORMAT §3.2) and Kafka's TopicPartition.toString.
+// String returns "<topic>-<partition>", the partition's directory name and
+// Kafka's TopicPartition.toString.
 func (tp TopicPartition) String() string {
 	return tp.Topic + "-" + strconv.FormatInt(int64(tp.Partition), 10)
 }
@@ -47,10 +48,10 @@ func (tp TopicPartition) String() string {
 // maxTopicLen is Kafka's limit on a topic name's length (Topic.MAX_NAME_LENGTH).
 const maxTopicLen = 249
 
-// checkTopic returns why name is not a valid Kafka topic name (KAFKA_FORMAT
-// §3.2, Kafka's Topic.validate), or "" if it is: non-empty, not "." or
-// "..", at most 249 characters from [a-zA-Z0-9._-]. Such a name has no
-// whitespace, so splitting an entry line on whitespace is unambiguous.
+// checkTopic returns why name is not a valid Kafka topic name (Kafka's
+// Topic.validate), or "" if it is: non-empty, not "." or "..", at most 249
+// characters from [a-zA-Z0-9._-]. Such a name has no whitespace, so
+// splitting an entry line on whitespace is unambiguous.
 func checkTopic(name string) string {
 	switch {
 	case name == "":

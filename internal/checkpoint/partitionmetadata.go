@@ -5,7 +5,8 @@ import (
 )
 
 // PartitionMetadataFile is the name of a partition directory's topic id
-// file (KAFKA_FORMAT §6.4). Part of the on-disk format.
+// file (Kafka's PartitionMetadataFile; the package doc gives its
+// contents). Part of the on-disk format.
 const PartitionMetadataFile = "partition.metadata"
 
 // partitionMetadataVersion is the version Kafka writes
