@@ -512,18 +512,7 @@ func flipBit(t *testing.T, mem *vfs.MemFS, name string, pos int64, mask byte) {
 }
 
 // flipByte inverts the byte at pos of a file of the memory filesystem.
-func flipByte(t *testing.T, mem *vfs.MemFS, name string, pos int64) {
-	t.Helper()
-	f, err := mem.OpenReadWrite(name)
-	require.NoError(t, err)
-	defer f.Close()
-	b := make([]byte, 1)
-	_, err = f.ReadAt(b, pos)
-	require.NoError(t, err)
-	b[0] ^= 0xff
-	_, err = f.WriteAt(b, pos)
-	require.NoError(t, err)
-}
+func flipByte(t *testing.T, mem *vfs.MemFS, name string, pos int64) { flipBit(t, mem, name, pos, 0xff) }
 
 // TestPollAfterDirClosed: Poll on a consumer whose Dir was closed fails
 // with an error matching log.ErrClosed, with or without a group.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -447,23 +448,7 @@ func batchCodecs(t *testing.T, dir, topic string) map[record.Compression]int {
 	d, err := log.Open(context.Background(), dir, dirConfig())
 	require.NoError(t, err)
 	defer func() { require.NoError(t, d.Close()) }()
-	out := map[record.Compression]int{}
-	for p := range int32(partitions) {
-		l, err := d.Partition(topic, p)
-		require.NoError(t, err)
-		batch := int64(-1)
-		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
-				if h.BaseOffset != batch {
-					batch = h.BaseOffset
-					out[h.Attributes.Compression()]++
-				}
-				return nil
-			})
-			require.NoError(t, err)
-		}
-	}
-	return out
+	return logtest.BatchCodecs(t, d, topic)
 }
 
 func readCommitted(t *testing.T, d *log.Dir, topic string, p int32) []string {

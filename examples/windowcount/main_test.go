@@ -205,7 +205,7 @@ func TestWindowCount(t *testing.T) {
 		require.Equal(t, 1500, n)
 		checkOutputs(t, b.Dir())
 		for _, topic := range []string{SourceTopic, ResultsTopic, LateTopic, ChangelogTopic} {
-			require.Equal(t, []record.Compression{codec}, slices.Sorted(maps.Keys(batchCodecs(t, b.Dir(), topic))), "%s: the codecs of its data batches", topic)
+			require.Equal(t, []record.Compression{codec}, slices.Sorted(maps.Keys(logtest.BatchCodecs(t, b.Dir(), topic))), "%s: the codecs of its data batches", topic)
 		}
 
 		// A malformed input goes to the side topic, and the pipeline goes on.
@@ -215,29 +215,6 @@ func TestWindowCount(t *testing.T) {
 		late := b.Expect(t, LateTopic).Partition(0).Records()
 		require.Equal(t, "not json", string(late[len(late)-1].Value))
 	})
-}
-
-// batchCodecs counts the data batches of topic by codec (control batches,
-// uncompressed by Kafka's rules, are not counted).
-func batchCodecs(t *testing.T, d *log.Dir, topic string) map[record.Compression]int {
-	t.Helper()
-	out := map[record.Compression]int{}
-	for p := range int32(Partitions) {
-		l, err := d.Partition(topic, p)
-		require.NoError(t, err)
-		batch := int64(-1)
-		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
-				if h.BaseOffset != batch {
-					batch = h.BaseOffset
-					out[h.Attributes.Compression()]++
-				}
-				return nil
-			})
-			require.NoError(t, err)
-		}
-	}
-	return out
 }
 
 // TestSeedingContinues seeds one directory in two rounds, as
@@ -431,12 +408,12 @@ func TestWindowCountAcrossKills(t *testing.T) {
 	checkOutputs(t, d)
 	found := map[record.Compression]int{}
 	for _, topic := range []string{ResultsTopic, LateTopic, ChangelogTopic} {
-		for codec, n := range batchCodecs(t, d, topic) {
+		for codec, n := range logtest.BatchCodecs(t, d, topic) {
 			found[codec] += n
 		}
 	}
 	t.Logf("%d kills; %d events in committed transactions seen by the test; output data batches by codec: %v", killed, processed, found)
-	require.Equal(t, []record.Compression{sourceCodec}, slices.Sorted(maps.Keys(batchCodecs(t, d, SourceTopic))), "the source's codec")
+	require.Equal(t, []record.Compression{sourceCodec}, slices.Sorted(maps.Keys(logtest.BatchCodecs(t, d, SourceTopic))), "the source's codec")
 	for codec := range committedWith {
 		require.Contains(t, found, codec, "a run with %v committed: the outputs have its batches", codec)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
@@ -322,4 +323,31 @@ func showBytes(b []byte) string {
 		return "<null>"
 	}
 	return string(b)
+}
+
+// BatchCodecs counts the data batches of every partition of topic in d by
+// their compression codec, for tests that check a producer's or topic's
+// compression.type reached the log (control batches, uncompressed by
+// Kafka's rules, are not counted). It fails t on a read error.
+func BatchCodecs(t T, d *log.Dir, topic string) map[record.Compression]int {
+	t.Helper()
+	desc, err := d.DescribeTopic(topic)
+	require.NoError(t, err, "logtest: topic %q", topic)
+	out := map[record.Compression]int{}
+	for p := range desc.Partitions {
+		l, err := d.Partition(topic, p)
+		require.NoError(t, err)
+		batch := int64(-1)
+		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
+				if h.BaseOffset != batch {
+					batch = h.BaseOffset
+					out[h.Attributes.Compression()]++
+				}
+				return nil
+			})
+			require.NoError(t, err, "logtest: reading %s-%d", topic, p)
+		}
+	}
+	return out
 }

@@ -3,11 +3,14 @@ package logtest_test
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -48,6 +51,9 @@ func TestHelpersMatrix(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, tp.AbortTransaction(ctx))
+
+		codecs := logtest.BatchCodecs(t, b.Dir(), "events")
+		require.Equal(t, []record.Compression{mc.Codec}, slices.Sorted(maps.Keys(codecs)), "every data batch in the producers' codec")
 
 		b.AssertProduced(t, "events", want...)
 		require.Len(t, b.ConsumeAll("events"), len(want))
