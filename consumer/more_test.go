@@ -12,48 +12,53 @@ import (
 )
 
 // TestEachAssignorSurvivesJoinAndLeave: with every assignor, members
-// joining and leaving always leave every partition owned exactly once.
+// joining and leaving never leave a partition owned twice, and the group
+// settles with every partition owned once and spread evenly. Cooperative
+// rebalances pass through states where a partition is unowned or one
+// member still holds more than its share (it has not yet handled its
+// revocation), so balance is checked once the group settles, and the
+// no-two-owners rule at every step. Range balances each topic on its own
+// (topic b's 5 partitions over 2 members are 3 and 2, topic a's 3 are 2
+// and 1), so over both topics its members may differ by more than one.
 func TestEachAssignorSurvivesJoinAndLeave(t *testing.T) {
+	const partitions = 8 // topic a has 3, topic b 5
 	for _, strategy := range []assignor.Assignor{assignor.Range(), assignor.RoundRobin(), assignor.Sticky(), assignor.CooperativeSticky()} {
 		t.Run(strategy.Name(), func(t *testing.T) {
 			e := newEnv(t)
 			e.topic("a", 3)
 			e.topic("b", 5)
 			var members []*Consumer
-			owned := func() bool {
+			settled := func() bool {
 				seen := map[TopicPartition]int{}
+				most, least := 0, partitions
 				for _, c := range members {
+					n := len(c.Assignment())
+					most, least = max(most, n), min(least, n)
 					for _, tp := range c.Assignment() {
 						seen[tp]++
+						require.Equal(t, 1, seen[tp], "%v owned by two members at once", tp)
 					}
 				}
-				if len(seen) != 8 {
-					return false
-				}
-				for _, c := range members {
-					if len(c.Assignment()) == 0 {
-						return false
-					}
-				}
-				for _, n := range seen {
-					if n != 1 {
-						return false
-					}
-				}
-				return true
+				balanced := most-least <= 1 || strategy.Name() == "range"
+				return len(seen) == partitions && least > 0 && balanced
 			}
 			for range 3 {
 				c := groupConsumer(e, strategy)
 				require.NoError(t, c.Subscribe([]string{"a", "b"}, nil))
 				members = append(members, c)
-				pollUntil(t, members, owned)
+				pollUntil(t, members, settled)
 			}
 			for _, c := range members {
 				require.LessOrEqual(t, len(c.Assignment()), 3, "balanced: 8 partitions over 3 members")
 			}
 			require.NoError(t, members[0].Close(context.Background()))
 			members = members[1:]
-			pollUntil(t, members, owned)
+			pollUntil(t, members, settled)
+			if strategy.Name() != "range" {
+				for _, c := range members {
+					require.Len(t, c.Assignment(), 4, "balanced: 8 partitions over 2 members")
+				}
+			}
 		})
 	}
 }
