@@ -29,9 +29,12 @@
 // systems and fcntl(F_FULLFSYNC) on macOS, where plain fsync does not reach
 // the media. SyncDir opens the directory and fsyncs it; on Windows and other
 // systems that cannot fsync a directory it does nothing. Lock takes flock(2)
-// LOCK_EX|LOCK_NB where the system has it, plus an in-process registry keyed
-// by the absolute path (flock emulated over POSIX record locks, as on NFS,
-// does not conflict within one process); on systems without flock (Windows,
+// LOCK_EX|LOCK_NB where the system has it (on Linux, where flock and
+// fcntl(2) record locks do not see each other, also an open-file-description
+// record lock, so that it conflicts with a Kafka broker's Java
+// FileChannel.tryLock), plus an in-process registry keyed by the absolute
+// path (flock emulated over POSIX record locks, as on NFS, does not conflict
+// within one process); on systems without flock (Windows,
 // Solaris, AIX, plan9, wasm) it is the registry alone and so protects only
 // against holders in the same process. [Map] memory-maps an operating-system
 // file on unix systems and reports [ErrNotSupported] elsewhere;
