@@ -184,6 +184,9 @@ func (d *Dir) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// A store an earlier kafkalite wrote may list the KRaft metadata log,
+	// which it adopted as a topic: it is not one (scanPartitionDirs).
+	delete(store, metadataTopic)
 	found, err := d.scanPartitionDirs()
 	if err != nil {
 		return err
@@ -369,6 +372,16 @@ func (d *Dir) loadMeta() error {
 	return checkpoint.WriteMetaProperties(d.fsys, path, d.meta)
 }
 
+// Directories of a broker's log directory that are not partitions of
+// topics the LogManager loads, and that Kafka's LogManager.loadLogs skips
+// without a word: the KRaft metadata log (__cluster_metadata-0, kept by the
+// raft client, with its quorum-state and snapshot files), and tiered
+// storage's index cache. kafkalite leaves them alone likewise.
+const (
+	metadataTopic       = "__cluster_metadata"
+	remoteIndexCacheDir = "remote-log-index-cache"
+)
+
 // Files in the log directory root that are not partitions.
 var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
@@ -417,8 +430,13 @@ func (d *Dir) scanPartitionDirs() (map[string]map[int32]bool, error) {
 			}
 			continue
 		}
+		if e.Name == remoteIndexCacheDir {
+			continue
+		}
 		topic, p, err := ParsePartitionDirName(e.Name)
 		switch {
+		case err == nil && topic == metadataTopic:
+			// The KRaft metadata log: the raft client's, not a topic.
 		case errors.Is(err, ErrDeletedPartitionDir):
 			// A topic deletion that did not finish: finish it.
 			if err := d.fsys.RemoveAll(full); err != nil {

@@ -8,7 +8,7 @@
 // # Directory layout
 //
 //	<dir>/
-//	  .lock                              held (flock) while a Dir is open
+//	  .lock                              held (flock; on Linux a record lock too, as Kafka's) while a Dir is open
 //	  meta.properties                    version=1, cluster.id, node.id, directory.id
 //	  .kafka_cleanshutdown               only between a clean Close and the next Open
 //	  recovery-point-offset-checkpoint   per partition: offset below which all is fsynced
@@ -25,7 +25,9 @@
 // Everything but kafkalite-topics.json is byte for byte what a Kafka broker
 // writes, so Kafka's tools read the directory; Kafka ignores the extra
 // file. A directory a broker wrote is adopted: its topics get the
-// directory's default configuration.
+// directory's default configuration. As Kafka's LogManager, kafkalite
+// leaves the KRaft metadata log (__cluster_metadata-0, the raft client's)
+// and tiered storage's remote-log-index-cache directory alone.
 //
 // # Durability: what is on disk when a call returns
 //
