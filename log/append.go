@@ -49,23 +49,35 @@ func (l *Log) Append(batch []byte) (AppendResult, error) {
 	if l.internal {
 		return AppendResult{}, l.perr(fmt.Errorf("%w: users may not append to %s", ErrInternalTopic, l.topic))
 	}
-	return l.appendAsLeader(batch)
+	return l.appendAsLeader(batch, originClient)
 }
 
 // AppendInternal appends to an internal topic (__consumer_offsets,
 // __transaction_state) for kafkalite's coordinators; it is Append without
-// the refusal. Code outside this module cannot call it.
+// the refusal, and a coordinator's append as Kafka makes it
+// (AppendOrigin.COORDINATOR): a batch with a producer id has its epoch
+// checked but not its sequence, and is never taken for a duplicate, since
+// Kafka's coordinators write every batch with base sequence 0. Code
+// outside this module cannot call it.
 func (l *Log) AppendInternal(_ access.Internal, batch []byte) (AppendResult, error) {
-	return l.appendAsLeader(batch)
+	return l.appendAsLeader(batch, originCoordinator)
 }
 
-func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
+// appendOrigin says who appends as the leader (Kafka's AppendOrigin).
+type appendOrigin int8
+
+const (
+	originClient      appendOrigin = iota // a producer's batch (Log.Append)
+	originCoordinator                     // a coordinator's batch (Log.AppendInternal)
+)
+
+func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	if res, done, err := l.appendOverlappedLocked(batch); done {
+	if res, done, err := l.appendOverlappedLocked(batch, origin); done {
 		return res, err
 	}
 	in := batch
@@ -76,7 +88,7 @@ func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, l.perr(err)
 	}
-	res, dup, err := l.checkProducerLocked(&h)
+	res, dup, err := l.checkProducerLocked(&h, origin)
 	if err != nil {
 		return AppendResult{}, l.perr(err)
 	}
@@ -107,12 +119,12 @@ func (l *Log) appendAsLeader(batch []byte) (AppendResult, error) {
 // validated batch (its errors are not yet wrapped in a PartitionError): dup
 // reports a duplicate of one of the producer's latest batches, with the
 // original's offsets in res.
-func (l *Log) checkProducerLocked(h *record.BatchHeader) (res AppendResult, dup bool, err error) {
+func (l *Log) checkProducerLocked(h *record.BatchHeader, origin appendOrigin) (res AppendResult, dup bool, err error) {
 	res = AppendResult{LogAppendTime: record.NoTimestamp, Records: int(h.RecordsCount)}
 	if h.ProducerID < 0 {
 		return res, false, nil
 	}
-	orig, isDup, err := l.pstate.checkClient(h)
+	orig, isDup, err := l.pstate.checkLeader(h, origin)
 	if err != nil {
 		return AppendResult{}, false, err
 	}
@@ -130,7 +142,7 @@ func (l *Log) checkProducerLocked(h *record.BatchHeader) (res AppendResult, dup 
 // epoch may be stamped and the segment rolled already). Whatever the
 // validation finds, the body written ahead is appended only by
 // AppendPrewritten after the checks passed, and taken back otherwise.
-func (l *Log) appendOverlappedLocked(batch []byte) (res AppendResult, done bool, err error) {
+func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (res AppendResult, done bool, err error) {
 	pw := l.prewriter
 	if pw == nil || len(batch) < l.overlapBytes {
 		return res, false, nil
@@ -165,7 +177,7 @@ func (l *Log) appendOverlappedLocked(batch []byte) (res AppendResult, done bool,
 		return res, true, l.storageFailedLocked(werr)
 	}
 	if verr == nil {
-		res, done, verr = l.checkProducerLocked(&h)
+		res, done, verr = l.checkProducerLocked(&h, origin)
 		if done { // a duplicate
 			verr = nil
 		}

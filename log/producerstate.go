@@ -117,14 +117,19 @@ func inSequence(last, next int32) bool {
 	return next == last+1 || (next == 0 && last == math.MaxInt32)
 }
 
-// checkClient applies Kafka's checks for an idempotent or transactional
-// client batch (ProducerAppendInfo) without changing anything. A duplicate
-// of a remembered batch returns that batch and ok. The header's offsets are
-// not yet assigned.
-func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDup bool, err error) {
+// checkLeader applies Kafka's checks for an idempotent or transactional
+// batch appended as the leader (ProducerAppendInfo) without changing
+// anything. A duplicate of a remembered batch returns that batch and ok.
+// The header's offsets are not yet assigned. A coordinator's batch
+// (originCoordinator) is checked as Kafka checks AppendOrigin.COORDINATOR:
+// no duplicate detection (UnifiedLog looks for duplicates of client batches
+// only) and no sequence check (ProducerAppendInfo.maybeValidateDataBatch
+// checks sequences of client batches only), since Kafka's coordinators
+// write every batch with base sequence 0.
+func (ps *producerState) checkLeader(h *record.BatchHeader, origin appendOrigin) (dup batchMeta, isDup bool, err error) {
 	e := ps.producers[h.ProducerID]
 	lastSeq := incrementSequence(h.BaseSequence, h.LastOffsetDelta)
-	if e != nil && e.epoch == h.ProducerEpoch {
+	if origin == originClient && e != nil && e.epoch == h.ProducerEpoch {
 		if b, ok := e.duplicate(h.BaseSequence, lastSeq); ok {
 			return b, true, nil
 		}
@@ -143,12 +148,15 @@ func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDu
 	if e == nil {
 		return batchMeta{}, false, nil
 	}
-	if h.ProducerEpoch != e.epoch {
+	switch {
+	case origin == originCoordinator:
+		// Sequences of a coordinator's batches are not checked.
+	case h.ProducerEpoch != e.epoch:
 		if h.BaseSequence != 0 && e.epoch != -1 {
 			return batchMeta{}, false, fmt.Errorf("%w: producer %d's first batch of epoch %d has sequence %d, not 0",
 				ErrOutOfOrderSequence, h.ProducerID, h.ProducerEpoch, h.BaseSequence)
 		}
-	} else if e.epoch != -1 {
+	case e.epoch != -1:
 		// An entry without batches (a marker's, or a snapshot's without
 		// data) expects sequence 0.
 		if last := e.lastSeq(); !inSequence(last, h.BaseSequence) {
@@ -163,7 +171,7 @@ func (ps *producerState) checkClient(h *record.BatchHeader) (dup batchMeta, isDu
 }
 
 // onData records an appended data batch (offsets assigned). It serves
-// client appends after checkClient, and replicas and recovery, which skip
+// leader appends after checkLeader, and replicas and recovery, which skip
 // the checks (an epoch going backwards is kept as it is).
 func (ps *producerState) onData(h *record.BatchHeader) {
 	if h.ProducerID < 0 {

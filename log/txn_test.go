@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -464,4 +465,42 @@ func TestMarkerWithoutOpenTransaction(t *testing.T) {
 	aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
 	require.NoError(t, err)
 	require.Equal(t, want, aborted)
+}
+
+// TestCoordinatorBatchesAllHaveSequenceZero: Kafka's coordinators write
+// every batch with base sequence 0 (CoordinatorRuntime), and Kafka's log
+// appends them as AppendOrigin.COORDINATOR: the producer's epoch is checked,
+// its sequence is not, and no batch is taken for a duplicate
+// (ProducerAppendInfo checks sequences, UnifiedLog looks for duplicates,
+// of client batches only). AppendInternal is that append; Append, a
+// client's, still refuses or deduplicates the same batches.
+func TestCoordinatorBatchesAllHaveSequenceZero(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	t.Cleanup(func() { _ = d.Close() })
+	parts, err := d.InternalTopic(access.Internal{}, context.Background(), "__consumer_offsets", 1, map[string]string{"cleanup.policy": "compact"})
+	require.NoError(t, err)
+	l := parts[0]
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, 5, 1))
+	for i, n := range []int{2, 1, 3} {
+		res, err := l.AppendInternal(access.Internal{}, idemBatch(t, 5, 1, 0, n, true, fmt.Sprint("c", i)))
+		require.NoError(t, err, "coordinator batch %d", i)
+		require.False(t, res.Duplicate, "coordinator batch %d is written, not a duplicate", i)
+	}
+	require.Equal(t, int64(6), l.LogEndOffset())
+	infos := l.Producers()
+	require.Len(t, infos, 1)
+	require.Equal(t, int32(2), infos[0].LastSequence, "the state holds the last batch's sequences, 0..2")
+	require.Equal(t, int64(0), infos[0].CurrentTxnStartOffset)
+	_, err = l.AppendInternal(access.Internal{}, idemBatch(t, 5, 0, 0, 1, true, "stale"))
+	require.ErrorIs(t, err, ErrInvalidProducerEpoch, "the epoch is still checked")
+
+	_, _, cl := newTxnLog(t)
+	_, err = cl.Append(idemBatch(t, 5, 1, 0, 2, false, "c0"))
+	require.NoError(t, err)
+	res, err := cl.Append(idemBatch(t, 5, 1, 0, 2, false, "c0"))
+	require.NoError(t, err)
+	require.True(t, res.Duplicate, "a client's repeated batch is a duplicate")
+	_, err = cl.Append(idemBatch(t, 5, 1, 0, 1, false, "c1"))
+	require.ErrorIs(t, err, ErrOutOfOrderSequence, "a client's sequence is checked")
 }

@@ -2,10 +2,8 @@ package coordinator
 
 import (
 	"context"
-	"math"
 
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
-	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -67,9 +65,8 @@ func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe 
 			om.CommitTimestamp = now
 			stamped[tp] = om
 		}
-		l := c.partitions[tp.Partition]
 		h := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: pe.ProducerID, ProducerEpoch: pe.Epoch,
-			BaseSequence: nextSequence(l, pe), Attributes: record.Attributes(0).WithTransactional(true)}
+			BaseSequence: 0, Attributes: record.Attributes(0).WithTransactional(true)}
 		pos, err := c.appendOffsets(ctx, groupID, stamped, &h)
 		if err != nil {
 			return err
@@ -81,22 +78,6 @@ func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe 
 		}
 		return nil
 	})
-}
-
-// nextSequence returns the sequence number of the producer's next batch in
-// l: 0 for a new epoch, else one after the last the log accepted (the
-// coordinator is the only writer of the producer's batches in
-// __consumer_offsets, and the transaction's lock serializes its writes).
-func nextSequence(l *log.Log, pe ProducerIDAndEpoch) int32 {
-	for _, p := range l.Producers() {
-		if p.ProducerID == pe.ProducerID && p.ProducerEpoch == pe.Epoch {
-			if p.LastSequence == math.MaxInt32 {
-				return 0
-			}
-			return p.LastSequence + 1
-		}
-	}
-	return 0
 }
 
 // addPendingLocked records an offset committed in producerID's open

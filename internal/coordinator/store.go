@@ -21,9 +21,11 @@ func (c *Coordinator) partitionOf(groupID string) *log.Log {
 // value = tombstone) to the group's partition; durable waits for the fsync.
 // A nil h writes a plain batch (producer id -1); a transactional offset
 // commit passes its producer's header. It returns the batch's base offset.
+// Every batch has base sequence 0, plain ones too, as Kafka's
+// CoordinatorRuntime builds them (Log.AppendInternal checks no sequence).
 func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *record.BatchHeader, keys, values [][]byte, durable bool) (int64, error) {
 	var b record.Builder
-	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}
+	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: 0}
 	if h != nil {
 		hdr = *h
 	}

@@ -913,3 +913,53 @@ func TestTxnCoordinatorClose(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.ErrorIs(t, e.txn.EndTxn(context.Background(), "tx", pe, true), ErrClosed)
 }
+
+// TestOffsetsBatchesHaveSequenceZero: every batch the group coordinator
+// writes to __consumer_offsets has base sequence 0, transactional offset
+// commits (several in one transaction, and after a restart) as well as
+// plain commits and group metadata, as Kafka's CoordinatorRuntime writes
+// them; the log takes them as a coordinator's appends, whose sequences it
+// does not check.
+func TestOffsetsBatchesHaveSequenceZero(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	tp := TopicPartition{"t", 0}
+	pe := e.init("tx")
+	txnCommit := func(off int64) {
+		t.Helper()
+		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1}}))
+	}
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	txnCommit(1)
+	txnCommit(2)
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.NoError(t, e.groups.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
+	e.reopen()
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	txnCommit(4)
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	m := join(t, e.groups, "", assignor.Range()) // a group metadata record
+	e.groups.Leave("g", m.MemberID)
+	require.Equal(t, int64(4), e.groups.Fetch("g", nil)[tp].Offset)
+
+	l := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
+	type batch struct {
+		producerID int64
+		sequence   int32
+	}
+	var got []batch
+	seen := map[int64]bool{}
+	for off := int64(0); off < l.LogEndOffset(); {
+		next, err := l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
+			if !seen[h.BaseOffset] {
+				seen[h.BaseOffset] = true
+				got = append(got, batch{h.ProducerID, h.BaseSequence})
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		off = next
+	}
+	require.Equal(t, []batch{{pe.ProducerID, 0}, {pe.ProducerID, 0}, {-1, 0}, {pe.ProducerID, 0}, {-1, 0}, {-1, 0}}, got,
+		"three transactional commits, a plain commit, the group's metadata on join and on leave")
+}
