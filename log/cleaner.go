@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/compaction"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -503,7 +504,30 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 	for _, s := range old {
 		l.pending = append(l.pending, pendingDelete{seg: s, at: at})
 	}
+	l.removeReplacedSnapshotsLocked(old, base)
 	return nil
+}
+
+// removeReplacedSnapshotsLocked removes the producer snapshots named by the
+// old segments a cleaned segment at base replaced, but base's own, as
+// Kafka's UnifiedLog.replaceSegments does (deleteProducerSnapshots of the
+// old segments no new segment has the base offset of), so that the
+// directory holds Kafka's files. Offsets do not change in cleaning, so the
+// snapshots were still right: a failure to remove one is only logged.
+func (l *Log) removeReplacedSnapshotsLocked(old []*segment.Segment, base int64) {
+	for _, s := range old {
+		off := s.BaseOffset()
+		if off == base {
+			continue
+		}
+		if err := l.fsys.Remove(filepath.Join(l.dir, snapshot.FileName(off))); err != nil {
+			if !isNotExist(err) {
+				l.logger.Warn("removing the producer snapshot of a cleaned segment failed", "partition", l.tp(), "offset", off, "err", err)
+			}
+			continue
+		}
+		l.dirDirty = true
+	}
 }
 
 // writeCleanerCheckpoint writes cleaner-offset-checkpoint with the first

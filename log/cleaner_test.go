@@ -18,6 +18,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -789,4 +790,44 @@ func equalKVs(a, b []kv) bool {
 		}
 	}
 	return true
+}
+
+// TestCompactionRemovesSnapshotsOfMergedSegments: when the cleaner swaps
+// one cleaned segment in for several, the producer snapshots named by the
+// segments it replaced go, as Kafka's UnifiedLog.replaceSegments removes
+// them (deleteProducerSnapshots of the old segments no new segment has the
+// base offset of): the directory holds a snapshot at each segment's base
+// offset and at the log end, as a broker's does. The producer state is
+// unchanged.
+func TestCompactionRemovesSnapshotsOfMergedSegments(t *testing.T) {
+	e, d, l := compactEnv(t, nil)
+	ts := e.clock.Now().UnixMilli()
+	for seg := range 3 {
+		_, err := l.Append(idemBatch(t, 4, 0, int32(5*seg), 5, false, fmt.Sprint("s", seg)))
+		require.NoError(t, err)
+		require.NoError(t, l.Roll())
+	}
+	put(t, l, ts, "k", "active", false)
+	before := l.Producers()
+	list := func() []int64 {
+		offs, err := snapshot.List(e.mem, "/data/c-0")
+		require.NoError(t, err)
+		return offs
+	}
+	require.Equal(t, []int64{5, 10, 15}, list(), "a snapshot at every roll")
+
+	rounds, err := d.CleanNow(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, rounds)
+	segs := l.segs()
+	require.Len(t, segs, 2, "the three sealed segments were cleaned into one")
+	require.Equal(t, int64(0), segs[0].BaseOffset())
+	require.Equal(t, []int64{15}, list(), "the snapshots at 5 and 10 named merged segments")
+	require.Equal(t, before, l.Producers())
+
+	require.NoError(t, d.Close())
+	require.Equal(t, []int64{15, 16}, list(), "and the one at the log end, written at close")
+	d = e.open(t)
+	defer d.Close()
+	require.Equal(t, before, partition(t, d, "c", 0).Producers())
 }
