@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -216,7 +217,10 @@ func (d *Dir) load(ctx context.Context) error {
 			for p := range parts {
 				n = max(n, p+1)
 			}
-			meta := topicMeta{Partitions: n}
+			// The internal topics get Kafka's configuration for them; other
+			// topics the default (the broker's own overrides are in its
+			// metadata log, which kafkalite does not read).
+			meta := topicMeta{Partitions: n, Config: maps.Clone(internalTopicConfigs[name])}
 			for p := range parts {
 				// The topic id the broker gave it, from partition.metadata.
 				if id, err := checkpoint.ReadPartitionMetadata(d.fsys, filepath.Join(d.path, PartitionDirName(name, p), checkpoint.PartitionMetadataFile)); err == nil {
@@ -234,6 +238,12 @@ func (d *Dir) load(ctx context.Context) error {
 	}
 	var jobs []job
 	for name, meta := range store {
+		if len(meta.Config) == 0 && internalTopicConfigs[name] != nil {
+			// Adopted by a kafkalite that gave internal topics the
+			// default configuration (delete after 7 days): theirs.
+			meta.Config = maps.Clone(internalTopicConfigs[name])
+			d.logger.Info("giving an internal topic Kafka's configuration", "topic", name)
+		}
 		t := &topic{name: name, overrides: meta.Config, partitions: make([]*Log, meta.Partitions)}
 		if meta.ID != "" {
 			if t.id, err = checkpoint.ParseTopicID(meta.ID); err != nil {
@@ -642,12 +652,16 @@ func (d *Dir) notify() {
 }
 
 // InternalTopic returns the partitions of an internal topic, creating it
-// with partitions partitions and the given properties if it does not exist.
+// with partitions partitions and the given properties (nil: Kafka's
+// configuration of that internal topic) if it does not exist.
 // It is for kafkalite's coordinators; code outside this module cannot call
 // it.
 func (d *Dir) InternalTopic(_ access.Internal, ctx context.Context, name string, partitions int32, props map[string]string) ([]*Log, error) {
 	if !IsInternalTopic(name) {
 		return nil, fmt.Errorf("%w: %s is not an internal topic", ErrInvalidConfig, name)
+	}
+	if props == nil {
+		props = internalTopicConfigs[name]
 	}
 	if _, err := d.createTopic(ctx, name, partitions, props); err != nil && !errors.Is(err, ErrTopicExists) {
 		return nil, err

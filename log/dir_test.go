@@ -108,6 +108,42 @@ func TestAdoptsKafkaDirectory(t *testing.T) {
 	require.Equal(t, int64(4), partition(t, d, "from-kafka", 1).LogEndOffset())
 }
 
+// TestAdoptedInternalTopicsGetKafkasConfig: a broker's __consumer_offsets
+// and __transaction_state are adopted compacted, with the configuration
+// Kafka gives them (not the default cleanup.policy=delete, which would
+// delete committed offsets and transaction states after 7 days); a store
+// of a kafkalite that adopted them with the default configuration is
+// corrected the same way, and the correction is saved.
+func TestAdoptedInternalTopicsGetKafkasConfig(t *testing.T) {
+	for _, storeFirst := range []bool{false, true} {
+		t.Run(map[bool]string{false: "broker directory", true: "store with the default config"}[storeFirst], func(t *testing.T) {
+			e := newEnv(t)
+			d := e.open(t)
+			for _, name := range []string{"__consumer_offsets", "__transaction_state"} {
+				_, err := d.InternalTopic(access.Internal{}, context.Background(), name, 1, map[string]string{})
+				require.NoError(t, err)
+			}
+			require.NoError(t, d.Close())
+			if !storeFirst {
+				require.NoError(t, e.mem.Remove("/data/kafkalite-topics.json"))
+			}
+			for range 2 { // the second Open reads what the first saved
+				d = e.open(t)
+				for name, want := range map[string]string{"__consumer_offsets": "producer", "__transaction_state": "uncompressed"} {
+					desc, err := d.DescribeTopic(name)
+					require.NoError(t, err)
+					require.Equal(t, "compact", desc.Overrides["cleanup.policy"], name)
+					require.Equal(t, want, desc.Overrides["compression.type"], name)
+					require.Equal(t, "104857600", desc.Overrides["segment.bytes"], name)
+					require.True(t, desc.Config.CleanupPolicy.Compact, name)
+					require.False(t, desc.Config.CleanupPolicy.Delete, name)
+				}
+				require.NoError(t, d.Close())
+			}
+		})
+	}
+}
+
 // TestUnlistedPartitionDirIsSetAsideAsStray: with a topic store, a
 // partition directory it does not list (copied in, or left by a crash in
 // the middle of CreateTopic or DeleteTopic) is renamed as a Kafka stray

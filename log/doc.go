@@ -25,7 +25,9 @@
 // Everything but kafkalite-topics.json is byte for byte what a Kafka broker
 // writes, so Kafka's tools read the directory; Kafka ignores the extra
 // file. A directory a broker wrote is adopted: its topics get the
-// directory's default configuration. As Kafka's LogManager, kafkalite
+// directory's default configuration (a broker keeps topic overrides in its
+// metadata log), but for __consumer_offsets and __transaction_state, which
+// get the compacted configuration Kafka gives them. As Kafka's LogManager, kafkalite
 // leaves the KRaft metadata log (__cluster_metadata-0, the raft client's)
 // and tiered storage's remote-log-index-cache directory alone.
 //

@@ -86,6 +86,17 @@ func TopicNamesCollide(a, b string) bool {
 	return len(a) == len(b) && strings.ReplaceAll(a, ".", "_") == strings.ReplaceAll(b, ".", "_")
 }
 
+// internalTopicConfigs are the topic configurations Kafka gives the
+// internal topics the coordinators keep (GroupCoordinator's and
+// TransactionStateManager's offsetsTopicConfigs / transactionTopicConfigs,
+// with offsets.topic.segment.bytes and transaction.state.log.segment.bytes
+// at their defaults). A directory a broker wrote does not say them (the
+// broker keeps them in its metadata log), so adoption gives them these.
+var internalTopicConfigs = map[string]map[string]string{
+	"__consumer_offsets":  {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
+	"__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600"},
+}
+
 // IsInternalTopic reports whether name is one of Kafka's reserved topics:
 // __consumer_offsets, __transaction_state, __share_group_state and the KRaft
 // metadata log __cluster_metadata.

@@ -64,11 +64,7 @@ func For(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 
 func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 	cfg := d.Config()
-	parts, err := d.InternalTopic(access.Internal{}, ctx, OffsetsTopic, int32(cfg.OffsetsTopicNumPartitions), map[string]string{
-		"cleanup.policy":   "compact",
-		"compression.type": "producer",
-		"segment.bytes":    "104857600", // offsets.topic.segment.bytes
-	})
+	parts, err := d.InternalTopic(access.Internal{}, ctx, OffsetsTopic, int32(cfg.OffsetsTopicNumPartitions), nil) // compacted, as Kafka configures it
 	if err != nil {
 		return nil, err
 	}

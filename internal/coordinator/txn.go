@@ -218,11 +218,7 @@ func openTxn(ctx context.Context, d *log.Dir, groups *Coordinator) (*TxnCoordina
 	if n <= 0 {
 		n = txncodec.DefaultTransactionStateTopicPartitions
 	}
-	parts, err := d.InternalTopic(access.Internal{}, ctx, TransactionStateTopic, int32(n), map[string]string{
-		"cleanup.policy":   "compact",
-		"compression.type": "uncompressed",
-		"segment.bytes":    "104857600", // transaction.state.log.segment.bytes
-	})
+	parts, err := d.InternalTopic(access.Internal{}, ctx, TransactionStateTopic, int32(n), nil) // compacted, as Kafka configures it
 	if err != nil {
 		return nil, err
 	}
