@@ -4,6 +4,14 @@ go 1.26.0
 
 replace github.com/kafkalite/kafkalite => ../..
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/kafkalite/kafkalite v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
+)
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
+	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -108,7 +108,13 @@ func resolve() (*Kafka, error) {
 		return nil, err
 	}
 	defer unlock()
-	k := &Kafka{Version: version, java: tools["java"], lib: filepath.Join(cache, "lib")}
+	pom, err := os.ReadFile(filepath.Join(moduleDir(), "testdata", "pom.xml"))
+	if err != nil {
+		return nil, err
+	}
+	// The jars are kept by the pom's hash: a changed pom resolves anew.
+	sum := sha256.Sum256(pom)
+	k := &Kafka{Version: version, java: tools["java"], lib: filepath.Join(cache, "lib-"+hex.EncodeToString(sum[:8]))}
 	if err := k.copyDependencies(tools["mvn"], cache); err != nil {
 		return nil, err
 	}
@@ -138,8 +144,8 @@ func moduleDir() string {
 	return filepath.Dir(file)
 }
 
-// copyDependencies resolves Kafka's jars with Maven into cache/lib, once:
-// a complete copy is marked by lib/.complete.
+// copyDependencies resolves Kafka's jars with Maven into k.lib (a directory
+// named by the pom's hash), once: a complete copy is marked by .complete.
 func (k *Kafka) copyDependencies(mvn, cache string) error {
 	if _, err := os.Stat(filepath.Join(k.lib, ".complete")); err == nil {
 		return nil
@@ -199,6 +205,25 @@ func (k *Kafka) javaCommand(ctx context.Context, class string, args ...string) *
 		"-Dlog4j2.configurationFile=" + filepath.Join(moduleDir(), "testdata", "log4j2-tools.properties"),
 		"-cp", k.classpath(), class}
 	return exec.CommandContext(ctx, k.java, append(jvm, args...)...)
+}
+
+// Measure runs a Kafka tool as Kafka's perf-test scripts do (-Xmx512M,
+// G1, every JIT tier) to completion and returns its standard output; a
+// non-zero exit fails t.
+func (k *Kafka) Measure(t testing.TB, class string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	jvm := []string{"-Xmx512m", "-XX:+UseG1GC",
+		"-Dlog4j2.configurationFile=" + filepath.Join(moduleDir(), "testdata", "log4j2-tools.properties"),
+		"-cp", k.classpath(), class}
+	cmd := exec.CommandContext(ctx, k.java, append(jvm, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kafkacheck: %s %s: %v\nstdout:\n%s\nstderr:\n%s", class, strings.Join(args, " "), err, tail(stdout.String()), tail(stderr.String()))
+	}
+	return stdout.String()
 }
 
 // Run runs a Kafka class to completion with stdin and returns its standard
@@ -407,6 +432,7 @@ func (b *Broker) stop(sig syscall.Signal, wait time.Duration) {
 	_ = b.cmd.Process.Signal(sig)
 	select {
 	case err := <-b.done:
+		b.cmd = nil
 		var exit *exec.ExitError
 		if sig == syscall.SIGTERM && err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 143) {
 			b.t.Fatalf("kafkacheck: the broker exited with %v\nbroker log:\n%s", err, tail(b.Log()))
@@ -414,7 +440,8 @@ func (b *Broker) stop(sig syscall.Signal, wait time.Duration) {
 	case <-time.After(wait):
 		_ = b.cmd.Process.Kill()
 		<-b.done
-		b.t.Fatalf("kafkacheck: the broker did not stop within %v", wait)
+		b.cmd = nil // reaped: the cleanup must not wait for it again
+		b.t.Fatalf("kafkacheck: the broker did not stop within %v\nbroker log:\n%s", wait, tail(b.Log()))
 	}
 	b.cmd = nil
 }

@@ -40,14 +40,28 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <pre>
  * ready BOOTSTRAP                                   wait until the broker serves
  * create-topic BOOTSTRAP TOPIC PARTITIONS [k=v...]  create a topic with configs
+ * create-topics BOOTSTRAP                           stdin lines "TOPIC PARTITIONS [k=v...]": create them all
  * produce BOOTSTRAP [k=v...]                        producer properties; stdin lines:
  *     send TOPIC PARTITION KEY VALUE [HKEY HVALUE...]   prints "ack PARTITION OFFSET"
  *     flush | init | begin | commit | abort
  *     offsets GROUP TOPIC PARTITION OFFSET           sendOffsetsToTransaction
+ *     use NAME [k=v...]                              the following lines go to producer NAME, made on
+ *                                                    first use with these properties on top of the
+ *                                                    command's (lines before the first use go to a
+ *                                                    producer with the command's properties); every
+ *                                                    producer is flushed and closed at the end
  * consume BOOTSTRAP TOPIC ISOLATION [GROUP]         read every partition to its end offsets:
  *     prints "rec PARTITION OFFSET TIMESTAMP TYPE KEY VALUE [HKEY HVALUE...]";
  *     with GROUP, subscribes, and commits once caught up
+ * read BOOTSTRAP TOPIC...                           read every partition of the topics to its end offsets at
+ *     both isolation levels (assigned, no group): prints "end ISOLATION TOPIC PARTITION OFFSET"
+ *     per partition, then "record ISOLATION TOPIC PARTITION OFFSET LEADER_EPOCH TIMESTAMP TYPE
+ *     KEY VALUE [HKEY HVALUE...]" per record (LEADER_EPOCH -1 when unknown)
  * group-offsets BOOTSTRAP GROUP                     prints "off TOPIC PARTITION OFFSET METADATA"
+ * committed BOOTSTRAP GROUP...                      prints "committed GROUP TOPIC PARTITION OFFSET
+ *     LEADER_EPOCH METADATA" (LEADER_EPOCH -1 when unknown) for each group's committed offsets
+ * try-lock FILE                                     takes and releases the lock a broker's LogManager takes
+ *     on its log directory's .lock (Kafka's FileLock.tryLock): prints "acquired" or "locked"
  * end-offsets BOOTSTRAP TOPIC ISOLATION             prints "end PARTITION OFFSET"
  * </pre>
  */
@@ -62,9 +76,13 @@ public final class KafkaCheck {
         switch (args[0]) {
             case "ready" -> ready(bootstrap);
             case "create-topic" -> createTopic(bootstrap, args);
+            case "create-topics" -> createTopics(bootstrap);
             case "produce" -> produce(bootstrap, args);
             case "consume" -> consume(bootstrap, args);
+            case "read" -> read(bootstrap, args);
             case "group-offsets" -> groupOffsets(bootstrap, args[2]);
+            case "committed" -> committed(bootstrap, args);
+            case "try-lock" -> tryLock(args[1]);
             case "end-offsets" -> endOffsets(bootstrap, args[2], args[3]);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
@@ -113,6 +131,22 @@ public final class KafkaCheck {
         }
     }
 
+    private static void createTopics(String bootstrap) throws Exception {
+        List<NewTopic> topics = new ArrayList<>();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] f = line.split("\t", -1);
+            topics.add(new NewTopic(f[0], Integer.parseInt(f[1]), (short) 1).configs(props(f, 2)));
+        }
+        try (Admin a = admin(bootstrap)) {
+            a.createTopics(topics).all().get();
+        }
+    }
+
     private static byte[] dec(String s) {
         return s.equals("-") ? null : Base64.getDecoder().decode(s);
     }
@@ -127,13 +161,28 @@ public final class KafkaCheck {
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p);
-             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-            List<java.util.concurrent.Future<RecordMetadata>> pending = new ArrayList<>();
+        Map<String, KafkaProducer<byte[], byte[]>> named = new java.util.LinkedHashMap<>();
+        Map<String, List<java.util.concurrent.Future<RecordMetadata>>> pendingOf = new HashMap<>();
+        named.put("", new KafkaProducer<>(p));
+        pendingOf.put("", new ArrayList<>());
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            KafkaProducer<byte[], byte[]> producer = named.get("");
+            List<java.util.concurrent.Future<RecordMetadata>> pending = pendingOf.get("");
             String line;
             while ((line = in.readLine()) != null) {
                 String[] f = line.split("\t", -1);
                 switch (f[0]) {
+                    case "use" -> {
+                        if (!named.containsKey(f[1])) {
+                            Properties q = new Properties();
+                            q.putAll(p);
+                            q.putAll(props(f, 2));
+                            named.put(f[1], new KafkaProducer<>(q));
+                            pendingOf.put(f[1], new ArrayList<>());
+                        }
+                        producer = named.get(f[1]);
+                        pending = pendingOf.get(f[1]);
+                    }
                     case "send" -> {
                         List<Header> headers = new ArrayList<>();
                         for (int i = 5; i + 1 < f.length; i += 2) {
@@ -162,8 +211,14 @@ public final class KafkaCheck {
                     default -> throw new IllegalArgumentException("unknown produce line " + line);
                 }
             }
-            producer.flush();
-            drain(pending);
+            for (Map.Entry<String, KafkaProducer<byte[], byte[]>> e : named.entrySet()) {
+                e.getValue().flush();
+                drain(pendingOf.get(e.getKey()));
+            }
+        } finally {
+            for (KafkaProducer<byte[], byte[]> pr : named.values()) {
+                pr.close();
+            }
         }
     }
 
@@ -229,6 +284,76 @@ public final class KafkaCheck {
             if (group != null) {
                 c.commitSync();
             }
+        }
+    }
+
+    private static void read(String bootstrap, String[] args) throws Exception {
+        for (String isolation : List.of("read_uncommitted", "read_committed")) {
+            try (KafkaConsumer<byte[], byte[]> c = consumer(bootstrap, isolation, null)) {
+                List<TopicPartition> tps = new ArrayList<>();
+                for (int i = 2; i < args.length; i++) {
+                    String topic = args[i];
+                    c.partitionsFor(topic).forEach(pi -> tps.add(new TopicPartition(topic, pi.partition())));
+                }
+                tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
+                Map<TopicPartition, Long> ends = c.endOffsets(tps);
+                for (TopicPartition tp : tps) {
+                    OUT.println("end\t" + isolation + "\t" + tp.topic() + "\t" + tp.partition() + "\t" + ends.get(tp));
+                }
+                c.assign(tps);
+                c.seekToBeginning(tps);
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (true) {
+                    boolean done = true;
+                    for (TopicPartition tp : tps) {
+                        done = done && c.position(tp) >= ends.get(tp);
+                    }
+                    if (done) {
+                        break;
+                    }
+                    if (System.currentTimeMillis() > deadline) {
+                        throw new IllegalStateException("not caught up with " + ends + " after 60 s");
+                    }
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                        StringBuilder b = new StringBuilder("record\t").append(isolation).append('\t').append(r.topic())
+                                .append('\t').append(r.partition()).append('\t').append(r.offset())
+                                .append('\t').append(r.leaderEpoch().orElse(-1))
+                                .append('\t').append(r.timestamp()).append('\t').append(r.timestampType().name)
+                                .append('\t').append(enc(r.key())).append('\t').append(enc(r.value()));
+                        for (Header h : r.headers()) {
+                            b.append('\t').append(enc(h.key().getBytes(StandardCharsets.UTF_8))).append('\t').append(enc(h.value()));
+                        }
+                        OUT.println(b);
+                    }
+                }
+            }
+        }
+    }
+
+    private static void committed(String bootstrap, String[] args) throws Exception {
+        try (Admin a = admin(bootstrap)) {
+            for (int i = 2; i < args.length; i++) {
+                String group = args[i];
+                Map<TopicPartition, OffsetAndMetadata> m = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
+                List<TopicPartition> tps = new ArrayList<>(m.keySet());
+                tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
+                for (TopicPartition tp : tps) {
+                    OffsetAndMetadata om = m.get(tp);
+                    if (om != null) {
+                        OUT.println("committed\t" + group + "\t" + tp.topic() + "\t" + tp.partition() + "\t" + om.offset()
+                                + "\t" + om.leaderEpoch().orElse(-1) + "\t" + om.metadata());
+                    }
+                }
+            }
+        }
+    }
+
+    private static void tryLock(String file) throws Exception {
+        org.apache.kafka.server.util.FileLock lock = new org.apache.kafka.server.util.FileLock(new java.io.File(file));
+        try {
+            OUT.println(lock.tryLock() ? "acquired" : "locked");
+        } finally {
+            lock.unlockAndClose();
         }
     }
 

@@ -1,0 +1,172 @@
+package kafkacheck
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPerfAnchor measures Kafka's own perf tools against a single-node
+// broker beside examples/perf on the same workload, in the same run: the
+// anchor the README's performance figures are compared with. It is a
+// measurement, not a check, so it runs only when KAFKALITE_KAFKA_PERF=1
+// (.ci/kafka-perf sets it) on an otherwise idle machine; it fails only if
+// a tool fails or prints no summary.
+//
+// The workload is kafka-producer-perf-test's: -records records of 100
+// bytes (KAFKALITE_KAFKA_PERF_RECORDS, default 2,000,000) to one partition
+// at full speed, with acks=1 and with acks=all, then
+// kafka-consumer-perf-test reading the acks=1 topic from the start. Both
+// sides keep Kafka's defaults otherwise (batch.size 16384, linger.ms 5,
+// no compression, no fsync per write). The broker runs only while Kafka's
+// tools do; each round runs both sides once, and there are three rounds,
+// interleaved, so that drift of the machine shows in both.
+func TestPerfAnchor(t *testing.T) {
+	if os.Getenv("KAFKALITE_KAFKA_PERF") != "1" {
+		t.Skip("a measurement: KAFKALITE_KAFKA_PERF=1 runs it (.ci/kafka-perf)")
+	}
+	k := Get(t)
+	records := 2_000_000
+	if v := os.Getenv("KAFKALITE_KAFKA_PERF_RECORDS"); v != "" {
+		var err error
+		records, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
+	perf := filepath.Join(t.TempDir(), "perf")
+	build := exec.Command("go", "build", "-o", perf, "./examples/perf")
+	build.Dir = filepath.Join(moduleDir(), "..", "..")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building examples/perf: %s", out)
+
+	rows := map[string][]perfResult{}
+	n := strconv.Itoa(records)
+	for round := range 3 {
+		b := k.NewBroker(t, nil)
+		b.Start()
+		for _, acks := range []string{"1", "all"} {
+			topic := "perf-acks-" + acks
+			k.Client(t, "", "create-topic", b.Bootstrap(), topic, "1")
+			got := k.Measure(t, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", n,
+				"--record-size", "100", "--throughput", "-1", "--producer-props", "bootstrap.servers="+b.Bootstrap(), "acks="+acks)
+			rows["kafka produce acks="+acks] = append(rows["kafka produce acks="+acks], parseProduceSummary(t, got, records))
+		}
+		got := k.Measure(t, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", b.Bootstrap(),
+			"--topic", "perf-acks-1", "--num-records", n, "--timeout", "60000")
+		rows["kafka consume"] = append(rows["kafka consume"], parseConsumeSummary(t, got, records))
+		b.Stop()
+
+		for _, acks := range []string{"1", "all"} {
+			dir := filepath.Join(t.TempDir(), fmt.Sprintf("kafkalite-%d-%s", round, acks))
+			got := runPerf(t, perf, "-records", n, "-record-size", "100", "-partitions", "1", "-acks", acks, "-dir", dir)
+			rows["kafkalite produce acks="+acks] = append(rows["kafkalite produce acks="+acks], parseProduceSummary(t, got, records))
+			if acks == "1" {
+				got := runPerf(t, perf, "-consume", "-dir", dir)
+				rows["kafkalite consume"] = append(rows["kafkalite consume"], parseConsumeSummary(t, got, records))
+			}
+		}
+	}
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%d records of 100 bytes, 1 partition, %d CPUs, %s; median (range) of 3 interleaved rounds\n", records, runtime.NumCPU(), runtime.GOARCH)
+	fmt.Fprintf(&sb, "| run | records/s | MB/s | avg latency ms | p99 ms |\n|---|---|---|---|---|\n")
+	names := make([]string, 0, len(rows))
+	for name := range rows {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		rs := rows[name]
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s |\n", name,
+			spread(rs, func(r perfResult) float64 { return r.perSec }, "%.0f"),
+			spread(rs, func(r perfResult) float64 { return r.mbPerSec }, "%.1f"),
+			spread(rs, func(r perfResult) float64 { return r.avgMs }, "%.1f"),
+			spread(rs, func(r perfResult) float64 { return r.p99Ms }, "%.0f"))
+	}
+	t.Log("\n" + sb.String())
+	if path := os.Getenv("KAFKALITE_KAFKA_PERF_OUT"); path != "" {
+		require.NoError(t, os.WriteFile(path, []byte(sb.String()), 0o644))
+	}
+}
+
+// perfResult is one tool's summary; the latencies are those of a produce
+// run (zero for a consume run).
+type perfResult struct {
+	perSec, mbPerSec, avgMs, p99Ms float64
+}
+
+func runPerf(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).Output()
+	require.NoError(t, err, "perf %v", args)
+	return string(out)
+}
+
+// produceSummary is kafka-producer-perf-test's last line, which
+// examples/perf prints the same.
+var produceSummary = regexp.MustCompile(`(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, [\d.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, (\d+) ms 99th`)
+
+func parseProduceSummary(t *testing.T, out string, records int) perfResult {
+	t.Helper()
+	var m []string
+	for _, l := range scanLines(out) {
+		if s := produceSummary.FindStringSubmatch(l); s != nil {
+			m = s
+		}
+	}
+	require.NotNil(t, m, "no summary line in:\n%s", tail(out))
+	require.Equal(t, strconv.Itoa(records), m[1], "records sent")
+	return perfResult{perSec: atof(t, m[2]), mbPerSec: atof(t, m[3]), avgMs: atof(t, m[4]), p99Ms: atof(t, m[5])}
+}
+
+// parseConsumeSummary reads kafka-consumer-perf-test's header and values
+// lines (examples/perf -consume prints the same) and returns nMsg.sec and
+// MB.sec.
+func parseConsumeSummary(t *testing.T, out string, records int) perfResult {
+	t.Helper()
+	lines := scanLines(out)
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "start.time") || i+1 >= len(lines) {
+			continue
+		}
+		head := strings.Split(l, ",")
+		vals := strings.Split(lines[i+1], ",")
+		require.Equal(t, len(head), len(vals), "consume summary %q", lines[i+1])
+		field := map[string]string{}
+		for j := range head {
+			field[strings.TrimSpace(head[j])] = strings.TrimSpace(vals[j])
+		}
+		require.Equal(t, strconv.Itoa(records), field["data.consumed.in.nMsg"], "records consumed")
+		return perfResult{perSec: atof(t, field["nMsg.sec"]), mbPerSec: atof(t, field["MB.sec"])}
+	}
+	require.Fail(t, "no consume summary", "in:\n%s", tail(out))
+	return perfResult{}
+}
+
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err, "number %q", s)
+	return f
+}
+
+// spread formats the median and the range of a measure over runs.
+func spread(rs []perfResult, f func(perfResult) float64, format string) string {
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = f(r)
+	}
+	slices.Sort(vs)
+	if vs[len(vs)-1] == 0 {
+		return "–"
+	}
+	return fmt.Sprintf(format+" ("+format+"–"+format+")", vs[len(vs)/2], vs[0], vs[len(vs)-1])
+}
