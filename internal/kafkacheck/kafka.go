@@ -96,7 +96,9 @@ func resolve() (*Kafka, error) {
 	if cache == "" {
 		base, err := os.UserCacheDir()
 		if err != nil {
-			return nil, err
+			// No $XDG_CACHE_HOME or $HOME (a bare CI account): the
+			// temporary directory, which later runs on the machine share.
+			base = os.TempDir()
 		}
 		cache = filepath.Join(base, "kafkalite", "kafka-"+version)
 	}
@@ -154,10 +156,18 @@ func (k *Kafka) copyDependencies(mvn, cache string) error {
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	cmd := exec.Command(mvn, "-q", "-B", "-f", filepath.Join(moduleDir(), "testdata", "pom.xml"),
-		"-Dkafka.version="+k.Version, "dependency:copy-dependencies", "-DoutputDirectory="+tmp)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("resolving Apache Kafka %s with Maven: %w\n%s", k.Version, err, out)
+	// Two tries: a download cut short by the network is taken again from
+	// where Maven's local repository stopped.
+	for try := range 2 {
+		cmd := exec.Command(mvn, "-q", "-B", "-f", filepath.Join(moduleDir(), "testdata", "pom.xml"),
+			"-Dkafka.version="+k.Version, "dependency:copy-dependencies", "-DoutputDirectory="+tmp)
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if try == 1 {
+			return fmt.Errorf("resolving Apache Kafka %s with Maven: %w\n%s", k.Version, err, out)
+		}
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), nil, 0o644); err != nil {
 		return err
