@@ -16,9 +16,7 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "kafkalite-consumer-example-")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	cfg := log.DefaultConfig()
-	cfg.OffsetsTopicNumPartitions = 1 // __consumer_offsets; Kafka's default is 50
-	d, _ := log.Open(ctx, dir, cfg)
+	d, _ := log.Open(ctx, dir, log.DefaultConfig())
 	defer d.Close()
 	_, _ = d.CreateTopic(ctx, "orders", 1, nil)
 
@@ -51,6 +49,32 @@ func Example() {
 	// orders-0@1 order 1
 	// orders-0@2 order 2
 	// committed 3
+}
+
+// A listener for only some of the rebalance callbacks: RebalanceFuncs
+// does nothing for the ones left nil.
+func ExampleRebalanceFuncs() {
+	dir, _ := os.MkdirTemp("", "kafkalite-consumer-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	d, _ := log.Open(ctx, dir, log.DefaultConfig())
+	defer d.Close()
+	_, _ = d.CreateTopic(ctx, "orders", 2, nil)
+
+	cfg := consumer.DefaultConfig()
+	cfg.GroupID = "billing"
+	c, _ := consumer.New(d, cfg)
+	defer c.Close(ctx)
+	_ = c.Subscribe([]string{"orders"}, consumer.RebalanceFuncs{
+		Assigned: func(_ context.Context, partitions []consumer.TopicPartition) {
+			fmt.Println("assigned", partitions)
+		},
+	})
+	pctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	_, _ = c.Poll(pctx) // joins the group; the listener runs inside Poll
+	// Output:
+	// assigned [orders-0 orders-1]
 }
 
 // With isolation.level=read_committed a consumer skips aborted transactions

@@ -51,9 +51,13 @@ type Config struct {
 	// true; kafkalite's is false, following the usual production advice: a
 	// typo in a topic name should fail, not silently create a topic.
 	AutoCreateTopics bool
-	// OffsetsTopicNumPartitions mirrors offsets.topic.num.partitions
-	// (default 50): the partitions of __consumer_offsets, fixed once the
-	// topic exists. Tests use 1.
+	// OffsetsTopicNumPartitions mirrors offsets.topic.num.partitions: the
+	// partitions of __consumer_offsets, fixed once the topic exists (an
+	// existing topic keeps its count whatever this says). Kafka's default
+	// is 50, to spread the group coordinators over a cluster's brokers;
+	// one process has one coordinator, and 50 partitions would cost it
+	// 150 open files and a gigabyte of preallocated index files at rest,
+	// so kafkalite's default is 1.
 	OffsetsTopicNumPartitions int
 	// OffsetsRetention mirrors offsets.retention.minutes (default 10080,
 	// 7 days): committed offsets of an empty group expire after it.
@@ -73,8 +77,9 @@ type Config struct {
 	// At least 1 ms.
 	ProducerIDExpirationCheckInterval time.Duration
 	// TransactionStateNumPartitions mirrors
-	// transaction.state.log.num.partitions (default 50): the partitions of
-	// __transaction_state, fixed once the topic exists. Tests use 1.
+	// transaction.state.log.num.partitions: the partitions of
+	// __transaction_state, fixed once the topic exists. Kafka's default is
+	// 50; kafkalite's is 1, for the reason OffsetsTopicNumPartitions gives.
 	TransactionStateNumPartitions int
 	// TransactionMaxTimeout mirrors transaction.max.timeout.ms (default
 	// 900000, 15 minutes): the longest transaction.timeout.ms a producer
@@ -162,11 +167,11 @@ func DefaultConfig() Config {
 		FlushSchedulerInterval:             Unlimited,
 		DefaultTopic:                       DefaultTopicConfig(),
 		NumPartitions:                      1,
-		OffsetsTopicNumPartitions:          50,
+		OffsetsTopicNumPartitions:          1,
 		OffsetsRetention:                   7 * 24 * time.Hour,
 		ProducerIDExpiration:               24 * time.Hour,
 		ProducerIDExpirationCheckInterval:  10 * time.Minute,
-		TransactionStateNumPartitions:      50,
+		TransactionStateNumPartitions:      1,
 		TransactionMaxTimeout:              15 * time.Minute,
 		TransactionalIDExpiration:          7 * 24 * time.Hour,
 		TransactionAbortTimedOutInterval:   10 * time.Second,

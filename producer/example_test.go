@@ -57,9 +57,7 @@ func Example_transactions() {
 	dir, _ := os.MkdirTemp("", "kafkalite-producer-txn-example-")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	cfg := log.DefaultConfig()
-	cfg.TransactionStateNumPartitions = 1 // __transaction_state; Kafka's default is 50
-	d, err := log.Open(ctx, dir, cfg)
+	d, err := log.Open(ctx, dir, log.DefaultConfig())
 	if err != nil {
 		panic(err)
 	}
