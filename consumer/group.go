@@ -35,6 +35,40 @@ type RebalanceListener interface {
 	OnPartitionsLost(ctx context.Context, partitions []TopicPartition)
 }
 
+// RebalanceFuncs is a [RebalanceListener] made of functions, for a listener
+// that needs only some of the three: a nil Revoked or Assigned does
+// nothing, and a nil Lost calls Revoked, as the default onPartitionsLost
+// of Kafka's ConsumerRebalanceListener does.
+type RebalanceFuncs struct {
+	Revoked  func(ctx context.Context, partitions []TopicPartition)
+	Assigned func(ctx context.Context, partitions []TopicPartition)
+	Lost     func(ctx context.Context, partitions []TopicPartition)
+}
+
+// OnPartitionsRevoked calls f.Revoked, if set.
+func (f RebalanceFuncs) OnPartitionsRevoked(ctx context.Context, partitions []TopicPartition) {
+	if f.Revoked != nil {
+		f.Revoked(ctx, partitions)
+	}
+}
+
+// OnPartitionsAssigned calls f.Assigned, if set.
+func (f RebalanceFuncs) OnPartitionsAssigned(ctx context.Context, partitions []TopicPartition) {
+	if f.Assigned != nil {
+		f.Assigned(ctx, partitions)
+	}
+}
+
+// OnPartitionsLost calls f.Lost, or f.Revoked when Lost is nil.
+func (f RebalanceFuncs) OnPartitionsLost(ctx context.Context, partitions []TopicPartition) {
+	switch {
+	case f.Lost != nil:
+		f.Lost(ctx, partitions)
+	case f.Revoked != nil:
+		f.Revoked(ctx, partitions)
+	}
+}
+
 // membership is the consumer's side of its group: Kafka's
 // ConsumerCoordinator.
 type membership struct {

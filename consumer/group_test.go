@@ -232,3 +232,38 @@ func TestOffsetsTopicLayout(t *testing.T) {
 	require.True(t, sawCommit)
 	require.True(t, sawGroup)
 }
+
+// TestRebalanceFuncs: nil functions do nothing, and a nil Lost falls back
+// to Revoked, as Kafka's default onPartitionsLost does.
+func TestRebalanceFuncs(t *testing.T) {
+	parts := []TopicPartition{tp("t", 0)}
+	for _, tc := range []struct {
+		name              string
+		withLost          bool
+		wantRevokedByLost bool
+	}{
+		{name: "Lost set", withLost: true},
+		{name: "Lost nil calls Revoked", wantRevokedByLost: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls []string
+			f := RebalanceFuncs{Revoked: func(context.Context, []TopicPartition) { calls = append(calls, "revoked") }}
+			if tc.withLost {
+				f.Lost = func(context.Context, []TopicPartition) { calls = append(calls, "lost") }
+			}
+			f.OnPartitionsAssigned(context.Background(), parts) // nil: nothing
+			f.OnPartitionsLost(context.Background(), parts)
+			want := []string{"lost"}
+			if tc.wantRevokedByLost {
+				want = []string{"revoked"}
+			}
+			require.Equal(t, want, calls)
+		})
+	}
+	var empty RebalanceFuncs
+	require.NotPanics(t, func() {
+		empty.OnPartitionsRevoked(context.Background(), parts)
+		empty.OnPartitionsAssigned(context.Background(), parts)
+		empty.OnPartitionsLost(context.Background(), parts)
+	})
+}
