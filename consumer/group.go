@@ -86,15 +86,23 @@ type membership struct {
 	rejoin      bool
 	lost        bool
 	rejoinCh    chan struct{} // closed when a rejoin becomes due
-	hbStop      chan struct{}
-	hbDone      chan struct{}
+	// rebalanceStarts is the coordinator's signal that the group's next
+	// rebalance started (nil: none to wait for): the heartbeat goroutine
+	// wakes on it, so that the member rejoins at once instead of at its
+	// next heartbeat.
+	rebalanceStarts <-chan struct{}
+	// startsChanged wakes the heartbeat goroutine when a join replaced
+	// rebalanceStarts, so that it waits on the new signal (one slot).
+	startsChanged chan struct{}
+	hbStop        chan struct{}
+	hbDone        chan struct{}
 
 	owned      []TopicPartition
 	lastCommit time.Time
 }
 
 func newMembership(c *Consumer) *membership {
-	return &membership{c: c, generation: -1, rejoinCh: make(chan struct{}), lastCommit: c.now()}
+	return &membership{c: c, generation: -1, rejoinCh: make(chan struct{}), startsChanged: make(chan struct{}, 1), lastCommit: c.now()}
 }
 
 func (m *membership) setSubscription(topics []string, re *regexp.Regexp, l RebalanceListener) {
@@ -250,7 +258,12 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		c.stats.rebalances.Add(1)
 		m.mu.Lock()
 		m.memberID, m.generation, m.cooperative, m.joined = res.MemberID, res.Generation, res.Cooperative, true
+		m.rebalanceStarts = res.RebalanceStarts
 		m.mu.Unlock()
+		select {
+		case m.startsChanged <- struct{}{}:
+		default: // a wake-up is already pending
+		}
 		assigned := make([]TopicPartition, len(res.Assignment))
 		for i, tp := range res.Assignment {
 			assigned[i] = TopicPartition(tp)
@@ -332,10 +345,20 @@ func (m *membership) startHeartbeat(c *Consumer) {
 		t := time.NewTicker(c.cfg.HeartbeatInterval)
 		defer t.Stop()
 		for {
+			m.mu.Lock()
+			started := m.rebalanceStarts
+			m.mu.Unlock()
 			select {
 			case <-stop:
 				return
+			case <-m.startsChanged:
+				continue // wait on the new signal
 			case <-t.C:
+			case <-started:
+				// A rebalance started: heartbeat now, which tells the
+				// member to rejoin, and wait for the next signal, which
+				// the rejoin brings.
+				m.clearRebalanceStarts(started)
 			}
 			id, gen := m.identity()
 			if id == "" {
@@ -351,6 +374,12 @@ func (m *membership) startHeartbeat(c *Consumer) {
 			err := c.coord.Heartbeat(c.cfg.GroupID, id, gen)
 			switch {
 			case err == nil:
+				next := c.coord.RebalanceStarts(c.cfg.GroupID, gen)
+				m.mu.Lock()
+				if m.rebalanceStarts == nil && m.generation == gen {
+					m.rebalanceStarts = next
+				}
+				m.mu.Unlock()
 			case errors.Is(err, coordinator.ErrUnknownMember):
 				m.markRejoin(true)
 			default:
@@ -358,6 +387,16 @@ func (m *membership) startHeartbeat(c *Consumer) {
 			}
 		}
 	}()
+}
+
+// clearRebalanceStarts forgets the rebalance signal ch, unless a join
+// replaced it meanwhile.
+func (m *membership) clearRebalanceStarts(ch <-chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rebalanceStarts == ch {
+		m.rebalanceStarts = nil
+	}
 }
 
 func (m *membership) stopHeartbeat() {

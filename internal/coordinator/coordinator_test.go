@@ -105,3 +105,50 @@ func TestLoadAfterRestart(t *testing.T) {
 	next := join(t, c, "", assignor.Range())
 	require.Greater(t, next.Generation, m.Generation)
 }
+
+// closed reports whether ch is closed (it is never sent on).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestRebalanceStartsSignalsMembers: the channel a join returns, and
+// RebalanceStarts for a stable generation, close when the next rebalance
+// starts; for a generation that passed, a running rebalance or an unknown
+// group it is closed already.
+func TestRebalanceStartsSignalsMembers(t *testing.T) {
+	_, c := openCoordinator(t)
+	first := join(t, c, "", assignor.Range())
+	require.False(t, closed(first.RebalanceStarts), "stable: no rebalance yet")
+	polled := c.RebalanceStarts("g", first.Generation)
+	require.False(t, closed(polled))
+	require.True(t, closed(c.RebalanceStarts("g", first.Generation-1)), "a passed generation")
+	require.True(t, closed(c.RebalanceStarts("nobody", 0)), "an unknown group")
+
+	// A second member's join starts a rebalance: both signals close.
+	joined := make(chan JoinResult, 1)
+	go func() {
+		res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", ClientID: "c", Topics: []string{"t"},
+			Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+		if err != nil {
+			res.Generation = -1 // the comparison below fails and shows it
+		}
+		joined <- res
+	}()
+	select {
+	case <-first.RebalanceStarts:
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "the join of a second member did not signal the first")
+	}
+	require.True(t, closed(polled))
+	require.True(t, closed(c.RebalanceStarts("g", first.Generation)), "a rebalance runs")
+	again := join(t, c, first.MemberID, assignor.Range())
+	second := <-joined
+	require.Equal(t, again.Generation, second.Generation)
+	require.False(t, closed(again.RebalanceStarts), "the new generation's signal is open")
+	require.Equal(t, again.RebalanceStarts, c.RebalanceStarts("g", again.Generation))
+}

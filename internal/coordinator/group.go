@@ -25,6 +25,10 @@ type group struct {
 	// rebalanceDone is closed when the running rebalance completes; nil
 	// when none runs.
 	rebalanceDone chan struct{}
+	// nextRebalance is closed when the next rebalance starts, and replaced:
+	// members waiting on it learn at once that they must rejoin, where a
+	// broker's members wait for their next heartbeat.
+	nextRebalance chan struct{}
 	deadline      time.Time // when members that did not rejoin are dropped
 	initialWait   time.Time // a new group waits until then for more members
 	offsets       map[TopicPartition]OffsetAndMetadata
@@ -52,7 +56,7 @@ type member struct {
 
 func newGroup(id string) *group {
 	return &group{id: id, state: StateEmpty, members: map[string]*member{}, offsets: map[TopicPartition]OffsetAndMetadata{},
-		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1)}
+		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1), nextRebalance: make(chan struct{})}
 }
 
 // JoinRequest is what a consumer sends to join (or rejoin) its group.
@@ -86,6 +90,9 @@ type JoinResult struct {
 	// rejoins, and a second rebalance assigns them.
 	Assignment  []TopicPartition
 	Cooperative bool
+	// RebalanceStarts is closed when the group's next rebalance starts:
+	// the member must rejoin.
+	RebalanceStarts <-chan struct{}
 }
 
 // NewMemberID makes a member id as Kafka does: the client id and a UUID.
@@ -171,7 +178,7 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 
 func (c *Coordinator) resultLocked(g *group, m *member) JoinResult {
 	res := JoinResult{MemberID: m.id, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
-		Assignment: slices.Clone(m.assignment)}
+		Assignment: slices.Clone(m.assignment), RebalanceStarts: g.nextRebalance}
 	// As Kafka's ConsumerCoordinator decides it: the highest protocol every
 	// assignor the member configured supports ([range, cooperative-sticky]
 	// stays eager even when cooperative-sticky is chosen).
@@ -195,6 +202,8 @@ func (c *Coordinator) prepareRebalanceLocked(g *group) {
 	}
 	g.state = StatePreparingRebalance
 	g.rebalanceDone = make(chan struct{})
+	close(g.nextRebalance)
+	g.nextRebalance = make(chan struct{})
 	var longest time.Duration
 	for _, m := range g.members {
 		m.joined = false
@@ -393,6 +402,21 @@ func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) erro
 	}
 	return nil
 }
+
+// RebalanceStarts returns a channel closed when the next rebalance of the
+// group starts, if the group is stable at generation; otherwise (a
+// rebalance runs, or the generation has passed) one already closed.
+func (c *Coordinator) RebalanceStarts(groupID string, generation int32) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.groups[groupID]; ok && g.rebalanceDone == nil && g.generation == generation {
+		return g.nextRebalance
+	}
+	return closedChan
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
 // Leave removes a member (a consumer closing or unsubscribing); the rest of
 // the group rebalances.
