@@ -41,7 +41,7 @@ func (w *txnWriter) pid(name string) int64 {
 	if pid, ok := w.pids[name]; ok {
 		return pid
 	}
-	pid, err := w.dir.AllocateProducerID()
+	pid, err := w.dir.AllocateProducerID(context.Background())
 	require.NoError(w.t, err)
 	w.pids[name] = pid
 	return pid

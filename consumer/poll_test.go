@@ -427,8 +427,8 @@ func TestPollDamagedStorage(t *testing.T) {
 				e.produce("t", 0, 300) // batches 0-99, 100-199, 200-299
 				l, err := e.dir.Partition("t", 0)
 				require.NoError(t, err)
-				require.NoError(t, l.Roll()) // the batches are in a sealed segment
-				e.produce("t", 0, 100)       // 300-399 in the next one
+				require.NoError(t, l.Roll(context.Background())) // the batches are in a sealed segment
+				e.produce("t", 0, 100)                           // 300-399 in the next one
 				positions := batchPositions(t, l, 0, 100)
 				e.reopen() // clean: nothing is rescanned
 				tc.damage(t, e, positions[0], positions[1])

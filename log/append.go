@@ -534,9 +534,13 @@ func (l *Log) rollLocked(base int64) error {
 	return nil
 }
 
-// Roll seals the active segment and starts a new one at the log end offset,
-// unless the active segment is empty.
-func (l *Log) Roll() error {
+// Roll seals the active segment (writing its indexes and fsyncing it) and
+// starts a new one at the log end offset, unless the active segment is
+// empty. A done ctx returns its error at once, rolling nothing.
+func (l *Log) Roll(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {

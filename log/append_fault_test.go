@@ -84,7 +84,7 @@ func (w *appendWorkload) run(t *testing.T, cfg Config, ts int64) {
 	if fail(err) {
 		return
 	}
-	pid, err := d.AllocateProducerID()
+	pid, err := d.AllocateProducerID(context.Background())
 	if fail(err) {
 		return
 	}
@@ -395,7 +395,7 @@ func TestTornBatchAtEveryByte(t *testing.T) {
 	d := e.open(t)
 	createTopic(t, d, "t", 1, smallIndexes)
 	l := partition(t, d, "t", 0)
-	pid, err := d.AllocateProducerID()
+	pid, err := d.AllocateProducerID(context.Background())
 	require.NoError(t, err)
 	now := e.clock.Now().UnixMilli()
 	b0, _ := idempotentBatch(t, pid, 0, 0, 3, now)

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"time"
 )
 
@@ -80,7 +81,7 @@ func (d *Dir) flushPass() func() {
 				continue
 			}
 			if now.Sub(time.UnixMilli(l.lastFlush.Load())) >= interval {
-				if err := l.Flush(); err != nil {
+				if err := l.Flush(context.Background()); err != nil {
 					d.logger.Warn("scheduled flush failed", "partition", l.tp(), "err", err)
 				}
 			}

@@ -239,7 +239,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 						if mode == "group-commit" {
 							_, err = l.AppendDurable(context.Background(), batch)
 						} else if _, err = l.Append(batch); err == nil {
-							err = l.Flush()
+							err = l.Flush(context.Background())
 						}
 						if err != nil {
 							b.Error(err)

@@ -79,7 +79,7 @@ func benchmarkCleaning(b *testing.B, mem bool) {
 			_, err := l.Append(keyedBatchOf(b, rng, 1_000_000, &bld))
 			require.NoError(b, err)
 		}
-		require.NoError(b, l.Roll())
+		require.NoError(b, l.Roll(context.Background()))
 		b.StartTimer()
 		c0 := cpuTime()
 		rounds, err := d.CleanNow(context.Background())

@@ -50,7 +50,7 @@ func TestCompactionCoordinatorTopics(t *testing.T) {
 	require.NoError(t, err)
 	end := ts.LogEndOffset()
 	require.Equal(t, int64(inits), end)
-	require.NoError(t, ts.Roll())
+	require.NoError(t, ts.Roll(context.Background()))
 	require.Eventually(t, func() bool { return ts.FirstDirtyOffset() == end }, 10*time.Second, time.Millisecond)
 	var offsets []int64
 	_, err = ts.ReadRecords(0, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {

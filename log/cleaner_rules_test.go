@@ -82,10 +82,10 @@ func uncleanableEnv(t *testing.T, background bool) (e *env, d *Dir, logs *logCap
 		put(t, good, ts, fmt.Sprintf("k%d", i%4), fmt.Sprint(i), false)
 		put(t, bad, ts, fmt.Sprintf("k%d", i%4), fmt.Sprint(i), false)
 	}
-	require.NoError(t, good.Roll())
-	require.NoError(t, bad.Roll())
+	require.NoError(t, good.Roll(context.Background()))
+	require.NoError(t, bad.Roll(context.Background()))
 	flipMagic(t, e.mem, bad)
-	_, err := d.AlterTopicConfig("bad", compact)
+	_, err := d.AlterTopicConfig(context.Background(), "bad", compact)
 	require.NoError(t, err)
 	return e, d, logs, good, bad
 }
@@ -135,8 +135,8 @@ func TestCompactionUncleanablePartition(t *testing.T) {
 		put(t, good, ts, fmt.Sprintf("k%d", i%4), "again", false)
 		put(t, bad, ts, fmt.Sprintf("k%d", i%4), "again", false)
 	}
-	require.NoError(t, good.Roll())
-	require.NoError(t, bad.Roll())
+	require.NoError(t, good.Roll(context.Background()))
+	require.NoError(t, bad.Roll(context.Background()))
 	rounds, err = d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
@@ -166,14 +166,14 @@ func TestCompactionUncleanableDeletedPartition(t *testing.T) {
 	_, err := d.CleanNow(context.Background())
 	require.ErrorIs(t, err, record.ErrUnsupportedMagic)
 	require.Len(t, d.UncleanablePartitions(), 1)
-	require.NoError(t, d.DeleteTopic("bad"))
+	require.NoError(t, d.DeleteTopic(context.Background(), "bad"))
 	require.Empty(t, d.UncleanablePartitions())
 	createTopic(t, d, "bad", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
 	bad := partition(t, d, "bad", 0)
 	for i := range 40 {
 		put(t, bad, e.clock.Now().UnixMilli(), fmt.Sprintf("k%d", i%4), fmt.Sprint(i), false)
 	}
-	require.NoError(t, bad.Roll())
+	require.NoError(t, bad.Roll(context.Background()))
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
@@ -193,7 +193,7 @@ func TestCompactionUncleanableBackground(t *testing.T) {
 		for i := range 20 {
 			put(t, good, e.clock.Now().UnixMilli(), fmt.Sprintf("k%d", i%4), fmt.Sprint(i), false)
 		}
-		require.NoError(t, good.Roll())
+		require.NoError(t, good.Roll(context.Background()))
 		require.Eventually(t, func() bool { return good.FirstDirtyOffset() == good.LogEndOffset() }, 10*time.Second, time.Millisecond)
 	}
 	latestOnly(t, good)
@@ -210,19 +210,19 @@ func TestCompactionDirtiestFirst(t *testing.T) {
 	for i := range 60 {
 		put(t, less, ts, fmt.Sprintf("k%d", i%10), fmt.Sprint(i), false)
 	}
-	require.NoError(t, less.Roll())
+	require.NoError(t, less.Roll(context.Background()))
 	_, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	for i := range 10 {
 		put(t, less, ts, fmt.Sprintf("k%d", i), "again", false)
 	}
-	require.NoError(t, less.Roll())
+	require.NoError(t, less.Roll(context.Background()))
 	createTopic(t, d, "z", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
 	more := partition(t, d, "z", 0)
 	for i := range 30 {
 		put(t, more, ts, fmt.Sprintf("k%d", i%10), fmt.Sprint(i), false)
 	}
-	require.NoError(t, more.Roll())
+	require.NoError(t, more.Roll(context.Background()))
 	tcLess, err := less.dirtiness()
 	require.NoError(t, err)
 	tcMore, err := more.dirtiness()
@@ -275,7 +275,7 @@ func TestCompactionStopsAtLastStableOffset(t *testing.T) {
 		for i := range 30 {
 			put(t, l, ts, "k", fmt.Sprint(31+i), false)
 		}
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		require.Equal(t, lso, l.LastStableOffset())
 		before := readAll(t, l)
 
@@ -306,7 +306,7 @@ func TestCompactionStopsAtLastStableOffset(t *testing.T) {
 
 		_, err = l.AppendTxnMarker(in, 5, 0, record.EndTxnMarker{Type: record.ControlCommit})
 		require.NoError(t, err)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err = d.CleanNow(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, l.LogEndOffset(), l.FirstDirtyOffset())
@@ -338,7 +338,7 @@ func TestCompactionAbortedRound(t *testing.T) {
 			for i := range 80 {
 				put(t, l, e.clock.Now().UnixMilli(), fmt.Sprintf("k%d", i%5), fmt.Sprint(i), false)
 			}
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 			var fired atomic.Int32
 			arm := func() {
 				fired.Store(0)
@@ -413,8 +413,8 @@ func TestCompactionNullKeysAfterPolicyChange(t *testing.T) {
 		_, err = l.Append(bytes.Clone(batch))
 		require.NoError(t, err)
 	}
-	require.NoError(t, l.Roll())
-	_, err := d.AlterTopicConfig("c", map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
+	require.NoError(t, l.Roll(context.Background()))
+	_, err := d.AlterTopicConfig(context.Background(), "c", map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
 	require.NoError(t, err)
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
@@ -464,7 +464,7 @@ func TestCompactionThrottled(t *testing.T) {
 		}
 		put(t, l, e.clock.Now().UnixMilli(), key, fmt.Sprint(i), false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
@@ -494,7 +494,7 @@ func TestCompactionRoundStats(t *testing.T) {
 	for i := range 60 {
 		put(t, l, ts, fmt.Sprintf("k%d", i%3), fmt.Sprint(i), false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	sealedBytes := func() (n int64, count int) {
 		segs := l.segs()
 		for _, s := range segs[:len(segs)-1] {

@@ -121,7 +121,7 @@ func TestCompactionKeepsLatestValuePerKey(t *testing.T) {
 		for i := range 200 {
 			put(t, l, ts, fmt.Sprintf("k%d", i%10), fmt.Sprintf("v%d", i), false)
 		}
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		before := l.Stats()
 		rounds, err := d.CleanNow(context.Background())
 		require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestCompactionProperty(t *testing.T) {
 					require.NoError(t, err)
 				}
 			}
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 			check := func(tombstonesGone bool) {
 				cleanEnd := l.FirstDirtyOffset()
 				seen := map[string]bool{}
@@ -263,7 +263,7 @@ func TestCompactionProperty(t *testing.T) {
 			off := put(t, l, e.clock.Now().UnixMilli(), "other", "x", false)
 			history[off] = kv{off: off, key: "other", value: "x"}
 			latest["other"] = last{off: off, value: "x"}
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 			_, err = d.CleanNow(context.Background())
 			require.NoError(t, err)
 			check(true)
@@ -277,7 +277,7 @@ func TestCompactionTombstoneHorizon(t *testing.T) {
 		put(t, l, ts, "a", "1", false)
 		put(t, l, ts, "b", "1", false)
 		put(t, l, ts, "a", "", true)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err := d.CleanNow(context.Background())
 		require.NoError(t, err)
 		got := readAll(t, l)
@@ -297,13 +297,13 @@ func TestCompactionTombstoneHorizon(t *testing.T) {
 		// Before the horizon another round keeps it; after, it goes.
 		e.clock.Add(30 * time.Second)
 		put(t, l, e.clock.Now().UnixMilli(), "c", "1", false)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err = d.CleanNow(context.Background())
 		require.NoError(t, err)
 		require.Contains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
 		e.clock.Add(31 * time.Second)
 		put(t, l, e.clock.Now().UnixMilli(), "d", "1", false)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err = d.CleanNow(context.Background())
 		require.NoError(t, err)
 		require.NotContains(t, readAll(t, l), kv{off: 2, key: "a", tombstone: true})
@@ -320,7 +320,7 @@ func TestCompactionMinLagAndActiveSegment(t *testing.T) {
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, rounds)
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	// Sealed, but younger than min.compaction.lag.ms.
 	rounds, err = d.CleanNow(context.Background())
 	require.NoError(t, err)
@@ -338,12 +338,12 @@ func TestCompactionMaxLagForcesCleaning(t *testing.T) {
 	for i := range 20 {
 		put(t, l, ts, fmt.Sprintf("k%d", i%5), fmt.Sprint(i), false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	put(t, l, ts, "z", "z", false)
 	for i := range 20 {
 		put(t, l, ts, fmt.Sprintf("k%d", i%5), fmt.Sprint(i), false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	_, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	_, ok := l.CleanerStats()
@@ -351,7 +351,7 @@ func TestCompactionMaxLagForcesCleaning(t *testing.T) {
 	for i := range 4 {
 		put(t, l, ts, fmt.Sprintf("k%d", i), "again", false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Zero(t, rounds, "dirty ratio below 0.99 and the lag not passed")
@@ -377,7 +377,7 @@ func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {
 			put(t, l, ts, fmt.Sprintf("k%d", i), fmt.Sprint(round), false)
 		}
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	rounds, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Greater(t, rounds, 15)
@@ -401,7 +401,7 @@ func TestCompactionGapReads(t *testing.T) {
 			put(t, l, ts, "dup", fmt.Sprint(i), false)
 		}
 		put(t, l, ts, "other", "x", false)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err := d.CleanNow(context.Background())
 		require.NoError(t, err)
 		// A read returns one segment's batches (Kafka's fetch too): with
@@ -432,7 +432,7 @@ func TestCompactionWithDeletePolicy(t *testing.T) {
 		for i := range 30 {
 			put(t, l, ts, fmt.Sprintf("k%d", i%3), fmt.Sprint(i), false)
 		}
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		_, err := d.CleanNow(context.Background())
 		require.NoError(t, err)
 		require.Len(t, readAll(t, l), 3)
@@ -475,7 +475,7 @@ func TestCompactionTransactions(t *testing.T) {
 		require.NoError(t, err)
 		put(t, l, ts, "b", "plain", false) // 4
 		put(t, l, ts, "a", "plain", false) // 5
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 		aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
 		require.NoError(t, err)
 		require.Len(t, aborted, 1)
@@ -525,7 +525,7 @@ func TestCompactionTransactions(t *testing.T) {
 		for i := range 4 {
 			e.clock.Add(2 * time.Second)
 			put(t, l, e.clock.Now().UnixMilli(), "c", fmt.Sprint(i), false)
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 			_, err = d.CleanNow(context.Background())
 			require.NoError(t, err)
 		}
@@ -565,7 +565,7 @@ func TestCompactionConcurrentAppendsAndReads(t *testing.T) {
 				written[k] = off
 				mu.Unlock()
 				if i%50 == 0 {
-					_ = l.Roll()
+					_ = l.Roll(context.Background())
 				}
 			}
 		}()
@@ -618,7 +618,7 @@ func TestCompactionBackgroundCleaner(t *testing.T) {
 	for i := range 100 {
 		put(t, l, e.clock.Now().UnixMilli(), "k", fmt.Sprint(i), false)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	require.Eventually(t, func() bool { return l.FirstDirtyOffset() == 100 }, 10*time.Second, time.Millisecond)
 	require.Equal(t, []kv{{off: 99, key: "k", value: "99"}}, readAll(t, l))
 	require.NoError(t, d.Close())
@@ -639,7 +639,7 @@ func TestCompactionInternalTopicsAreCleaned(t *testing.T) {
 		_, err := l.AppendInternal(access.Internal{}, keyedBatch(t, e.clock.Now().UnixMilli(), kv{key: "group/topic/0", value: fmt.Sprint(i)}))
 		require.NoError(t, err)
 	}
-	require.NoError(t, l.Roll())
+	require.NoError(t, l.Roll(context.Background()))
 	_, err = d.CleanNow(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, []kv{{off: 99, key: "group/topic/0", value: "99"}}, readAll(t, l))
@@ -709,8 +709,8 @@ func TestCompactionCrashAtEveryStep(t *testing.T) {
 			createTopic(t, d, "c", 1, map[string]string{"cleanup.policy": "compact", "segment.bytes": "500", "min.cleanable.dirty.ratio": "0"})
 			l := partition(t, d, "c", 0)
 			tc.write(t, l, clk.Now().UnixMilli())
-			require.NoError(t, l.Roll())
-			require.NoError(t, l.Flush())
+			require.NoError(t, l.Roll(context.Background()))
+			require.NoError(t, l.Flush(context.Background()))
 			before := readAll(t, l)
 
 			var clones []*vfs.MemFS
@@ -805,7 +805,7 @@ func TestCompactionRemovesSnapshotsOfMergedSegments(t *testing.T) {
 	for seg := range 3 {
 		_, err := l.Append(idemBatch(t, 4, 0, int32(5*seg), 5, false, fmt.Sprint("s", seg)))
 		require.NoError(t, err)
-		require.NoError(t, l.Roll())
+		require.NoError(t, l.Roll(context.Background()))
 	}
 	put(t, l, ts, "k", "active", false)
 	before := l.Producers()

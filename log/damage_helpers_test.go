@@ -91,7 +91,7 @@ func writeSegments(t *testing.T, f *fixture, l *Log) []record.Record {
 			recs = append(recs, f.appendBatch(t, l, fixtureRecords)...)
 		}
 		if s < fixtureSegments-1 {
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 		}
 	}
 	return recs

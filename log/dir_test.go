@@ -25,13 +25,13 @@ func TestRecoveryStartsAtTheRecoveryPoint(t *testing.T) {
 		_, err := l.Append(producerBatch(t, 5, 100, now, record.None))
 		require.NoError(t, err)
 	}
-	require.NoError(t, l.Flush())
+	require.NoError(t, l.Flush(context.Background()))
 	require.NoError(t, d.writeCheckpoints(false)) // recovery point = 150
 	for range 6 {
 		_, err := l.Append(producerBatch(t, 5, 100, now, record.None))
 		require.NoError(t, err)
 	}
-	require.NoError(t, l.Flush())
+	require.NoError(t, l.Flush(context.Background()))
 	segsBefore := len(l.segs())
 	var recoverFrom int
 	for i, s := range l.segs() {
@@ -203,7 +203,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	d := e.open(t)
 	createTopic(t, d, "a", 2, nil)
 	createTopic(t, d, "b", 1, nil)
-	require.NoError(t, d.DeleteTopic("b"))
+	require.NoError(t, d.DeleteTopic(context.Background(), "b"))
 	require.NoError(t, d.Close())
 	// Goroutines that were told to stop may take a moment to exit; poll
 	// without starting goroutines of our own (which would be counted).

@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -132,7 +133,7 @@ func TestProducerExpiryAtLoad(t *testing.T) {
 			require.NoError(t, err)
 			lso := l.LastStableOffset()
 			if tc.crash {
-				require.NoError(t, l.Flush())
+				require.NoError(t, l.Flush(context.Background()))
 				e.crash()
 			}
 			require.NoError(t, d.Close()) // after a crash, on the old filesystem

@@ -275,7 +275,7 @@ func TestHostileBatchesAppend(t *testing.T) {
 		t.Run(tc.name+"/AppendAsReplica", func(t *testing.T) {
 			_, err := d.CreateTopic(context.Background(), "r", 1, map[string]string{"max.message.bytes": "200000000", "segment.bytes": "1073741824"})
 			require.NoError(t, err)
-			defer func() { require.NoError(t, d.DeleteTopic("r")) }()
+			defer func() { require.NoError(t, d.DeleteTopic(context.Background(), "r")) }()
 			l := partition(t, d, "r", 0)
 			b := tc.batch(t)
 			_ = record.SetBaseOffset(b, 0)

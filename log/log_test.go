@@ -414,7 +414,7 @@ func TestTopicAdministration(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int32(2), desc.Partitions)
 	require.Equal(t, time.Second, desc.Config.Retention)
-	_, err = d.AlterTopicConfig("a.b", map[string]string{"retention.ms": "5000"})
+	_, err = d.AlterTopicConfig(context.Background(), "a.b", map[string]string{"retention.ms": "5000"})
 	require.NoError(t, err)
 	require.Equal(t, 5*time.Second, partition(t, d, "a.b", 1).Config().Retention)
 	require.NoError(t, d.AddPartitions(context.Background(), "a.b", 4))
@@ -422,14 +422,14 @@ func TestTopicAdministration(t *testing.T) {
 	require.Equal(t, []string{"a.b"}, d.Topics())
 
 	l := partition(t, d, "a.b", 0)
-	require.NoError(t, d.DeleteTopic("a.b"))
+	require.NoError(t, d.DeleteTopic(context.Background(), "a.b"))
 	_, err = l.Append(producerBatch(t, 1, 1, e.clock.Now().UnixMilli(), record.None))
 	require.ErrorIs(t, err, ErrTopicDeleted)
 	_, err = l.Read(0, 10, true)
 	require.ErrorIs(t, err, ErrTopicDeleted)
 	_, err = d.Partition("a.b", 0)
 	require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
-	require.ErrorIs(t, d.DeleteTopic("__consumer_offsets"), ErrInternalTopic)
+	require.ErrorIs(t, d.DeleteTopic(context.Background(), "__consumer_offsets"), ErrInternalTopic)
 }
 
 func TestDirectoryLayout(t *testing.T) {

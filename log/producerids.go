@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -24,7 +25,12 @@ type producerIDs struct {
 // kafkalite-producer-ids, written durably before an id of a new block is
 // returned; they also start above every producer id a partition of the
 // directory remembers (a directory written by Kafka, or a lost file).
-func (d *Dir) AllocateProducerID() (int64, error) {
+//
+// A done ctx returns its error at once, allocating nothing.
+func (d *Dir) AllocateProducerID(ctx context.Context) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	d.pidMu.Lock()
 	defer d.pidMu.Unlock()
 	d.mu.RLock()

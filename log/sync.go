@@ -61,8 +61,12 @@ func (l *Log) Sync(ctx context.Context, offset int64) error {
 	}
 }
 
-// Flush fsyncs everything appended so far.
-func (l *Log) Flush() error {
+// Flush fsyncs everything appended so far. A done ctx returns its error at
+// once, syncing nothing; an fsync under way is not interrupted.
+func (l *Log) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := l.checkOpen(); err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
 	}
 	// The new partition's files and its directory entry are durable before
 	// the topic is announced.
-	if err := errors.Join(l.Flush(), d.fsys.SyncDir(d.path)); err != nil {
+	if err := errors.Join(l.Flush(context.Background()), d.fsys.SyncDir(d.path)); err != nil {
 		return nil, errors.Join(err, l.Close())
 	}
 	return l, nil
@@ -155,8 +155,12 @@ func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
 // AlterTopicConfig replaces a topic's overrides with props (Kafka's
 // incremental alter is the caller's merge of DescribeTopic's Overrides) and
 // applies the new configuration to its partitions at once. It returns the
-// names Kafka defines that kafkalite does not use.
-func (d *Dir) AlterTopicConfig(name string, props map[string]string) ([]string, error) {
+// names Kafka defines that kafkalite does not use. A done ctx returns its
+// error at once, changing nothing.
+func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[string]string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	_, ignored, err := ParseTopicConfig(props)
 	if err != nil {
 		return nil, err
@@ -219,8 +223,12 @@ func (d *Dir) AddPartitions(ctx context.Context, name string, total int32) error
 // renamed to <topic>-<partition>.<id>-delete at once (so the topic is gone
 // if the process crashes now) and removed in the background. Readers and
 // writers still holding its logs get [ErrTopicDeleted]. Internal topics
-// cannot be deleted.
-func (d *Dir) DeleteTopic(name string) error {
+// cannot be deleted. A done ctx returns its error at once, deleting
+// nothing.
+func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if IsInternalTopic(name) {
 		return fmt.Errorf("%w: %s cannot be deleted", ErrInternalTopic, name)
 	}

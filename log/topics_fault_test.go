@@ -64,7 +64,7 @@ func (s *topicSteps) run(cfg Config) {
 	if !ok(err) {
 		return
 	}
-	ok(d.DeleteTopic("a"))
+	ok(d.DeleteTopic(context.Background(), "a"))
 }
 
 // checkTopicsAfterCrash opens a crashed directory and checks it against

@@ -251,7 +251,7 @@ func TestProducerStateSurvivesReopen(t *testing.T) {
 			require.NoError(t, err)
 			lso := l.LastStableOffset()
 			if tc.crash {
-				require.NoError(t, l.Flush())
+				require.NoError(t, l.Flush(context.Background()))
 				e.crash()
 			} else {
 				require.NoError(t, d.Close())
@@ -308,7 +308,7 @@ func TestTxnIndexEntryRestoredAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	// The marker reached the .log but the .txnindex entry did not (a
 	// crash between the two writes): recovery must restore the entry.
-	require.NoError(t, l.Flush())
+	require.NoError(t, l.Flush(context.Background()))
 	e.crash()
 	require.NoError(t, e.mem.Remove(filepath.Join("/data", "t-0", "00000000000000000000.txnindex")))
 
@@ -357,14 +357,14 @@ func TestAllocateProducerID(t *testing.T) {
 	d := e.open(t)
 	seen := map[int64]bool{}
 	for range 1500 {
-		id, err := d.AllocateProducerID()
+		id, err := d.AllocateProducerID(context.Background())
 		require.NoError(t, err)
 		require.False(t, seen[id])
 		seen[id] = true
 	}
 	require.NoError(t, d.Close())
 	d = e.open(t)
-	id, err := d.AllocateProducerID()
+	id, err := d.AllocateProducerID(context.Background())
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, id, int64(2000), "a restart starts at the next unreserved block")
 	require.NoError(t, d.Close())
@@ -376,11 +376,11 @@ func TestAllocateProducerID(t *testing.T) {
 	createTopic(t, d, "t", 1, nil)
 	_, err = partition(t, d, "t", 0).Append(idemBatch(t, 5000, 0, 0, 1, false, "a"))
 	require.NoError(t, err)
-	id, err = d.AllocateProducerID()
+	id, err = d.AllocateProducerID(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, int64(5001), id)
 	require.NoError(t, d.Close())
-	_, err = d.AllocateProducerID()
+	_, err = d.AllocateProducerID(context.Background())
 	require.ErrorIs(t, err, ErrClosed)
 }
 
@@ -403,7 +403,7 @@ func TestRollSnapshotIsSyncedByTheNextFlush(t *testing.T) {
 	_, err = e.mem.CrashClone().Stat(name)
 	require.Error(t, err, "not yet durable")
 
-	require.NoError(t, l.Flush())
+	require.NoError(t, l.Flush(context.Background()))
 	_, err = e.mem.CrashClone().Stat(name)
 	require.NoError(t, err, "the flush synced it")
 	e.crash()
@@ -447,7 +447,7 @@ func TestMarkerWithoutOpenTransaction(t *testing.T) {
 		require.Empty(t, values(t, l, true))
 	}
 	check()
-	require.NoError(t, l.Flush())
+	require.NoError(t, l.Flush(context.Background()))
 	e.crash()
 	require.NoError(t, d.Close()) // on the old filesystem
 	d = e.open(t)

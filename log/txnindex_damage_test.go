@@ -2,6 +2,7 @@ package log
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -88,7 +89,7 @@ func txnWorkloadOf(aborted map[int64]bool, p7, p8 int64) func(t *testing.T, f *f
 				marker(p8, typ8, t8)
 			}
 			if s < fixtureSegments-1 {
-				require.NoError(t, l.Roll())
+				require.NoError(t, l.Roll(context.Background()))
 			}
 		}
 		return recs

@@ -29,7 +29,7 @@ func TestCleanDirectoryOpensWithoutWarnings(t *testing.T) {
 		require.NoError(t, err)
 		_, err = d.CreateTopic(ctx, "t", 2, map[string]string{"segment.bytes": "1024"})
 		require.NoError(t, err)
-		pid, err := d.AllocateProducerID()
+		pid, err := d.AllocateProducerID(context.Background())
 		require.NoError(t, err)
 		l, err := d.Partition("t", 0)
 		require.NoError(t, err)

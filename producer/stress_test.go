@@ -215,7 +215,7 @@ func TestStress(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if err := d.DeleteTopic(name); err != nil {
+			if err := d.DeleteTopic(context.Background(), name); err != nil {
 				t.Error(err)
 				return
 			}

@@ -77,7 +77,7 @@ func newIdempotence(ctx context.Context, dir *log.Dir, cfg *Config) (*idempotenc
 		id.pe = coordinator.ProducerIDAndEpoch{ProducerID: -1, Epoch: -1}
 		return id, nil
 	}
-	pid, err := dir.AllocateProducerID()
+	pid, err := dir.AllocateProducerID(ctx)
 	if err != nil {
 		return nil, err
 	}

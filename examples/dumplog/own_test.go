@@ -163,7 +163,7 @@ func writeOwnDir(t *testing.T, mc matrix.Case, perTxn int) *ownDir {
 		for p := range int32(2) {
 			l, err := d.Partition(ownTopic, p)
 			require.NoError(t, err)
-			require.NoError(t, l.Roll())
+			require.NoError(t, l.Roll(context.Background()))
 		}
 	}
 	var mu sync.Mutex // the callbacks run on the producers' sender goroutines

@@ -276,7 +276,7 @@ func (tc *TxnCoordinator) Close() error {
 // [ErrInvalidTransactionTimeout].
 func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID string, timeout time.Duration) (ProducerIDAndEpoch, error) {
 	if transactionalID == "" {
-		pid, err := tc.dir.AllocateProducerID()
+		pid, err := tc.dir.AllocateProducerID(ctx)
 		if err != nil {
 			return ProducerIDAndEpoch{}, err
 		}
@@ -292,7 +292,7 @@ func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID st
 	defer tc.release(m)
 	var st txnState
 	if !m.loaded {
-		pid, err := tc.dir.AllocateProducerID()
+		pid, err := tc.dir.AllocateProducerID(ctx)
 		if err != nil {
 			return ProducerIDAndEpoch{}, err
 		}
@@ -311,7 +311,7 @@ func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID st
 		st = m.st.clone()
 	}
 	if st.epoch >= math.MaxInt16-1 {
-		pid, err := tc.dir.AllocateProducerID()
+		pid, err := tc.dir.AllocateProducerID(ctx)
 		if err != nil {
 			return ProducerIDAndEpoch{}, err
 		}

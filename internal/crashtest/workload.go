@@ -175,7 +175,7 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 	for _, name := range d.Topics() {
 		if strings.HasPrefix(name, churnPrefix) {
 			w.printf("delete-start %s", name)
-			if err := d.DeleteTopic(name); err != nil {
+			if err := d.DeleteTopic(context.Background(), name); err != nil {
 				return fmt.Errorf("delete %s: %w", name, err)
 			}
 			w.printf("deleted %s", name)
@@ -419,7 +419,7 @@ func churn(ctx context.Context, d *log.Dir, w *lineWriter, gen int) error {
 		w.printf("created %s", name)
 		if prev != "" {
 			w.printf("delete-start %s", prev)
-			if err := d.DeleteTopic(prev); err != nil {
+			if err := d.DeleteTopic(context.Background(), prev); err != nil {
 				return err
 			}
 			w.printf("deleted %s", prev)

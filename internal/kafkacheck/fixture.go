@@ -203,7 +203,7 @@ func (f *fixture) checkEnds() {
 // roll seals tp's active segment.
 func (f *fixture) roll(tp TopicPartition) {
 	f.t.Helper()
-	require.NoError(f.t, f.log(tp).Roll())
+	require.NoError(f.t, f.log(tp).Roll(context.Background()))
 }
 
 // fxProducer is a producer of the fixture and what the log must hold of it.
