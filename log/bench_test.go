@@ -329,3 +329,44 @@ func BenchmarkPointRead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reads/s")
 }
+
+// BenchmarkReadRecords decodes every record of 64 MiB of batches in reads
+// of 4 MiB, through Log.ReadRecords (a read buffer per call) and through
+// one RecordReader (its buffers reused).
+func BenchmarkReadRecords(b *testing.B) {
+	d, logs := benchDir(b, b.TempDir(), map[string]string{"segment.bytes": fmt.Sprint(64 << 20)}, "t", 1)
+	defer d.Close()
+	l := logs[0]
+	batch := benchBatch(b)
+	for l.Stats().Size < 64<<20 {
+		_ = record.SetBaseOffset(batch, 0)
+		if _, err := l.Append(batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	size := l.Stats().Size
+	var sum int
+	count := func(rec *record.Record, _ *record.BatchHeader) error { sum += len(rec.Value); return nil }
+	var rr RecordReader
+	for _, bc := range []struct {
+		name string
+		read func(off int64) (int64, error)
+	}{
+		{"Log.ReadRecords", func(off int64) (int64, error) { return l.ReadRecords(off, 4<<20, count) }},
+		{"RecordReader", func(off int64) (int64, error) { return rr.ReadRecords(l, off, 4<<20, count) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for off := int64(0); off < l.LogEndOffset(); {
+					next, err := bc.read(off)
+					if err != nil {
+						b.Fatal(err)
+					}
+					off = next
+				}
+			}
+		})
+	}
+}

@@ -110,8 +110,30 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 // the batch's position; after the first, the read ends before it (the
 // next read, from where this one stopped, reports it). Corrupt batches
 // otherwise are reported the same way.
+//
+// Each call reads into a new buffer of up to maxBytes; a loop of reads
+// that should reuse one uses a [RecordReader].
 func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
-	return l.readBatches(offset, maxBytes, math.MaxInt64, nil, fn)
+	var rr RecordReader
+	return rr.ReadRecords(l, offset, maxBytes, fn)
+}
+
+// A RecordReader reads a Log's records as [Log.ReadRecords] and
+// [Log.ReadCommittedRecords] do, but keeps its read buffer and its record
+// decoder (with its decompression buffers) from one call to the next, so
+// that a loop of reads stops allocating once they have grown to the
+// largest read. The zero value is ready to use, for any Log; it is not
+// safe for concurrent use. The records passed to fn are valid only during
+// fn, as for ReadRecords.
+type RecordReader struct {
+	buf []byte
+	r   *record.Reader
+	h   record.BatchHeader
+}
+
+// ReadRecords is [Log.ReadRecords] on l with rr's buffers.
+func (rr *RecordReader) ReadRecords(l *Log, offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
+	return l.readBatches(rr, offset, maxBytes, math.MaxInt64, nil, fn)
 }
 
 // readBatches reads batches from offset on, at most maxBytes (at least one
@@ -119,18 +141,22 @@ func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record
 // each record at or after offset of the data batches keep accepts (every
 // data batch when keep is nil). It returns the offset after the last
 // record or batch read.
-func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *record.BatchHeader) bool,
+func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper int64, keep func(h *record.BatchHeader) bool,
 	fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	res, err := l.Read(offset, maxBytes, true)
 	if err != nil || res.Slice == nil {
 		return offset, err
 	}
 	defer res.Release()
-	buf, err := res.Slice.Bytes(nil)
+	buf, err := res.Slice.Bytes(rr.buf[:0])
 	if err != nil {
 		return offset, l.perr(err)
 	}
-	r := record.NewReader(record.ReaderOptions{})
+	rr.buf = buf
+	if rr.r == nil {
+		rr.r = record.NewReader(record.ReaderOptions{})
+	}
+	r := rr.r
 	next := offset
 	for pos := 0; pos < len(buf); {
 		n, err := record.BatchSize(buf[pos:])
@@ -146,17 +172,18 @@ func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *
 			}
 			return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 		}
-		h := r.Header()
+		rr.h = r.Header() // kept in rr: a header fn sees by pointer would escape per batch
+		h := &rr.h
 		if h.BaseOffset >= upper {
 			break
 		}
-		if !h.Attributes.IsControl() && (keep == nil || keep(&h)) {
+		if !h.Attributes.IsControl() && (keep == nil || keep(h)) {
 			for r.Next() {
 				rec := r.Record()
 				if rec.Offset < offset {
 					continue
 				}
-				if err := fn(rec, &h); err != nil {
+				if err := fn(rec, h); err != nil {
 					return next, err
 				}
 				next = rec.Offset + 1
@@ -165,7 +192,7 @@ func (l *Log) readBatches(offset int64, maxBytes int, upper int64, keep func(h *
 				return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 			}
 		} else if keep != nil && h.Attributes.IsControl() {
-			keep(&h)
+			keep(h)
 		}
 		next = max(next, h.NextOffset())
 		pos += n

@@ -315,6 +315,13 @@ func (f *AbortFilter) find(producerID int64) int {
 // control records. It returns the offset to read from next; at the last
 // stable offset it returns offset and calls fn for nothing.
 func (l *Log) ReadCommittedRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
+	var rr RecordReader
+	return rr.ReadCommittedRecords(l, offset, maxBytes, fn)
+}
+
+// ReadCommittedRecords is [Log.ReadCommittedRecords] on l with rr's
+// buffers.
+func (rr *RecordReader) ReadCommittedRecords(l *Log, offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	lso := l.LastStableOffset()
 	if offset >= lso {
 		if err := l.checkOpen(); err != nil {
@@ -330,7 +337,7 @@ func (l *Log) ReadCommittedRecords(offset int64, maxBytes int, fn func(rec *reco
 	if err := f.Reset(l, offset, lso); err != nil {
 		return offset, err
 	}
-	return l.readBatches(offset, maxBytes, lso, func(h *record.BatchHeader) bool { return !f.Aborted(h) }, fn)
+	return l.readBatches(rr, offset, maxBytes, lso, func(h *record.BatchHeader) bool { return !f.Aborted(h) }, fn)
 }
 
 // loadProducerState builds the producer state at load: from the newest

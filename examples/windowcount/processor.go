@@ -133,8 +133,9 @@ func seedStart(d *log.Dir) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
+		var rr log.RecordReader
 		for off, end := l.LogStartOffset(), l.HighWatermark(); off < end; {
-			next, err := l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			next, err := rr.ReadRecords(l, off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
 				var ev Event
 				if json.Unmarshal(r.Value, &ev) == nil && ev.Type != "" {
 					latest = max(latest, ev.TS)

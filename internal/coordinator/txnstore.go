@@ -105,9 +105,10 @@ func stateOf(v txncodec.Value) txnState {
 // wins, a tombstone removes it. Records that do not decode are skipped
 // with a warning (Kafka skips unknown key versions).
 func (tc *TxnCoordinator) load() error {
+	var rr log.RecordReader
 	for _, l := range tc.partitions {
 		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			next, err := l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			next, err := rr.ReadRecords(l, off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
 				tc.loadRecord(l, r)
 				return nil
 			})

@@ -536,8 +536,9 @@ func (c *Checker) checkReadCommitted(d *log.Dir, fail func(string, ...any)) {
 		}
 		starts[p] = l.LogStartOffset()
 		lso := l.LastStableOffset()
+		var rr log.RecordReader
 		for off := l.LogStartOffset(); off < lso; {
-			next, err := l.ReadCommittedRecords(off, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
+			next, err := rr.ReadCommittedRecords(l, off, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
 				f := strings.Split(string(rec.Value), ":")
 				if len(f) != 3 {
 					return fmt.Errorf("offset %d: value %q is not the workload's", rec.Offset, rec.Value)

@@ -338,8 +338,9 @@ func BatchCodecs(t T, d *log.Dir, topic string) map[record.Compression]int {
 		l, err := d.Partition(topic, p)
 		require.NoError(t, err)
 		batch := int64(-1)
+		var rr log.RecordReader
 		for off := l.LogStartOffset(); off < l.LogEndOffset(); {
-			off, err = l.ReadRecords(off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
+			off, err = rr.ReadRecords(l, off, 1<<20, func(_ *record.Record, h *record.BatchHeader) error {
 				if h.BaseOffset != batch {
 					batch = h.BaseOffset
 					out[h.Attributes.Compression()]++
