@@ -6,19 +6,15 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Suffix ends every snapshot file's name. Part of Kafka's layout; must not
 // change.
 const Suffix = ".snapshot"
-
-// offsetDigits is the width of the zero-padded offset in a name.
-const offsetDigits = 20
 
 // maxFileBytes bounds what [Read] loads: 256 MiB is over five million
 // producers in one partition. A larger file is refused as corrupt, so the
@@ -26,27 +22,18 @@ const offsetDigits = 20
 const maxFileBytes = 256 << 20
 
 // FileName returns the name of the snapshot at offset: the offset
-// zero-padded to 20 digits, then ".snapshot" ("00000000000000001200.snapshot").
-// It agrees with the segment package's names for the same offset.
+// zero-padded to 20 digits, then ".snapshot" ("00000000000000001200.snapshot"),
+// as [segment.FileName] formats every file named by an offset.
 // REQUIRES: offset ≥ 0.
-func FileName(offset int64) string { return fmt.Sprintf("%020d%s", offset, Suffix) }
+func FileName(offset int64) string { return segment.FileName(offset, Suffix) }
 
 // ParseFileName returns the offset of a snapshot file name, a base name as
 // [FileName] makes it: exactly 20 decimal digits, then ".snapshot", and
 // nothing after (so "<offset>.snapshot.deleted" and ".tmp" files are not
 // snapshots). ok is false for any other name.
 func ParseFileName(name string) (offset int64, ok bool) {
-	digits, found := strings.CutSuffix(name, Suffix)
-	if !found || len(digits) != offsetDigits {
-		return 0, false
-	}
-	for _, c := range []byte(digits) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-	}
-	offset, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil { // over 2^63-1
+	offset, suffix, err := segment.ParseFileName(name)
+	if err != nil || suffix != Suffix {
 		return 0, false
 	}
 	return offset, true
