@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
@@ -52,17 +53,14 @@ func DescribeGroup(ctx context.Context, dir *log.Dir, groupID string) (GroupDesc
 	out := GroupDescription{GroupID: d.GroupID, State: string(d.State), Generation: d.Generation, Assignor: d.Protocol,
 		Offsets: map[TopicPartition]OffsetAndMetadata{}, Lag: map[TopicPartition]int64{}}
 	for _, m := range d.Members {
-		md := MemberDescription{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, Topics: m.Topics}
-		for _, tp := range m.Assignment {
-			md.Assignment = append(md.Assignment, TopicPartition(tp))
-		}
+		md := MemberDescription{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, Topics: m.Topics,
+			Assignment: slices.Clone(m.Assignment)}
 		out.Members = append(out.Members, md)
 	}
 	for tp, om := range d.Offsets {
-		t := TopicPartition(tp)
-		out.Offsets[t] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+		out.Offsets[tp] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 		if l, err := dir.Partition(tp.Topic, tp.Partition); err == nil {
-			out.Lag[t] = max(l.HighWatermark()-om.Offset, 0)
+			out.Lag[tp] = max(l.HighWatermark()-om.Offset, 0)
 		}
 	}
 	return out, nil

@@ -546,13 +546,13 @@ func (c *Consumer) resetPositions() error {
 		return nil
 	}
 	if c.coord != nil {
-		tps := make([]coordinator.TopicPartition, len(missing))
+		tps := make([]TopicPartition, len(missing))
 		for i, ps := range missing {
-			tps[i] = coordinator.TopicPartition(ps.tp)
+			tps[i] = ps.tp
 		}
 		committed := c.coord.Fetch(c.cfg.GroupID, tps)
 		for _, ps := range missing {
-			if om, ok := committed[coordinator.TopicPartition(ps.tp)]; ok {
+			if om, ok := committed[ps.tp]; ok {
 				ps.position = om.Offset
 				ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
 			}
@@ -789,13 +789,9 @@ func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAnd
 	if c.coord == nil {
 		return nil, ErrNoGroup
 	}
-	in := make([]coordinator.TopicPartition, len(tps))
-	for i, tp := range tps {
-		in[i] = coordinator.TopicPartition(tp)
-	}
 	out := map[TopicPartition]OffsetAndMetadata{}
-	for tp, om := range c.coord.Fetch(c.cfg.GroupID, in) {
-		out[TopicPartition(tp)] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+	for tp, om := range c.coord.Fetch(c.cfg.GroupID, tps) {
+		out[tp] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 	}
 	return out, nil
 }
@@ -866,11 +862,11 @@ func (c *Consumer) commitAs(ctx context.Context, member string, generation int32
 	if len(offsets) == 0 {
 		return nil
 	}
-	in := make(map[coordinator.TopicPartition]OffsetAndMetadata, len(offsets))
-	conv := make(map[coordinator.TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
+	in := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+	conv := make(map[TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
 	for tp, om := range offsets {
-		in[coordinator.TopicPartition(tp)] = om
-		conv[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+		in[tp] = om
+		conv[tp] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 	}
 	start := c.now()
 	err := c.coord.Commit(ctx, c.cfg.GroupID, member, generation, conv)

@@ -238,10 +238,7 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		req := coordinator.JoinRequest{GroupID: c.cfg.GroupID, MemberID: id, ClientID: c.cfg.ClientID,
 			InstanceID: c.cfg.GroupInstanceID, Topics: m.topics, OwnedGeneration: gen,
 			Assignors: c.cfg.PartitionAssignmentStrategy, SessionTimeout: c.cfg.SessionTimeout,
-			RebalanceTimeout: c.cfg.MaxPollInterval}
-		for _, tp := range previous {
-			req.Owned = append(req.Owned, coordinator.TopicPartition(tp))
-		}
+			RebalanceTimeout: c.cfg.MaxPollInterval, Owned: slices.Clone(previous)}
 		res, err := c.coord.Join(ctx, req)
 		switch {
 		case errors.Is(err, coordinator.ErrUnknownMember):
@@ -264,10 +261,7 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		case m.startsChanged <- struct{}{}:
 		default: // a wake-up is already pending
 		}
-		assigned := make([]TopicPartition, len(res.Assignment))
-		for i, tp := range res.Assignment {
-			assigned[i] = TopicPartition(tp)
-		}
+		assigned := res.Assignment // the coordinator's copy, ours to keep
 		revoked := minus(m.owned, assigned)
 		added := minus(assigned, m.owned)
 		if len(revoked) > 0 {

@@ -59,7 +59,7 @@ func benchPollTransactional(b *testing.B, aborts bool) {
 				b.Fatal(err)
 			}
 			defer c.Close(context.Background())
-			if err := c.Assign([]TopicPartition{{"t", 0}}); err != nil {
+			if err := c.Assign([]TopicPartition{{Topic: "t", Partition: 0}}); err != nil {
 				b.Fatal(err)
 			}
 			ctx := context.Background()

@@ -1,19 +1,15 @@
 package consumer
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 )
 
-// TopicPartition names a partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+// TopicPartition names a partition: [log.TopicPartition] under the
+// consumer's name.
+type TopicPartition = log.TopicPartition
 
 // Record is a consumed record: Kafka's ConsumerRecord. The byte slices
 // reference the consumer's fetch buffers and are valid until the next Poll;
@@ -41,11 +37,6 @@ func (r *Record) Clone() Record {
 	return c
 }
 
-// OffsetAndMetadata is a committed offset: the offset of the next record
-// to consume, the leader epoch of the last consumed record (-1 if unknown)
-// and free-form metadata.
-type OffsetAndMetadata struct {
-	Offset      int64
-	LeaderEpoch int32
-	Metadata    string
-}
+// OffsetAndMetadata is a committed offset: [log.OffsetAndMetadata] under
+// the consumer's name.
+type OffsetAndMetadata = log.OffsetAndMetadata

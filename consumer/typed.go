@@ -83,7 +83,7 @@ func (t *Typed[K, V]) PollTyped(ctx context.Context) ([]TypedRecord[K, V], error
 				continue
 			}
 		}
-		_ = t.Seek(TopicPartition{r.Topic, r.Partition}, r.Offset)
+		_ = t.Seek(TopicPartition{Topic: r.Topic, Partition: r.Partition}, r.Offset)
 		for j := i + 1; j < len(recs); j++ {
 			// Later partitions' records were not delivered either.
 			if recs[j].Partition != r.Partition || recs[j].Topic != r.Topic {
@@ -98,9 +98,9 @@ func (t *Typed[K, V]) PollTyped(ctx context.Context) ([]TypedRecord[K, V], error
 // seekBackTo moves a partition back to a record not delivered, unless an
 // earlier undelivered record of it already moved it further back.
 func (t *Typed[K, V]) seekBackTo(r Record) error {
-	ps, ok := t.byTP[TopicPartition{r.Topic, r.Partition}]
+	ps, ok := t.byTP[TopicPartition{Topic: r.Topic, Partition: r.Partition}]
 	if !ok || ps.position <= r.Offset {
 		return nil
 	}
-	return t.Seek(TopicPartition{r.Topic, r.Partition}, r.Offset)
+	return t.Seek(TopicPartition{Topic: r.Topic, Partition: r.Partition}, r.Offset)
 }

@@ -24,7 +24,7 @@ func TestLogStartOffsetPastTheEndIsIgnored(t *testing.T) {
 				f := newFixture(t, c, nil)
 				end := int64(len(f.recs))
 				require.NoError(t, checkpoint.WriteOffsets(f.fsys, filepath.Join(f.path, checkpoint.LogStartOffsetFile),
-					map[TopicPartition]int64{{Topic: "t", Partition: 0}: end + 1000}))
+					map[checkpoint.TopicPartition]int64{{Topic: "t", Partition: 0}: end + 1000}))
 
 				d, l := f.reopen(t, sd.clean)
 				require.Equal(t, f.bases[0], l.LogStartOffset())
@@ -45,7 +45,7 @@ func TestLogStartOffsetInRangeIsKept(t *testing.T) {
 		f := newFixture(t, c, nil)
 		start := f.bases[1] + 3
 		require.NoError(t, checkpoint.WriteOffsets(f.fsys, filepath.Join(f.path, checkpoint.LogStartOffsetFile),
-			map[TopicPartition]int64{{Topic: "t", Partition: 0}: start}))
+			map[checkpoint.TopicPartition]int64{{Topic: "t", Partition: 0}: start}))
 		d, l := f.reopen(t, true)
 		require.Equal(t, start, l.LogStartOffset())
 		require.Zero(t, d.Recovery().CorruptLogStartOffsets)

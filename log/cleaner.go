@@ -541,7 +541,7 @@ func (d *Dir) writeCleanerCheckpoint() error {
 	if len(m) == 0 {
 		return nil
 	}
-	return checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), m)
+	return checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), checkpointOffsets(m))
 }
 
 func (d *Dir) cleanerOffsets() map[TopicPartition]int64 {

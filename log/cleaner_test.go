@@ -152,7 +152,7 @@ func TestCompactionKeepsLatestValuePerKey(t *testing.T) {
 		require.NoError(t, d.Close())
 		cp, err := checkpoint.ReadOffsets(e.mem, filepath.Join("/data", checkpoint.CleanerOffsetFile))
 		require.NoError(t, err)
-		require.Equal(t, map[TopicPartition]int64{{Topic: "c", Partition: 0}: 200}, cp)
+		require.Equal(t, map[checkpoint.TopicPartition]int64{{Topic: "c", Partition: 0}: 200}, cp)
 		d = e.open(t)
 		defer d.Close()
 		l = partition(t, d, "c", 0)

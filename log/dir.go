@@ -341,7 +341,7 @@ func (d *Dir) readOffsets(name string, clean *bool) map[TopicPartition]int64 {
 		}
 		return map[TopicPartition]int64{}
 	}
-	return m
+	return fromCheckpointOffsets(m)
 }
 
 // loadMeta reads meta.properties, or writes a new one with fresh cluster and
@@ -620,12 +620,12 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 	}
 	var cleanerErr error
 	if co := d.cleanerOffsets(); len(co) > 0 {
-		cleanerErr = checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), co)
+		cleanerErr = checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.CleanerOffsetFile), checkpointOffsets(co))
 	}
 	return errors.Join(cleanerErr,
-		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.RecoveryPointFile), rp),
-		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), lso),
-		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), hw),
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.RecoveryPointFile), checkpointOffsets(rp)),
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.LogStartOffsetFile), checkpointOffsets(lso)),
+		checkpoint.WriteOffsets(d.fsys, filepath.Join(d.path, checkpoint.ReplicationOffsetFile), checkpointOffsets(hw)),
 	)
 }
 

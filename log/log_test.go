@@ -232,7 +232,7 @@ func TestRetention(t *testing.T) {
 	// base; here the segments carry it.
 	lso, err := checkpoint.ReadOffsets(e.mem, "/data/"+checkpoint.LogStartOffsetFile)
 	require.NoError(t, err)
-	require.NotContains(t, lso, TopicPartition{Topic: "time", Partition: 0})
+	require.NotContains(t, lso, checkpoint.TopicPartition{Topic: "time", Partition: 0})
 
 	// Inside a segment, the start offset survives a restart through
 	// log-start-offset-checkpoint.
@@ -245,7 +245,7 @@ func TestRetention(t *testing.T) {
 	require.NoError(t, d.Close())
 	lso, err = checkpoint.ReadOffsets(e.mem, "/data/"+checkpoint.LogStartOffsetFile)
 	require.NoError(t, err)
-	require.Equal(t, inside, lso[TopicPartition{Topic: "bytes", Partition: 0}])
+	require.Equal(t, inside, lso[checkpoint.TopicPartition{Topic: "bytes", Partition: 0}])
 	d = e.open(t)
 	defer d.Close()
 	require.Equal(t, inside, partition(t, d, "bytes", 0).LogStartOffset())
@@ -448,7 +448,7 @@ func TestDirectoryLayout(t *testing.T) {
 	}
 	rp, err := checkpoint.ReadOffsets(e.mem, "/data/recovery-point-offset-checkpoint")
 	require.NoError(t, err)
-	require.Equal(t, map[TopicPartition]int64{{Topic: "orders", Partition: 0}: 3, {Topic: "orders", Partition: 1}: 0}, rp)
+	require.Equal(t, map[checkpoint.TopicPartition]int64{{Topic: "orders", Partition: 0}: 3, {Topic: "orders", Partition: 1}: 0}, rp)
 	epochs, err := checkpoint.ReadLeaderEpochs(e.mem, "/data/orders-0/leader-epoch-checkpoint")
 	require.NoError(t, err)
 	require.Equal(t, []checkpoint.EpochEntry{{Epoch: 0, StartOffset: 0}}, epochs)

@@ -169,5 +169,5 @@ func TestRecoveryChecksOffsetRanges(t *testing.T) {
 // writeRecoveryPoint sets the fixture's recovery-point checkpoint.
 func writeRecoveryPoint(f *fixture, offset int64) error {
 	return checkpoint.WriteOffsets(f.fsys, filepath.Join(f.path, checkpoint.RecoveryPointFile),
-		map[TopicPartition]int64{{Topic: "t", Partition: 0}: offset})
+		map[checkpoint.TopicPartition]int64{{Topic: "t", Partition: 0}: offset})
 }

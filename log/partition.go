@@ -98,9 +98,6 @@ type Log struct {
 	txnRepairMu      sync.Mutex
 }
 
-// TopicPartition names a partition.
-type TopicPartition = checkpoint.TopicPartition
-
 func (l *Log) tp() TopicPartition { return TopicPartition{Topic: l.topic, Partition: l.partition} }
 
 // Topic returns the log's topic.

@@ -7,7 +7,6 @@ import (
 	"math"
 	"sync"
 
-	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
 )
@@ -293,10 +292,11 @@ func (p *Producer) BeginTransaction() error {
 
 // SendOffsetsToTransaction commits a consumer group's offsets as part of
 // the open transaction (Kafka's sendOffsetsToTransaction): they become
-// visible to the group only if the transaction commits. group is the
-// consumer's [consumer.Consumer.GroupMetadata]; a member that a rebalance
-// fenced cannot commit (zombie fencing).
-func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[consumer.TopicPartition]consumer.OffsetAndMetadata, group consumer.GroupMetadata) error {
+// visible to the group only if the transaction commits. group is what the
+// consumer's GroupMetadata method returns (consumer.TopicPartition,
+// consumer.OffsetAndMetadata and consumer.GroupMetadata are these types);
+// a member that a rebalance fenced cannot commit (zombie fencing).
+func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log.TopicPartition]log.OffsetAndMetadata, group log.GroupMetadata) error {
 	if err := p.requireTransactional(); err != nil {
 		return err
 	}
@@ -327,7 +327,7 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[con
 		id.mu.Unlock()
 		conv := make(map[coordinator.TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
 		for tp, om := range offsets {
-			conv[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
+			conv[tp] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 		}
 		err = groups.TxnCommit(ctx, id.txnID, pe, group.GroupID, group.MemberID, group.GenerationID, conv)
 	}

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kafkalite/kafkalite/log"
 )
 
-// TopicPartition names one partition of a topic.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+// TopicPartition names one partition of a topic: [log.TopicPartition]
+// under the assignor's name.
+type TopicPartition = log.TopicPartition
 
 // compareTopicPartitions orders by topic (Java String order), then
 // partition: Kafka's TopicPartitionComparator.

@@ -258,11 +258,8 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 	topics := map[string]bool{}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
-		am := assignor.Member{ID: m.id, InstanceID: m.instanceID, Topics: m.topics, Generation: m.ownedGeneration}
-		for _, tp := range m.owned {
-			am.OwnedPartitions = append(am.OwnedPartitions, assignor.TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
-		}
-		members = append(members, am)
+		members = append(members, assignor.Member{ID: m.id, InstanceID: m.instanceID, Topics: m.topics,
+			Generation: m.ownedGeneration, OwnedPartitions: slices.Clone(m.owned)})
 		for _, t := range m.topics {
 			topics[t] = true
 		}
@@ -278,10 +275,7 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 		c.logger.Error("assignor failed; members get no partitions this generation", "group", g.id, "assignor", g.protocol, "err", err)
 	}
 	for id, m := range g.members {
-		m.assignment = m.assignment[:0]
-		for _, tp := range result[id] {
-			m.assignment = append(m.assignment, TopicPartition{Topic: tp.Topic, Partition: tp.Partition})
-		}
+		m.assignment = append(m.assignment[:0], result[id]...)
 		sort.Slice(m.assignment, func(i, j int) bool { return less(m.assignment[i], m.assignment[j]) })
 		m.lastHeartbeat = c.now()
 	}

@@ -255,13 +255,13 @@ func TestUnknownTransactionalIDAndPartition(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
 	pe := ProducerIDAndEpoch{ProducerID: 1}
-	require.ErrorIs(t, e.txn.AddPartitions(ctx, "nobody", pe, []TopicPartition{{"t", 0}}), ErrTransactionalIDNotFound)
+	require.ErrorIs(t, e.txn.AddPartitions(ctx, "nobody", pe, []TopicPartition{{Topic: "t", Partition: 0}}), ErrTransactionalIDNotFound)
 	require.ErrorIs(t, e.txn.EndTxn(ctx, "nobody", pe, true), ErrTransactionalIDNotFound)
 	require.ErrorIs(t, e.groups.TxnCommit(ctx, "nobody", pe, "g", "", -1, nil), ErrTransactionalIDNotFound)
 
 	pe = e.init("tx")
-	for _, tp := range []TopicPartition{{"missing", 0}, {"t", 2}} {
-		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}, tp})
+	for _, tp := range []TopicPartition{{Topic: "missing", Partition: 0}, {Topic: "t", Partition: 2}} {
+		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}, tp})
 		require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
 		require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
 	}
@@ -276,7 +276,7 @@ func TestFencing(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
 	old := e.init("tx")
-	require.NoError(t, e.txn.AddPartitions(ctx, "tx", old, []TopicPartition{{"t", 0}, {"t", 1}}))
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", old, []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}))
 	first := e.mustProduce(old, 0, 3)
 	require.Equal(t, first, e.log(0).LastStableOffset(), "the open transaction holds the LSO")
 
@@ -303,12 +303,12 @@ func TestFencing(t *testing.T) {
 		call func(pe ProducerIDAndEpoch) error
 	}{
 		{"AddPartitions", func(pe ProducerIDAndEpoch) error {
-			return e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}})
+			return e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}})
 		}},
 		{"AddOffsets", func(pe ProducerIDAndEpoch) error { return e.txn.AddOffsets(ctx, "tx", pe, "g") }},
 		{"EndTxn", func(pe ProducerIDAndEpoch) error { return e.txn.EndTxn(ctx, "tx", pe, true) }},
 		{"TxnCommit", func(pe ProducerIDAndEpoch) error {
-			return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 1}})
+			return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1}})
 		}},
 	}
 	for _, tc := range tests {
@@ -332,16 +332,16 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 			pe := e.init("tx")
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit), "ending an empty transaction is a no-op")
 			start := e.clock.Now()
-			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 1}, {"t", 0}}))
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0}}))
 			e.clock.Advance(time.Second)
-			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}), "adding again is fine")
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}), "adding again is fine")
 			off0 := e.mustProduce(pe, 0, 2)
 			e.mustProduce(pe, 1, 1)
 			e.mustProduce(pe, 0, 3)
 			d, err := e.txn.Describe("tx")
 			require.NoError(t, err)
 			require.Equal(t, TxnOngoing, d.State)
-			require.Equal(t, []TopicPartition{{"t", 0}, {"t", 1}}, d.Partitions)
+			require.Equal(t, []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}, d.Partitions)
 			require.Equal(t, start, d.StartTime)
 			require.Equal(t, off0, e.log(0).LastStableOffset())
 			require.Equal(t, off0, openTxnStart(t, e.log(0), pe.ProducerID))
@@ -378,7 +378,7 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 			}
 
 			// The next transaction of the same producer works as the first.
-			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 			e.mustProduce(pe, 0, 1)
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 			require.Equal(t, e.log(0).LogEndOffset(), e.log(0).LastStableOffset())
@@ -389,7 +389,7 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 func TestTxnOffsets(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	pe := e.init("tx")
 	commit := func(off int64) error {
 		return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1, Metadata: "m"}})
@@ -440,12 +440,12 @@ func TestTxnCommitChecksMembership(t *testing.T) {
 	m := join(t, e.groups, "", assignor.Range())
 	pe := e.init("tx")
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
-	off := map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 3, LeaderEpoch: -1}}
+	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}
 	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation+1, off), ErrIllegalGeneration)
 	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "stranger", m.Generation, off), ErrUnknownMember)
 	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation, off))
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.Equal(t, int64(3), e.groups.Fetch("g", nil)[TopicPartition{"t", 0}].Offset)
+	require.Equal(t, int64(3), e.groups.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
 }
 
 // TestPendingOffsetsSurviveRestart: offsets of an open transaction are
@@ -453,7 +453,7 @@ func TestTxnCommitChecksMembership(t *testing.T) {
 func TestPendingOffsetsSurviveRestart(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
-	tp := TopicPartition{"t", 1}
+	tp := TopicPartition{Topic: "t", Partition: 1}
 	pe := e.init("tx")
 	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
@@ -480,7 +480,7 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 		t.Run(recovery, func(t *testing.T) {
 			e := newTxnEnv(t, nil)
 			ctx := context.Background()
-			tp := TopicPartition{"t", 0}
+			tp := TopicPartition{Topic: "t", Partition: 0}
 			pe := e.init("tx")
 			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
 			require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
@@ -588,7 +588,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
 	require.NoError(t, e.dir.AddPartitions(ctx, "t", 3))
-	data := []TopicPartition{{"t", 0}, {"t", 1}, {"t", 2}}
+	data := []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}}
 	gtp := e.groups.offsetsPartitionOf("g")
 	logOf := func(tp TopicPartition) *log.Log {
 		t.Helper()
@@ -612,7 +612,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 		e.mustProduce(pe, tp.Partition, int(tp.Partition)+1) // 1, 2, 3 records
 	}
 	if offsets {
-		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 1, LeaderEpoch: -1}}))
+		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1, LeaderEpoch: -1}}))
 	}
 	first := map[TopicPartition]int64{}
 	for _, tp := range tps {
@@ -703,7 +703,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 		}
 		if offsets {
 			require.Empty(t, e.groups.PendingTxnOffsets("g"))
-			got, ok := e.groups.Fetch("g", nil)[TopicPartition{"t", 0}]
+			got, ok := e.groups.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}]
 			switch {
 			case extra > 0:
 				require.Equal(t, int64(10), got.Offset)
@@ -732,7 +732,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 	}
 	if offsets {
 		require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
-		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 10, LeaderEpoch: -1}}))
+		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 10, LeaderEpoch: -1}}))
 	}
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 	check(1)
@@ -748,10 +748,10 @@ func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
 	ctx := context.Background()
 	pe := e.init("tx")
 	idle := e.init("idle")
-	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	e.mustProduce(pe, 0, 2)
-	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: 2}}))
+	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 2}}))
 
 	e.clock.Advance(time.Minute)
 	require.Zero(t, e.txn.abortTimedOut(ctx), "not past the timeout yet")
@@ -782,7 +782,7 @@ func TestTimeoutGoroutine(t *testing.T) {
 	e := newTxnEnv(t, func(c *log.Config) { c.TransactionAbortTimedOutInterval = time.Millisecond })
 	ctx := context.Background()
 	pe := e.init("tx")
-	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{"t", 0}}))
+	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 	e.mustProduce(pe, 0, 1)
 	e.clock.Advance(2 * time.Minute)
 	require.Eventually(t, func() bool {
@@ -796,11 +796,11 @@ func TestTransactionalIDExpiry(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
 	pe := e.init("done")
-	require.NoError(t, e.txn.AddPartitions(ctx, "done", pe, []TopicPartition{{"t", 0}}))
+	require.NoError(t, e.txn.AddPartitions(ctx, "done", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 	require.NoError(t, e.txn.EndTxn(ctx, "done", pe, true))
 	e.init("empty")
 	open := e.init("open")
-	require.NoError(t, e.txn.AddPartitions(ctx, "open", open, []TopicPartition{{"t", 1}}))
+	require.NoError(t, e.txn.AddPartitions(ctx, "open", open, []TopicPartition{{Topic: "t", Partition: 1}}))
 
 	e.clock.Advance(e.cfg.TransactionalIDExpiration - time.Millisecond)
 	require.Zero(t, e.txn.expireTransactionalIDs(ctx))
@@ -827,7 +827,7 @@ func TestConcurrentTransactions(t *testing.T) {
 		id string
 		pe ProducerIDAndEpoch
 	}{{"a", a}, {"b", b}} {
-		require.NoError(t, e.txn.AddPartitions(ctx, p.id, p.pe, []TopicPartition{{"t", 0}, {"t", 1}}))
+		require.NoError(t, e.txn.AddPartitions(ctx, p.id, p.pe, []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}))
 	}
 	l := e.log(0)
 	firstA := e.mustProduce(a, 0, 2)
@@ -861,7 +861,7 @@ func TestConcurrentProducers(t *testing.T) {
 				return
 			}
 			for r := range rounds {
-				tps := []TopicPartition{{"t", 0}, {"t", 1}}
+				tps := []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}
 				if err := e.txn.AddPartitions(ctx, id, pe, tps); err != nil {
 					errs <- err
 					return
@@ -878,7 +878,7 @@ func TestConcurrentProducers(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := e.groups.TxnCommit(ctx, id, pe, id, "", -1, map[TopicPartition]OffsetAndMetadata{{"t", 0}: {Offset: int64(r)}}); err != nil {
+				if err := e.groups.TxnCommit(ctx, id, pe, id, "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: int64(r)}}); err != nil {
 					errs <- err
 					return
 				}
@@ -900,7 +900,7 @@ func TestConcurrentProducers(t *testing.T) {
 		require.Equal(t, producers*rounds/2, committed(t, l))
 	}
 	for i := range producers {
-		require.Equal(t, int64(rounds-2), e.groups.Fetch(fmt.Sprintf("p%d", i), nil)[TopicPartition{"t", 0}].Offset)
+		require.Equal(t, int64(rounds-2), e.groups.Fetch(fmt.Sprintf("p%d", i), nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
 	}
 }
 
@@ -923,7 +923,7 @@ func TestTxnCoordinatorClose(t *testing.T) {
 func TestOffsetsBatchesHaveSequenceZero(t *testing.T) {
 	e := newTxnEnv(t, nil)
 	ctx := context.Background()
-	tp := TopicPartition{"t", 0}
+	tp := TopicPartition{Topic: "t", Partition: 0}
 	pe := e.init("tx")
 	txnCommit := func(off int64) {
 		t.Helper()

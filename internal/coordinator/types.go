@@ -55,12 +55,7 @@ import (
 )
 
 // TopicPartition names a partition.
-type TopicPartition struct {
-	Topic     string
-	Partition int32
-}
-
-func (tp TopicPartition) String() string { return fmt.Sprintf("%s-%d", tp.Topic, tp.Partition) }
+type TopicPartition = log.TopicPartition
 
 // OffsetAndMetadata is a committed offset.
 type OffsetAndMetadata struct {
