@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )

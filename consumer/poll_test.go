@@ -10,8 +10,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/matrix"
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

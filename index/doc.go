@@ -109,7 +109,7 @@
 //
 // On the operating system's filesystem the .index and .timeindex are
 // memory-mapped (read-only for [ReadOnly], read-write for [ReadWrite]), as
-// Kafka maps them. Where [vfs.Map] is not supported (the memory filesystem,
+// Kafka maps them. Where mapping is not supported (the memory filesystem,
 // the fault injector, systems without mmap) the same code reads and writes
 // entries with ReadAt and WriteAt. Either way an appended entry is visible
 // to lookups at once and durable only after Flush. The .txnindex is always

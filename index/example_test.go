@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Example_offsetIndex builds the offset index of a segment whose base offset

@@ -8,7 +8,8 @@ import (
 	"math"
 	"sync"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Mode says how an existing index file is opened.
@@ -161,7 +162,7 @@ type indexFile struct {
 	// and WriteAt. noMap is set once the vfs reports that the file cannot
 	// be mapped (memory FS, fault injector, platform without mmap).
 	noMap      bool
-	m          *vfs.Mapping
+	m          *fileio.Mapping
 	data       []byte
 	length     int64 // the file's size in bytes
 	maxEntries int   // length / entrySize
@@ -595,8 +596,8 @@ func (x *indexFile) mapLocked() error {
 	if x.noMap || x.length == 0 {
 		return nil
 	}
-	m, err := vfs.Map(x.f, x.length, x.writable)
-	if errors.Is(err, vfs.ErrNotSupported) {
+	m, err := fileio.Map(x.f, x.length, x.writable)
+	if errors.Is(err, fileio.ErrNotSupported) {
 		x.noMap = true
 		return nil
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // testFS is one filesystem the tests run on.
@@ -47,7 +48,7 @@ func newTestFS(tb testing.TB, kind string) testFS {
 
 var testFSKinds = []string{"os", "mem", "os-pread"}
 
-// osMaps reports whether vfs.Map maps OS files on this platform (not on
+// osMaps reports whether fileio.Map maps OS files on this platform (not on
 // Windows, for one).
 func osMaps(tb testing.TB) bool {
 	tb.Helper()
@@ -55,8 +56,8 @@ func osMaps(tb testing.TB) bool {
 	require.NoError(tb, err)
 	defer func() { require.NoError(tb, f.Close()) }()
 	require.NoError(tb, f.Truncate(8))
-	m, err := vfs.Map(f, 8, false)
-	if errors.Is(err, vfs.ErrNotSupported) {
+	m, err := fileio.Map(f, 8, false)
+	if errors.Is(err, fileio.ErrNotSupported) {
 		return false
 	}
 	require.NoError(tb, err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // OffsetIndexEntryBytes is the size of one .index entry. Part of the file

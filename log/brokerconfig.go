@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/props"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Config configures a log directory (Kafka's LogManager) and the defaults of
@@ -146,9 +146,9 @@ type Config struct {
 	// Logger receives the directory's log lines (and its coordinators' and
 	// cleaners'); nil means slog.Default() at level Warn and above.
 	Logger *slog.Logger
-	// FS is the filesystem; nil means the operating system's. Its type is
-	// internal, so only this module's packages and tests (memory and
-	// fault-injecting filesystems) set it. Not a property.
+	// FS is the filesystem; nil means the operating system's. A test gives
+	// vfs.NewMem() (a memory filesystem that can simulate a power loss) or
+	// a vfs.FaultFS; a user may give an FS of their own. Not a property.
 	FS vfs.FS
 	// Now is the clock for retention, rolls and timestamps; nil means
 	// time.Now. Tests inject one.

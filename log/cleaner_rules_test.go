@@ -20,7 +20,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/compaction"
 	"github.com/kafkalite/kafkalite/internal/access"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 

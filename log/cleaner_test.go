@@ -19,7 +19,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 

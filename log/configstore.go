@@ -10,7 +10,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // The topic store: kafkalite's record of its topics, in one file in the root

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // lockFile is the log directory's lock file, as Kafka names it.

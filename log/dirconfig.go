@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/logging"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 func (c *Config) fs() vfs.FS {

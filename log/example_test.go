@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -48,6 +49,36 @@ func Example() {
 	// Output:
 	// appended at offset 0
 	// read order-1 = {"total":"9.99"} at offset 0
+}
+
+// A Dir on the memory filesystem, and what a power loss leaves of it: data
+// appended durably survives, data appended and not synced does not.
+func ExampleConfig_memoryFilesystem() {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	cfg := log.DefaultConfig()
+	cfg.FS = mem
+	d, _ := log.Open(ctx, "/data", cfg)
+	defer d.Close() // runs after the crash below, on mem, not on its clone
+	_, _ = d.CreateTopic(ctx, "t", 1, nil)
+	p, _ := d.Partition("t", 0)
+	batch := func(value string) []byte {
+		var b record.Builder
+		b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+		_ = b.Append(0, nil, []byte(value), nil)
+		out, _ := b.Build()
+		return out
+	}
+	_, _ = p.AppendDurable(ctx, batch("synced"))
+	_, _ = p.Append(batch("not synced"))
+
+	cfg.FS = mem.CrashClone() // the disk a power loss would leave now
+	after, _ := log.Open(ctx, "/data", cfg)
+	defer after.Close()
+	q, _ := after.Partition("t", 0)
+	fmt.Println("records after the crash:", q.LogEndOffset())
+	// Output:
+	// records after the crash: 1
 }
 
 // Append is the broker's produce path: it validates a producer's batch,

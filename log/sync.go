@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/kafkalite/kafkalite/internal/snapshot"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/segment"
 )
 

@@ -16,8 +16,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/internal/matrix"
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )

@@ -41,7 +41,7 @@
 // # Memory-mapped reads
 //
 // On the operating system's filesystem the .log is also mapped read-only
-// ([vfs.MapGrowing]) the first time a reader looks at bytes in place:
+// the first time a reader looks at bytes in place:
 // [Slice.View], which the log's point reads use, and [Segment.Read] for the
 // batch headers it walks. An active segment is mapped up to segment.bytes,
 // so that what is appended later shows in the same mapping; an inactive one

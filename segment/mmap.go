@@ -3,7 +3,7 @@ package segment
 import (
 	"errors"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
 )
 
 // Memory-mapped reads: the .log is mapped read-only on first use by
@@ -56,7 +56,7 @@ func (s *Segment) mapLocked() {
 	if active {
 		size = max(size, min(s.cfg.SegmentBytes, maxLogBytes))
 	}
-	m, err := vfs.MapGrowing(s.log, size)
+	m, err := fileio.MapGrowing(s.log, size)
 	if err != nil {
 		s.mapDone = true
 		return

@@ -7,7 +7,7 @@ import (
 	"math"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -112,7 +112,7 @@ func (sl *Slice) View(fn func(b []byte) error) (bool, error) {
 // user-space buffer where the platform allows: sendfile(2) to a socket on
 // Linux, a copy elsewhere.
 func (sl *Slice) WriteTo(w io.Writer) (int64, error) {
-	return vfs.CopyRange(w, sl.seg.log, sl.Position, sl.Size)
+	return fileio.CopyRange(w, sl.seg.log, sl.Position, sl.Size)
 }
 
 // Release gives the slice's reference on its segment back. A second call

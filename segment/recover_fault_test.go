@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -96,7 +97,7 @@ type Segment struct {
 	// package doc): held shared while a reader touches mapped bytes, and
 	// exclusively to map, unmap, or shrink the .log. It protects:
 	mapMu   sync.RWMutex
-	mapping *vfs.Mapping
+	mapping *fileio.Mapping
 	mapData []byte // mapping's bytes; nil when not mapped
 	mapDone bool   // no more mapping: unsupported, failed, or the .log closed
 }

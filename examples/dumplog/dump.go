@@ -9,8 +9,8 @@ import (
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/access"
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // TempSuffix is appended to a file's name for the temporary copy that

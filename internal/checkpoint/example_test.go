@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Example_logDirectory writes the small files of a log directory holding

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // LeaderEpochFile is the name of a partition directory's leader epoch

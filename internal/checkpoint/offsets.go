@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // The offset checkpoint files in the root of a log directory (Kafka's

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 func TestTopicPartitionString(t *testing.T) {

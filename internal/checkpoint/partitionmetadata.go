@@ -1,7 +1,7 @@
 package checkpoint
 
 import (
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // PartitionMetadataFile is the name of a partition directory's topic id

@@ -7,8 +7,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/coordinator"
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // openDir opens a log directory on a memory filesystem, as the package's

@@ -14,7 +14,7 @@
 //
 // A dimension not asked for takes its first value (no compression,
 // read_uncommitted, multi-batch polls, the memory filesystem) and does not
-// appear in the name. The package imports only record and internal/vfs, so
+// appear in the name. The package imports only record and log/vfs, so
 // that every package's internal tests can use it; the consumer's own
 // isolation type is set from [Case.ReadCommitted].
 package matrix
@@ -23,7 +23,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/kafkalite/kafkalite/internal/snapshot"
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Example writes the producer state of a partition at a segment roll and

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/stretchr/testify/require"
 )

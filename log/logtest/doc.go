@@ -63,8 +63,8 @@
 //
 // # Faults, delays, restarts and crashes
 //
-// The filesystem is wrapped in the module's fault injector (internal/vfs
-// FaultFS), so a test can make the storage misbehave under one partition:
+// The filesystem is wrapped in the module's fault injector ([vfs.FaultFS]),
+// so a test can make the storage misbehave under one partition:
 //
 //   - [Broker.FailNextAppend] makes the next write to a partition's log fail
 //     with a given error. As in Kafka, whose broker takes a log directory

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"

@@ -1,16 +1,18 @@
 //go:build linux
 
-package vfs
+package fileio
 
 import (
 	"io"
 	"syscall"
+
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // copyRangeKernel uses sendfile(2). handled is false when it could not start
 // (not an OS file, a destination without a file descriptor, or a kernel that
 // refuses the pair), so the caller copies the rest.
-func copyRangeKernel(w io.Writer, f File, off, n int64) (done int64, handled bool, err error) {
+func copyRangeKernel(w io.Writer, f vfs.File, off, n int64) (done int64, handled bool, err error) {
 	src := OSFile(f)
 	dst, ok := w.(syscall.Conn)
 	if src == nil || !ok || n <= 0 {

@@ -2,7 +2,9 @@
 // touch (segments, indexes, checkpoints, locks) goes through an [FS], so the
 // same code runs on the operating system's filesystem ([Default]), on an
 // in-memory filesystem that can simulate a power loss ([MemFS]) and under a
-// fault injector ([FaultFS]).
+// fault injector ([FaultFS]). log.Config.FS takes one, and so do the
+// constructors of package segment, index and compaction; a user may
+// implement FS for another store, keeping the contracts below.
 //
 // Only what kafkalite calls is here. The contracts below are the ones the
 // storage layers rely on; every implementation keeps them:
@@ -19,8 +21,8 @@
 //     after the name is renamed or removed (POSIX semantics).
 //   - Errors are *fs.PathError (*os.LinkError for Rename) wrapping the cause,
 //     so errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist),
-//     errors.Is(err, syscall.ENOSPC), [ErrLocked], [ErrClosed] and
-//     [ErrNotSupported] work through every implementation.
+//     errors.Is(err, syscall.ENOSPC), [ErrLocked] and [ErrClosed] work
+//     through every implementation.
 //   - Names are slash- or OS-separated paths as [path/filepath] builds them.
 //
 // # Operating-system filesystem
@@ -36,11 +38,10 @@
 // path (flock emulated over POSIX record locks, as on NFS, does not conflict
 // within one process); on systems without flock (Windows,
 // Solaris, AIX, plan9, wasm) it is the registry alone and so protects only
-// against holders in the same process. [Map] memory-maps an operating-system
-// file on unix systems and reports [ErrNotSupported] elsewhere;
-// [MapGrowing] maps a file read-only beyond its end, for readers of a file
-// that grows, on 64-bit unix systems with a unified buffer cache (not
-// OpenBSD or AIX).
+// against holders in the same process. Its files are operating-system
+// files, which the storage layers memory-map and send with sendfile(2)
+// where the system allows; the files of other implementations are read
+// and written through the File methods alone.
 //
 // # Crash model of the memory filesystem
 //

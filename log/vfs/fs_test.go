@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // implementations are the filesystems every contract test runs on; each
@@ -283,26 +283,6 @@ func TestLockRelativePath(t *testing.T) {
 	defer func() { require.NoError(t, l.Close()) }()
 	_, err = vfs.Default.Lock(filepath.Join(dir, "LOCK"))
 	assert.ErrorIs(t, err, vfs.ErrLocked, "relative and absolute names are one lock")
-}
-
-func TestOSFile(t *testing.T) {
-	mem := vfs.NewMem()
-	f, err := mem.Create("/f")
-	require.NoError(t, err)
-	assert.Nil(t, vfs.OSFile(f))
-
-	name := filepath.Join(t.TempDir(), "f")
-	f, err = vfs.Default.Create(name)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, f.Close()) }()
-	osf := vfs.OSFile(f)
-	require.NotNil(t, osf)
-	assert.Equal(t, name, osf.Name())
-
-	ff, err := vfs.NewFaultFS(vfs.Default).Open(name)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, ff.Close()) }()
-	assert.Nil(t, vfs.OSFile(ff), "fault files hide the OS file")
 }
 
 func TestOSErrorsUnwrap(t *testing.T) {

@@ -1,6 +1,10 @@
-package vfs
+package fileio
 
-import "io"
+import (
+	"io"
+
+	"github.com/kafkalite/kafkalite/log/vfs"
+)
 
 // CopyRange writes n bytes of f, starting at off, to w. Where the platform
 // can move them inside the kernel (Linux sendfile(2) from an OS file to a
@@ -8,7 +12,7 @@ import "io"
 // offset, so concurrent callers do not share a file position and the bytes
 // never pass through a user-space buffer; elsewhere it copies through
 // io.Copy. It returns the number of bytes written.
-func CopyRange(w io.Writer, f File, off, n int64) (int64, error) {
+func CopyRange(w io.Writer, f vfs.File, off, n int64) (int64, error) {
 	done, handled, err := copyRangeKernel(w, f, off, n)
 	if handled || err != nil {
 		return done, err

@@ -1,12 +1,13 @@
 //go:build linux
 
-package vfs
+package fileio
 
 import (
 	"bytes"
 	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,7 +17,7 @@ import (
 // without a file descriptor is left to the fallback.
 func TestCopyRangeUsesSendfile(t *testing.T) {
 	data := bytes.Repeat([]byte("kafkalite"), 10000)
-	f, err := Default.Create(filepath.Join(t.TempDir(), "f"))
+	f, err := vfs.Default.Create(filepath.Join(t.TempDir(), "f"))
 	require.NoError(t, err)
 	defer f.Close()
 	_, err = f.Write(data)

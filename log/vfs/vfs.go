@@ -3,7 +3,6 @@ package vfs
 import (
 	"errors"
 	"io"
-	"os"
 	"time"
 )
 
@@ -16,9 +15,6 @@ var (
 	// ErrClosed is returned, wrapped in an *fs.PathError, by operations on a
 	// closed [File], including a second Close.
 	ErrClosed = errors.New("vfs: file closed")
-	// ErrNotSupported is returned by optional operations (such as [Map]) that
-	// an implementation or platform does not offer; callers fall back.
-	ErrNotSupported = errors.New("vfs: operation not supported")
 )
 
 // File is an open file. ReadAt, Size and Name are safe for concurrent use,
@@ -88,13 +84,3 @@ type FS interface {
 
 // Default is the operating system's filesystem.
 var Default FS = osFS{}
-
-// OSFile returns the *os.File behind f, if f is an operating-system file, so
-// that callers can use sendfile or mmap. It returns nil otherwise, including
-// for files of a [FaultFS], whose I/O must stay visible to the injector.
-func OSFile(f File) *os.File {
-	if o, ok := f.(interface{ OSFile() *os.File }); ok {
-		return o.OSFile()
-	}
-	return nil
-}

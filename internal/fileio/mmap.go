@@ -1,4 +1,4 @@
-package vfs
+package fileio
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"syscall"
+
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Mapping is a shared memory mapping of the start of a file, made by [Map].
@@ -19,7 +21,7 @@ import (
 // touch the bytes once Close has begun: the memory is gone, and a stray
 // access crashes the process.
 type Mapping struct {
-	f        File
+	f        vfs.File
 	writable bool
 
 	mu   sync.Mutex // protects data against Sync racing Close
@@ -37,7 +39,7 @@ type Mapping struct {
 // mapped (a store or load past the end of the file kills the process with
 // SIGBUS). f must be open for writing if writable, and stay open while
 // [Mapping.Sync] is used. The mapping itself survives closing f.
-func Map(f File, size int64, writable bool) (*Mapping, error) {
+func Map(f vfs.File, size int64, writable bool) (*Mapping, error) {
 	osf := OSFile(f)
 	if osf == nil || !mmapSupported {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: ErrNotSupported}
@@ -81,7 +83,7 @@ func Map(f File, size int64, writable bool) (*Mapping, error) {
 // that a concurrent Truncate cuts off. The caller keeps what it reads below
 // a size it knows the file has, and keeps truncation from running during
 // its reads.
-func MapGrowing(f File, size int64) (*Mapping, error) {
+func MapGrowing(f vfs.File, size int64) (*Mapping, error) {
 	osf := OSFile(f)
 	if osf == nil || !mmapSupported || math.MaxInt == math.MaxInt32 || !writeCoherent() {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: ErrNotSupported}
@@ -128,7 +130,7 @@ func (m *Mapping) Sync() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.f == nil {
-		return &fs.PathError{Op: "msync", Path: "", Err: ErrClosed}
+		return &fs.PathError{Op: "msync", Path: "", Err: vfs.ErrClosed}
 	}
 	if !m.writable {
 		return nil

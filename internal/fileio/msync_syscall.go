@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || linux || openbsd
 
-package vfs
+package fileio
 
 import (
 	"syscall"

@@ -1,4 +1,4 @@
-package vfs
+package fileio
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,7 +39,7 @@ func loopback(t *testing.T) (net.Conn, <-chan []byte) {
 func TestCopyRange(t *testing.T) {
 	data := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
 	name := filepath.Join(t.TempDir(), "f")
-	f, err := Default.Create(name)
+	f, err := vfs.Default.Create(name)
 	require.NoError(t, err)
 	_, err = f.Write(data)
 	require.NoError(t, err)
@@ -57,7 +58,7 @@ func TestCopyRange(t *testing.T) {
 	require.Equal(t, int64(20), n)
 	require.Equal(t, data[5:25], buf.Bytes())
 
-	mem := NewMem()
+	mem := vfs.NewMem()
 	mf, err := mem.Create("/m")
 	require.NoError(t, err)
 	_, err = mf.Write(data[:100])

@@ -1,4 +1,4 @@
-package vfs_test
+package fileio_test
 
 import (
 	"path/filepath"
@@ -7,7 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/vfs"
+	"github.com/kafkalite/kafkalite/internal/fileio"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 func TestMapRoundTrip(t *testing.T) {
@@ -18,9 +19,9 @@ func TestMapRoundTrip(t *testing.T) {
 	defer func() { require.NoError(t, f.Close()) }()
 	require.NoError(t, f.Truncate(size))
 
-	m, err := vfs.Map(f, size, true)
+	m, err := fileio.Map(f, size, true)
 	if err != nil {
-		require.ErrorIs(t, err, vfs.ErrNotSupported)
+		require.ErrorIs(t, err, fileio.ErrNotSupported)
 		t.Skip("no mmap on this system")
 	}
 	require.Len(t, m.Bytes(), size)
@@ -43,13 +44,13 @@ func TestMapRoundTrip(t *testing.T) {
 	r, err := vfs.Default.Open(name)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Close()) }()
-	ro, err := vfs.Map(r, size, false)
+	ro, err := fileio.Map(r, size, false)
 	require.NoError(t, err)
 	assert.Equal(t, "kafka", string(ro.Bytes()[100:105]))
 	require.NoError(t, ro.Sync(), "Sync of a read-only mapping does nothing")
 	require.NoError(t, ro.Close())
 
-	empty, err := vfs.Map(r, 0, false)
+	empty, err := fileio.Map(r, 0, false)
 	require.NoError(t, err)
 	assert.Empty(t, empty.Bytes())
 	require.NoError(t, empty.Close())
@@ -77,11 +78,11 @@ func TestMapErrors(t *testing.T) {
 			f, err := tc.fsys.Open(tc.path)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, f.Close()) }()
-			m, err := vfs.Map(f, tc.size, false)
+			m, err := fileio.Map(f, tc.size, false)
 			require.Error(t, err)
 			assert.Nil(t, m)
 			if tc.unsupported {
-				assert.ErrorIs(t, err, vfs.ErrNotSupported)
+				assert.ErrorIs(t, err, fileio.ErrNotSupported)
 			}
 		})
 	}
@@ -95,9 +96,9 @@ func TestMapGrowing(t *testing.T) {
 	_, err = f.Write([]byte("kafka"))
 	require.NoError(t, err)
 
-	m, err := vfs.MapGrowing(f, 1<<20)
+	m, err := fileio.MapGrowing(f, 1<<20)
 	if err != nil {
-		require.ErrorIs(t, err, vfs.ErrNotSupported)
+		require.ErrorIs(t, err, fileio.ErrNotSupported)
 		t.Skip("no growing mappings on this system")
 	}
 	defer func() { require.NoError(t, m.Close()) }()
@@ -117,6 +118,37 @@ func TestMapGrowing(t *testing.T) {
 	mf, err := mem.Open("/f")
 	require.NoError(t, err)
 	defer func() { require.NoError(t, mf.Close()) }()
-	_, err = vfs.MapGrowing(mf, 3)
-	require.ErrorIs(t, err, vfs.ErrNotSupported)
+	_, err = fileio.MapGrowing(mf, 3)
+	require.ErrorIs(t, err, fileio.ErrNotSupported)
+}
+
+// writeFile creates name in fsys holding contents, synced and closed.
+func writeFile(t *testing.T, fsys vfs.FS, name, contents string) {
+	t.Helper()
+	f, err := fsys.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write([]byte(contents))
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+}
+
+func TestOSFile(t *testing.T) {
+	mem := vfs.NewMem()
+	f, err := mem.Create("/f")
+	require.NoError(t, err)
+	assert.Nil(t, fileio.OSFile(f))
+
+	name := filepath.Join(t.TempDir(), "f")
+	f, err = vfs.Default.Create(name)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	osf := fileio.OSFile(f)
+	require.NotNil(t, osf)
+	assert.Equal(t, name, osf.Name())
+
+	ff, err := vfs.NewFaultFS(vfs.Default).Open(name)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ff.Close()) }()
+	assert.Nil(t, fileio.OSFile(ff), "fault files hide the OS file")
 }

@@ -1,6 +1,6 @@
 //go:build !(darwin || dragonfly || freebsd || linux || openbsd)
 
-package vfs
+package fileio
 
 // msync does nothing where the syscall package offers no msync: the mapped
 // systems among these (AIX, NetBSD, Solaris) have a unified buffer cache, so
