@@ -123,15 +123,21 @@ func appendXerialSnappy(dst, src []byte) []byte {
 	return dst
 }
 
-// lz4Level maps Kafka's compression.lz4.level (1–17, default 9; 9 and below
-// use lz4's fast compressor, above it the high-compression one) onto
-// pierrec/lz4's levels.
+// lz4Level maps Kafka's compression.lz4.level (1–17, default 9) onto
+// pierrec/lz4's levels. As Kafka's Lz4BlockOutputStream does, the default
+// level uses lz4's fast compressor and every other level the
+// high-compression one (lz4-java's highCompressor(level)): levels 1–8 map
+// to pierrec's Level1–Level8 and 10–17, above what it grades, to Level9.
+// The frames are valid LZ4 either way; their bytes differ from Kafka's,
+// whose compressor is another implementation.
 func lz4Level(level int) (lz4.CompressionLevel, error) {
 	switch {
-	case level == DefaultLevel || (level >= 1 && level <= 9):
+	case level == DefaultLevel || level == 9:
 		return lz4.Fast, nil
+	case level >= 1 && level <= 8:
+		return lz4.CompressionLevel(1 << (8 + level)), nil // Level1..Level8
 	case level >= 10 && level <= 17:
-		return lz4.CompressionLevel(1 << (8 + level - 9)), nil // Level1..Level8
+		return lz4.Level9, nil
 	}
 	return 0, fmt.Errorf("record: lz4 level %d out of range 1–17", level)
 }

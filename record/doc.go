@@ -2,7 +2,9 @@
 // everything kafkalite stores: a .log segment is batches back to back, a
 // producer seals them, a consumer decodes them. The bytes are Kafka's, so a
 // batch written here is read by Kafka and its clients, and one written by
-// Kafka's Java client, librdkafka or franz-go is read here.
+// Kafka's Java client, librdkafka or franz-go is read here. The
+// repository's docs/FORMAT.md describes every byte layout kafkalite reads
+// and writes, each fact with the Kafka source file or KIP it comes from.
 //
 // A batch (all integers big-endian; Kafka's DefaultRecordBatch):
 //
