@@ -212,9 +212,7 @@ func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (res App
 // storageFailedLocked makes the partition refuse appends after a failed
 // write, as appendLocked does.
 func (l *Log) storageFailedLocked(err error) error {
-	l.failed = err
-	l.logger.Error("append failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
-	return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+	return l.failLocked("append failed", "", err)
 }
 
 // AppendDurable appends like [Log.Append] and returns once the batch is
@@ -443,11 +441,11 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 // writeLocked appends a batch to the active segment seg (prewritten: the
 // rest of a segment.Segment.Prewrite) and does what follows an append.
 func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader, prewritten bool) error {
-	// Readers see the segment up to its published size, and the batch is
-	// published only after the log end offset: a reader never holds a
-	// batch beyond the log end offset it can see next (which would make
-	// its next position out of range).
-	seg.Publish()
+	// Readers see the segment up to its published size (segment
+	// Config.PublishedReads), and the batch is published only after the
+	// log end offset: a reader never holds a batch beyond the log end
+	// offset it can see next (which would make its next position out of
+	// range).
 	var err error
 	if prewritten {
 		err = seg.AppendPrewritten(batch, h)
@@ -458,9 +456,7 @@ func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHea
 		return l.storageFailedLocked(err)
 	}
 	if err := l.updateProducerStateLocked(seg, batch, h, false); err != nil {
-		l.failed = err
-		l.logger.Error("updating the producer state failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+		return l.failLocked("updating the producer state failed", "", err)
 	}
 	l.logEndOffset.Store(h.NextOffset())
 	seg.Publish()
@@ -511,13 +507,11 @@ func (l *Log) rollLocked(base int64) error {
 		// Sealing writes the indexes and fsyncs: like a failed append, a
 		// failure leaves the partition refusing appends (a second Seal
 		// would retry the fsync on pages that may be gone).
-		l.failed = err
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+		return l.failLocked("sealing the active segment failed", "", err)
 	}
 	s, err := segment.Create(l.fsys, l.dir, base, l.segmentConfig(), l.rollJitter())
 	if err != nil {
-		l.failed = err
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+		return l.failLocked("creating a segment failed", "", err)
 	}
 	l.dirDirty = true
 	// Kafka snapshots the producer state at every roll, named by the new

@@ -26,9 +26,10 @@ import (
 type cleanerState struct {
 	ctx    context.Context // cancelled by Dir.Close
 	cancel context.CancelFunc
-	// gate: every cleaning holds it shared; Dir.Close takes it exclusively
-	// once ctx is cancelled, so no round outlives the Dir's logs.
-	gate      sync.RWMutex
+	// rounds counts the cleaning rounds running: one joins only while the
+	// cleaner is not closed (under mu), and Dir.Close waits for them once
+	// ctx is cancelled, so no round outlives the Dir's logs.
+	rounds    sync.WaitGroup
 	throttler *compaction.Throttler
 
 	mu         sync.Mutex // protects the fields below
@@ -114,9 +115,19 @@ func (d *Dir) stopCleaner() {
 	d.cleaner.closed = true
 	d.cleaner.mu.Unlock()
 	d.cleaner.cancel()
-	d.cleaner.gate.Lock()
-	//nolint:staticcheck // an empty critical section: waiting for rounds is the point
-	d.cleaner.gate.Unlock()
+	d.cleaner.rounds.Wait()
+}
+
+// enterRound registers a cleaning round, unless the cleaner is closed; the
+// round calls rounds.Done when it ends.
+func (c *cleanerState) enterRound() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.rounds.Add(1)
+	return true
 }
 
 // cleanerLoop cleans the filthiest log, again and again, and sleeps
@@ -277,8 +288,10 @@ type toClean struct {
 // changed, was closed or deleted under it, returns an error matching
 // [compaction.ErrAborted] and marks nothing.
 func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip map[*Log]bool) (*Log, []error, error) {
-	d.cleaner.gate.RLock()
-	defer d.cleaner.gate.RUnlock()
+	if !d.cleaner.enterRound() {
+		return nil, nil, ErrClosed
+	}
+	defer d.cleaner.rounds.Done()
 	logs := d.allLogs()
 	var best *toClean
 	var failed []error
@@ -480,9 +493,7 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 		}
 	}
 	if err := compaction.CommitSwap(l.fsys, l.dir, base, old); err != nil {
-		l.failed = err
-		l.logger.Error("swapping in a cleaned segment failed; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+		return l.failLocked("swapping in a cleaned segment failed", "", err)
 	}
 	ns, err := segment.Open(l.fsys, l.dir, base, l.segmentConfig(), segment.OpenOptions{RollJitter: l.rollJitter()})
 	if err == nil {
@@ -492,8 +503,7 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 		if ns != nil {
 			err = errors.Join(err, ns.Close())
 		}
-		l.failed = err
-		return l.perr(fmt.Errorf("%w: opening the cleaned segment: %w", ErrStorage, err))
+		return l.failLocked("opening the cleaned segment failed", "opening the cleaned segment: ", err)
 	}
 	ns.SetNextBaseOffset(segs[i+len(old)].BaseOffset())
 	ns.MarkTxnIndexVerified() // written by the cleaner from the checked entries

@@ -146,6 +146,7 @@ func (l *Log) segmentConfig() segment.Config {
 		Now:                l.now,
 		OnIndexRebuild:     l.onIndexRebuild,
 		OnLogDamage:        l.onLogDamage,
+		PublishedReads:     true, // a batch is readable once the log end offset covers it
 	}
 }
 

@@ -299,8 +299,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	// new end, replayed up to it (Kafka's truncateAndReload).
 	errs = append(errs, l.reloadProducerStateLocked())
 	if err := errors.Join(errs...); err != nil {
-		l.failed = err
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, err))
+		return l.failLocked("truncating failed", "", err)
 	}
 	return nil
 }

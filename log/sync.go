@@ -73,42 +73,66 @@ func (l *Log) Flush(ctx context.Context) error {
 	return l.flushTo(l.LogEndOffset())
 }
 
-func (l *Log) flushLocked(target int64) error { return l.flushSegments(target, true) }
-
-func (l *Log) flushTo(target int64) error { return l.flushSegments(target, false) }
-
-// flushSegments fsyncs the segments holding offsets in [recovery point,
-// target), then the partition directory if its entries changed, and moves
-// the recovery point to target. The fsyncs run without the write lock
-// unless the caller holds it already (locked).
-func (l *Log) flushSegments(target int64, locked bool) error {
-	if !locked {
-		l.mu.Lock()
+// flushLocked fsyncs everything below target holding the write lock
+// throughout (the caller appends right after, or closes).
+// REQUIRES l.mu held.
+func (l *Log) flushLocked(target int64) error {
+	w, err := l.beginFlushLocked()
+	if err != nil {
+		return err
 	}
+	return l.endFlushLocked(w, target, l.syncFlush(w, target))
+}
+
+// flushTo fsyncs everything below target without holding the write lock
+// during the fsyncs, so that appends go on meanwhile.
+func (l *Log) flushTo(target int64) error {
+	l.mu.Lock()
+	w, err := l.beginFlushLocked()
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	syncErr := l.syncFlush(w, target)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.endFlushLocked(w, target, syncErr)
+}
+
+// flushWork is what one flush takes from the log under its lock: the
+// segments to fsync, and whether the directory and the last roll's
+// snapshot need it too.
+type flushWork struct {
+	segs     []*segment.Segment
+	dirDirty bool
+	snapshot int64 // -1 for none
+}
+
+// beginFlushLocked takes the work of a flush. After a failed write or
+// fsync the dirty pages may be gone: a second fsync could succeed without
+// them, so none is made and nothing more is reported durable until the
+// log is reopened. REQUIRES l.mu held.
+func (l *Log) beginFlushLocked() (flushWork, error) {
 	if failed := l.failed; failed != nil {
-		// After a failed write or fsync the dirty pages may be gone: a
-		// second fsync could succeed without them, so none is made and
-		// nothing more is reported durable until the log is reopened.
-		if !locked {
-			l.mu.Unlock()
-		}
-		return l.perr(fmt.Errorf("%w: %w", ErrStorage, failed))
+		return flushWork{}, l.perr(fmt.Errorf("%w: %w", ErrStorage, failed))
 	}
-	segs := l.segs()
-	dirty := l.dirDirty
+	w := flushWork{segs: l.segs(), dirDirty: l.dirDirty, snapshot: l.unsyncedSnapshot}
 	l.dirDirty = false
-	snap := l.unsyncedSnapshot
 	l.unsyncedSnapshot = -1
 	l.unflushedMessages = 0
-	if !locked {
-		l.mu.Unlock()
-	}
+	return w, nil
+}
+
+// syncFlush fsyncs the segments of w holding offsets in [recovery point,
+// target), then the last roll's snapshot and the partition directory if w
+// says so. It takes no lock.
+func (l *Log) syncFlush(w flushWork, target int64) error {
 	from := l.recoveryPoint.Load()
 	var errs []error
-	for i, s := range segs {
+	for i, s := range w.segs {
 		end := target
-		if i+1 < len(segs) {
-			end = segs[i+1].BaseOffset()
+		if i+1 < len(w.segs) {
+			end = w.segs[i+1].BaseOffset()
 		}
 		if end <= from || s.BaseOffset() >= target {
 			continue
@@ -117,31 +141,29 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 			errs = append(errs, err)
 		}
 	}
-	if snap >= 0 {
+	if w.snapshot >= 0 {
 		// The snapshot of the last roll; retention may have removed it
 		// since, and a later one replaces it.
-		if err := snapshot.Sync(l.fsys, l.dir, snap); err != nil && !isNotExist(err) {
+		if err := snapshot.Sync(l.fsys, l.dir, w.snapshot); err != nil && !isNotExist(err) {
 			errs = append(errs, err)
 		}
 	}
-	if dirty {
+	if w.dirDirty {
 		if err := l.fsys.SyncDir(l.dir); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		// A failed fsync is never retried on the same dirty pages (see
-		// DESIGN.md, "Durability"): the partition refuses appends until it
-		// is reopened.
-		if !locked {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-		}
-		l.dirDirty = l.dirDirty || dirty
-		if l.failed == nil {
-			l.failed = err
-		}
-		return l.perr(fmt.Errorf("%w: flush: %w", ErrStorage, err))
+	return errors.Join(errs...)
+}
+
+// endFlushLocked ends a flush whose fsyncs returned syncErr: a failure
+// fails the partition (a failed fsync is never retried on the same dirty
+// pages, see DESIGN.md, "Durability"); a success moves the recovery point
+// to target. REQUIRES l.mu held.
+func (l *Log) endFlushLocked(w flushWork, target int64, syncErr error) error {
+	if syncErr != nil {
+		l.dirDirty = l.dirDirty || w.dirDirty
+		return l.failLocked("flush failed", "flush: ", syncErr)
 	}
 	for {
 		rp := l.recoveryPoint.Load()
@@ -151,6 +173,19 @@ func (l *Log) flushSegments(target int64, locked bool) error {
 	}
 	l.lastFlush.Store(l.now().UnixMilli())
 	return nil
+}
+
+// failLocked makes the partition refuse appends and fsyncs after a
+// storage failure (keeping the first cause: what happened first is what
+// the disk lost), logs it, and returns the error callers see: ErrStorage
+// wrapping prefix and err. Every storage failure of a Log goes through it.
+// REQUIRES l.mu held.
+func (l *Log) failLocked(what, prefix string, err error) error {
+	if l.failed == nil {
+		l.failed = err
+	}
+	l.logger.Error(what+"; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
+	return l.perr(fmt.Errorf("%w: %s%w", ErrStorage, prefix, err))
 }
 
 // removedSegment reports a flush error of a segment that retention or a

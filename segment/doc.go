@@ -30,8 +30,9 @@
 //     DiscardPrewrite takes the bytes back (the file ends at the size
 //     again, or holds zeros past it when preallocated).
 //   - Publish: [Segment.ReadableSize], the bound a log gives its readers,
-//     covers what was appended so far; a segment never published is
-//     readable up to its size.
+//     covers what was appended so far. With [Config.PublishedReads] it
+//     starts at the size the segment was opened with; without, a segment
+//     never published is readable up to its size.
 //   - Flush: the .log, then the indexes, are fsynced.
 //   - Seal and Close: the indexes are trimmed to their entries (the last
 //     time-index slot takes the segment's max timestamp); not fsynced.

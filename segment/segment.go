@@ -176,6 +176,9 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
 	}
 	s.size.Store(size)
+	if s.cfg.PublishedReads {
+		s.published.Store(size)
+	}
 	// A Stat that fails for another reason than a missing file must not
 	// pass for a missing index: a .txnindex taken for absent would serve
 	// aborted records to read_committed and be recreated empty.
@@ -237,6 +240,9 @@ func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Dur
 	s.offsetOfMaxTimestamp.Store(base)
 	s.nextOffset.Store(-1)
 	s.published.Store(-1)
+	if cfg.PublishedReads {
+		s.published.Store(0)
+	}
 	return s
 }
 
@@ -250,14 +256,14 @@ func (s *Segment) Size() int64 { return s.size.Load() }
 
 // Publish makes the batches appended so far visible through
 // [Segment.ReadableSize]. A log that must not show a batch to readers
-// before it has published the batch's offsets (its log end offset) calls
-// Publish before its first Append to the segment, and again after each
+// before it has published the batch's offsets (its log end offset) opens
+// its segments with [Config.PublishedReads] and calls Publish after each
 // Append once the offsets are published.
 func (s *Segment) Publish() { s.published.Store(s.size.Load()) }
 
 // ReadableSize returns the bytes readers may see: the size at the last
-// [Segment.Publish] (or less, after a truncation), or the size if the
-// segment was never published.
+// [Segment.Publish] (or less, after a truncation); with
+// [Config.PublishedReads] unset, the size until the first Publish.
 func (s *Segment) ReadableSize() int64 {
 	size := s.size.Load()
 	if p := s.published.Load(); p >= 0 && p < size {

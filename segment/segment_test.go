@@ -532,6 +532,30 @@ func TestPublishBoundsReadableSize(t *testing.T) {
 	})
 }
 
+// TestPublishedReads: with Config.PublishedReads an Append is invisible
+// until Publish, from the first one on, and a segment opened again is
+// readable up to the size it was opened with.
+func TestPublishedReads(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		cfg := testConfig()
+		cfg.PublishedReads = true
+		s := create(t, e, 0, cfg)
+		b1, b2 := batchAt(t, 0, 2, 10, 1000), batchAt(t, 2, 2, 10, 1000)
+		require.NoError(t, s.Append(b1, header(t, b1)))
+		require.Zero(t, s.ReadableSize(), "not published yet")
+		s.Publish()
+		require.Equal(t, int64(len(b1)), s.ReadableSize())
+		require.NoError(t, s.Close())
+
+		s, err := Open(e.fs, e.dir, 0, cfg, OpenOptions{})
+		require.NoError(t, err)
+		defer func() { require.NoError(t, s.Close()) }()
+		require.Equal(t, int64(len(b1)), s.ReadableSize(), "opened: readable up to its size")
+		require.NoError(t, s.Append(b2, header(t, b2)))
+		require.Equal(t, int64(len(b1)), s.ReadableSize(), "the append is not published yet")
+	})
+}
+
 // TestSliceReadAfterCut: a slice held across a truncation that cut its
 // bytes reports ErrCutUnderRead instead of a short read that a caller
 // could take for data (a point reader reusing a buffer once returned a
