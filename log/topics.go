@@ -24,21 +24,31 @@ type TopicDescription struct {
 	Overrides map[string]string
 }
 
-// CreateTopic creates a topic with partitions partitions. props are Kafka
-// topic properties (nil for the directory's defaults); names Kafka defines
-// but kafkalite does not use are accepted and returned. The name follows
-// Kafka's rules ([ValidateTopicName]) and must not collide with an existing
-// topic once '.' and '_' are made equal; internal topics cannot be created.
-// The partition directories and the topic store are durable when
-// CreateTopic returns.
-func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, props map[string]string) ([]string, error) {
+// CreateTopic creates a topic with partitions partitions and returns its
+// description (its topic id, the configuration in force), as Kafka's
+// CreateTopics answers. props are Kafka topic properties (nil for the
+// directory's defaults); names Kafka defines but kafkalite does not use
+// (min.insync.replicas, say) are accepted and logged at Info, and
+// [ParseTopicConfig] lists them beforehand. The name follows Kafka's rules
+// ([ValidateTopicName]) and must not collide with an existing topic once
+// '.' and '_' are made equal; internal topics cannot be created. The
+// partition directories and the topic store are durable when CreateTopic
+// returns.
+func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, props map[string]string) (TopicDescription, error) {
 	if err := ValidateTopicName(name); err != nil {
-		return nil, err
+		return TopicDescription{}, err
 	}
 	if IsInternalTopic(name) {
-		return nil, fmt.Errorf("%w: %s cannot be created by users", ErrInternalTopic, name)
+		return TopicDescription{}, fmt.Errorf("%w: %s cannot be created by users", ErrInternalTopic, name)
 	}
-	return d.createTopic(ctx, name, partitions, props)
+	unused, err := d.createTopic(ctx, name, partitions, props)
+	if err != nil {
+		return TopicDescription{}, err
+	}
+	if len(unused) > 0 {
+		d.logger.Info("topic properties kafkalite does not use", "topic", name, "properties", unused)
+	}
+	return d.DescribeTopic(name)
 }
 
 func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, props map[string]string) ([]string, error) {
@@ -154,38 +164,49 @@ func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
 
 // AlterTopicConfig replaces a topic's overrides with props (Kafka's
 // incremental alter is the caller's merge of DescribeTopic's Overrides) and
-// applies the new configuration to its partitions at once. It returns the
-// names Kafka defines that kafkalite does not use. A done ctx returns its
-// error at once, changing nothing.
-func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[string]string) ([]string, error) {
+// applies the new configuration to its partitions at once, and returns
+// the topic's new description. Names Kafka defines that kafkalite does not
+// use are accepted and logged at Info, as CreateTopic does. A done ctx
+// returns its error at once, changing nothing.
+func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[string]string) (TopicDescription, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return TopicDescription{}, err
 	}
-	_, ignored, err := ParseTopicConfig(props)
+	_, unused, err := ParseTopicConfig(props)
 	if err != nil {
-		return nil, err
+		return TopicDescription{}, err
 	}
 	cfg, err := d.topicConfig(props)
 	if err != nil {
-		return nil, err
+		return TopicDescription{}, err
 	}
+	if err := d.alterTopicConfig(name, props, cfg); err != nil {
+		return TopicDescription{}, err
+	}
+	if len(unused) > 0 {
+		d.logger.Info("topic properties kafkalite does not use", "topic", name, "properties", unused)
+	}
+	return d.DescribeTopic(name)
+}
+
+func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicConfig) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t, ok := d.topics[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
 	}
 	old := t.overrides
 	t.overrides = maps.Clone(props)
 	if err := d.saveTopicsLocked(); err != nil {
 		t.overrides = old
-		return nil, err
+		return err
 	}
 	for _, l := range t.partitions {
 		c := cfg
 		l.config.Store(&c)
 	}
-	return ignored, nil
+	return nil
 }
 
 // AddPartitions grows a topic to total partitions (Kafka never removes
