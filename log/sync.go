@@ -81,7 +81,11 @@ func (l *Log) flushLocked(target int64) error {
 	if err != nil {
 		return err
 	}
-	return l.endFlushLocked(w, target, l.syncFlush(w, target))
+	if err := l.syncFlush(w, target); err != nil {
+		return l.failFlushLocked(w, err)
+	}
+	l.flushed(target)
+	return nil
 }
 
 // flushTo fsyncs everything below target without holding the write lock
@@ -93,10 +97,13 @@ func (l *Log) flushTo(target int64) error {
 	if err != nil {
 		return err
 	}
-	syncErr := l.syncFlush(w, target)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.endFlushLocked(w, target, syncErr)
+	if err := l.syncFlush(w, target); err != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.failFlushLocked(w, err)
+	}
+	l.flushed(target) // lock-free: a durable append's group commit ends here
+	return nil
 }
 
 // flushWork is what one flush takes from the log under its lock: the
@@ -156,15 +163,17 @@ func (l *Log) syncFlush(w flushWork, target int64) error {
 	return errors.Join(errs...)
 }
 
-// endFlushLocked ends a flush whose fsyncs returned syncErr: a failure
-// fails the partition (a failed fsync is never retried on the same dirty
-// pages, see DESIGN.md, "Durability"); a success moves the recovery point
-// to target. REQUIRES l.mu held.
-func (l *Log) endFlushLocked(w flushWork, target int64, syncErr error) error {
-	if syncErr != nil {
-		l.dirDirty = l.dirDirty || w.dirDirty
-		return l.failLocked("flush failed", "flush: ", syncErr)
-	}
+// failFlushLocked ends a flush whose fsyncs failed: the partition fails
+// (a failed fsync is never retried on the same dirty pages, see DESIGN.md,
+// "Durability"). REQUIRES l.mu held.
+func (l *Log) failFlushLocked(w flushWork, err error) error {
+	l.dirDirty = l.dirDirty || w.dirDirty
+	return l.failLocked("flush failed", "flush: ", err)
+}
+
+// flushed ends a flush that made everything below target durable: the
+// recovery point moves there. It takes no lock.
+func (l *Log) flushed(target int64) {
 	for {
 		rp := l.recoveryPoint.Load()
 		if rp >= target || l.recoveryPoint.CompareAndSwap(rp, target) {
@@ -172,7 +181,6 @@ func (l *Log) endFlushLocked(w flushWork, target int64, syncErr error) error {
 		}
 	}
 	l.lastFlush.Store(l.now().UnixMilli())
-	return nil
 }
 
 // failLocked makes the partition refuse appends and fsyncs after a
