@@ -195,16 +195,27 @@ type TxnState struct {
 // readCommitted the records of aborted transactions neither (Kafka's
 // read_committed; every transaction in the directory is decided).
 func (e *Expected) ConsumerView(tp TopicPartition, readCommitted bool) []Record {
+	var out []Record
+	for _, b := range e.ConsumerBatches(tp, readCommitted) {
+		out = append(out, b.Records...)
+	}
+	return out
+}
+
+// ConsumerBatches returns the batches whose records ConsumerView returns,
+// for a reader that needs their batch fields (leader epoch, timestamp
+// type).
+func (e *Expected) ConsumerBatches(tp TopicPartition, readCommitted bool) []Batch {
 	p := e.Partitions[tp]
 	if p == nil {
 		return nil
 	}
-	var out []Record
+	var out []Batch
 	for _, b := range p.Batches {
 		if b.Control || (readCommitted && b.Transactional && p.abortedAt(b.ProducerID, b.BaseOffset)) {
 			continue
 		}
-		out = append(out, b.Records...)
+		out = append(out, b)
 	}
 	return out
 }

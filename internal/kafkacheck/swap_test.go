@@ -255,11 +255,7 @@ func brokerTopicSpecs(exp *Expected, topics []string) []string {
 func expectedLines(exp *Expected, topics []string, readCommitted bool) []string {
 	var out []string
 	for _, tp := range exp.SortedPartitions(topics...) {
-		p := exp.Partitions[tp]
-		for _, b := range p.Batches {
-			if b.Control || (readCommitted && b.Transactional && p.abortedAt(b.ProducerID, b.BaseOffset)) {
-				continue
-			}
+		for _, b := range exp.ConsumerBatches(tp, readCommitted) {
 			for _, r := range b.Records {
 				ts := r.Timestamp
 				if b.TimestampType == record.LogAppendTime {
