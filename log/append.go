@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
@@ -77,8 +78,8 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	if res, done, err := l.appendOverlappedLocked(batch, origin); done {
-		return res, err
+	if l.overlapsLocked(batch) {
+		return l.appendOverlappedLocked(batch, origin)
 	}
 	in := batch
 	h, batch, err := l.validateLocked(in)
@@ -134,79 +135,102 @@ func (l *Log) checkProducerLocked(h *record.BatchHeader, origin appendOrigin) (r
 	return res, isDup, nil
 }
 
-// appendOverlappedLocked is appendAsLeader for a batch that the Dir's
-// prewriter writes while it is validated (Config.OverlapAppendBytes).
-// done is false when the batch does not qualify, the helper is busy, or
-// the batch must be rewritten (its max timestamp, its inner offsets):
-// nothing was appended, and the caller appends the usual way (the leader
-// epoch may be stamped and the segment rolled already). Whatever the
-// validation finds, the body written ahead is appended only by
-// AppendPrewritten after the checks passed, and taken back otherwise.
-func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (res AppendResult, done bool, err error) {
-	pw := l.prewriter
-	if pw == nil || len(batch) < l.overlapBytes {
-		return res, false, nil
+// overlapsLocked says whether the append of batch overlaps its write
+// with its validation (Config.OverlapAppendBytes): a batch large enough,
+// on two Ps or more, that validation will not rewrite as far as its
+// header tells (it comes with base offset 0 and is not recompressed or
+// stamped with the log append time) and that fits. It changes nothing.
+func (l *Log) overlapsLocked(batch []byte) bool {
+	if l.overlapBytes <= 0 || len(batch) < l.overlapBytes || runtime.GOMAXPROCS(0) < 2 {
+		return false
 	}
 	c := l.Config()
-	h0, err := record.ParseHeader(batch)
-	if err != nil || h0.Size() != len(batch) || h0.BaseOffset != 0 || c.MessageTimestampType != record.CreateTime ||
+	h, err := record.ParseHeader(batch)
+	if err != nil || h.Size() != len(batch) || h.BaseOffset != 0 || c.MessageTimestampType != record.CreateTime ||
 		l.checkSizeLocked(len(batch)) != nil {
-		return res, false, nil // refused or rewritten either way: validate first
+		return false // refused or rewritten either way
 	}
-	if codec, keep := c.CompressionType.Codec(); !keep && codec != h0.Attributes.Compression() {
-		return res, false, nil // recompressed
-	}
-	// The leader epoch lies in the prewritten bytes (outside the CRC);
+	codec, keep := c.CompressionType.Codec()
+	return keep || codec == h.Attributes.Compression()
+}
+
+// errRewrite is what the overlapped append's check returns when the
+// validation rewrote the batch or found a duplicate: nothing is appended
+// by segment.Segment.AppendOverlapped, and the append goes on without it.
+var errRewrite = errors.New("not appended as it came")
+
+// appendOverlappedLocked is appendAsLeader for a batch overlapsLocked
+// accepted: the active segment writes it while it is validated
+// (segment.Segment.AppendOverlapped). The batch is validated once; one
+// the validation rewrites (its max timestamp, its inner offsets) is then
+// appended the usual way, as is nothing of a duplicate.
+func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (AppendResult, error) {
+	// The leader epoch lies in the bytes written ahead (outside the CRC);
 	// the base offset does not.
 	if err := record.SetPartitionLeaderEpoch(batch, l.leaderEpoch); err != nil {
-		return res, false, nil
+		return AppendResult{}, l.perr(err)
 	}
-	h0.BaseOffset, h0.PartitionLeaderEpoch = l.LogEndOffset(), l.leaderEpoch
+	h0, err := record.ParseHeader(batch)
+	if err != nil {
+		return AppendResult{}, l.perr(err)
+	}
+	h0.BaseOffset = l.LogEndOffset()
 	if err := l.maybeRollLocked(&h0, len(batch)); err != nil {
-		return res, true, err
+		return AppendResult{}, err
 	}
 	seg := l.activeSegment()
-	if !pw.start(seg, batch) {
-		return res, false, nil
-	}
-	h, out, verr := l.validateLocked(batch)
-	if werr := pw.wait(); werr != nil {
-		if errors.Is(werr, segment.ErrSegmentFull) {
-			return res, false, nil // nothing written
+	var (
+		res  AppendResult
+		h    record.BatchHeader
+		out  []byte
+		dup  bool
+		verr error
+	)
+	err = seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
+		h, out, verr = l.validateLocked(batch)
+		if verr == nil {
+			res, dup, verr = l.checkProducerLocked(&h, origin)
 		}
-		return res, true, l.storageFailedLocked(werr)
-	}
-	if verr == nil {
-		res, done, verr = l.checkProducerLocked(&h, origin)
-		if done { // a duplicate
-			verr = nil
+		switch {
+		case verr != nil:
+			return h, verr
+		case dup || out == nil || &out[0] != &batch[0]:
+			return h, errRewrite
+		}
+		h.BaseOffset = l.LogEndOffset()
+		if verr = record.SetBaseOffset(batch, h.BaseOffset); verr != nil {
+			return h, verr
+		}
+		return h, nil
+	})
+	switch {
+	case err == nil:
+		l.overlapped.Add(1)
+		if err := l.appendedLocked(seg, batch, &h); err != nil {
+			return AppendResult{}, err
+		}
+	case verr != nil && err == verr: //nolint:errorlint // check's own error, returned as it is
+		return AppendResult{}, l.perr(verr)
+	case err != errRewrite: //nolint:errorlint // likewise
+		return AppendResult{}, l.storageFailedLocked(err)
+	case dup:
+		return res, nil
+	default: // rewritten: appended the usual way
+		if out == nil {
+			if out, err = fixMaxTimestamp(batch, &h); err != nil {
+				return AppendResult{}, l.perr(err)
+			}
+		}
+		h.BaseOffset = l.LogEndOffset()
+		if err := record.SetBaseOffset(out, h.BaseOffset); err != nil {
+			return AppendResult{}, l.perr(err)
+		}
+		if err := l.appendLocked(out, &h); err != nil {
+			return AppendResult{}, err
 		}
 	}
-	if verr != nil || done || out == nil || &out[0] != &batch[0] {
-		// Refused, a duplicate, or rewritten (max timestamp, inner
-		// offsets): the body written ahead goes.
-		if err := seg.DiscardPrewrite(len(batch)); err != nil {
-			return res, true, l.storageFailedLocked(err)
-		}
-		if verr != nil {
-			return AppendResult{}, true, l.perr(verr)
-		}
-		if done {
-			return res, true, nil
-		}
-		return res, false, nil // append the rewritten batch the usual way
-	}
-	base := l.LogEndOffset()
-	if err := record.SetBaseOffset(batch, base); err != nil {
-		return res, true, l.storageFailedLocked(errors.Join(err, seg.DiscardPrewrite(len(batch))))
-	}
-	h.BaseOffset, h.PartitionLeaderEpoch = base, l.leaderEpoch
-	if err := l.writeLocked(seg, batch, &h, true); err != nil {
-		return AppendResult{}, true, err
-	}
-	l.overlapped.Add(1)
 	res.BaseOffset, res.LastOffset, res.LogStartOffset = h.BaseOffset, h.LastOffset(), l.LogStartOffset()
-	return res, true, nil
+	return res, nil
 }
 
 // storageFailedLocked makes the partition refuse appends after a failed
@@ -371,7 +395,7 @@ func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
 	}
 	if c.MessageTimestampType == record.CreateTime && h.MaxTimestamp != maxTS {
 		// The header's max timestamp is wrong: the caller rewrites it
-		// (and the CRC) with fixMaxTimestamp, once no prewrite reads the
+		// (and the CRC) with fixMaxTimestamp, once no write ahead reads the
 		// batch.
 		h.MaxTimestamp = maxTS
 		return h, nil, nil
@@ -435,26 +459,27 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader) error {
 	if err := l.maybeRollLocked(h, len(batch)); err != nil {
 		return err
 	}
-	return l.writeLocked(l.activeSegment(), batch, h, false)
+	return l.writeLocked(l.activeSegment(), batch, h)
 }
 
-// writeLocked appends a batch to the active segment seg (prewritten: the
-// rest of a segment.Segment.Prewrite) and does what follows an append.
-func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader, prewritten bool) error {
+// writeLocked appends a batch to the active segment seg and does what
+// follows an append.
+func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader) error {
+	if err := seg.Append(batch, h); err != nil {
+		return l.storageFailedLocked(err)
+	}
+	return l.appendedLocked(seg, batch, h)
+}
+
+// appendedLocked does what follows the append of a batch to seg, the
+// active segment: the producer state, the log end offset, publication,
+// the leader epoch, flush.messages, and waking readers.
+func (l *Log) appendedLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader) error {
 	// Readers see the segment up to its published size (segment
 	// Config.PublishedReads), and the batch is published only after the
 	// log end offset: a reader never holds a batch beyond the log end
 	// offset it can see next (which would make its next position out of
 	// range).
-	var err error
-	if prewritten {
-		err = seg.AppendPrewritten(batch, h)
-	} else {
-		err = seg.Append(batch, h)
-	}
-	if err != nil {
-		return l.storageFailedLocked(err)
-	}
 	if err := l.updateProducerStateLocked(seg, batch, h, false); err != nil {
 		return l.failLocked("updating the producer state failed", "", err)
 	}

@@ -206,7 +206,7 @@ func TestAppendCrashAtEveryOp(t *testing.T) {
 
 // forEachAppendMode runs a test with appends written after their
 // validation and with every append's write overlapped with its validation
-// (Config.OverlapAppendBytes 1: a prewrite, then the header).
+// (Config.OverlapAppendBytes 1: the body written ahead, then the header).
 func forEachAppendMode(t *testing.T, test func(t *testing.T, overlap int)) {
 	t.Run("serial", func(t *testing.T) { test(t, 0) })
 	t.Run("overlapped", func(t *testing.T) {

@@ -131,13 +131,13 @@ type Config struct {
 
 	// OverlapAppendBytes is kafkalite's own setting (no Kafka property;
 	// default 65536): a leader append of a batch at least this large
-	// writes the batch into the page cache on a helper goroutine while it
-	// validates the batch, so that on a second core the append costs about
-	// the write alone. The appender yields (runtime.Gosched) while it waits
-	// for the write, which uses CPU time an idle core has to spare; 0 turns
-	// the overlap off. It needs GOMAXPROCS of at least 2. One append at a
-	// time overlaps; others write as usual. What is on disk, and when,
-	// does not change (see segment.Segment.Prewrite for the crash case).
+	// writes the batch into the page cache on a goroutine of its own while
+	// it validates the batch (segment.Segment.AppendOverlapped), so that
+	// on a second core the append costs about as long as the longer of the
+	// two. The goroutine lives for that append only: nothing runs between
+	// appends. 0 turns the overlap off; it needs GOMAXPROCS of at least 2.
+	// What is on disk, and when, does not change (see AppendOverlapped for
+	// the crash case).
 	OverlapAppendBytes int
 
 	// NumPartitions mirrors num.partitions (default 1): the partition count

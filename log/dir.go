@@ -59,8 +59,6 @@ type Dir struct {
 	pids  producerIDs
 
 	cleaner cleanerState
-
-	prewriter *prewriter // nil when Config.OverlapAppendBytes is 0
 }
 
 type topic struct {
@@ -123,11 +121,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 		return nil, err
 	}
 	d.lock = lock
-	if cfg.OverlapAppendBytes > 0 {
-		d.prewriter = newPrewriter()
-	}
 	if err := d.load(ctx); err != nil {
-		d.stopPrewriter()
 		return nil, errors.Join(err, d.closeLogs(), lock.Close())
 	}
 	d.recovery.Duration = time.Since(start)
@@ -287,7 +281,7 @@ func (d *Dir) load(ctx context.Context) error {
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
 					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
 					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset,
-					prewriter: d.prewriter, overlapBytes: d.cfg.OverlapAppendBytes})
+					overlapBytes: d.cfg.OverlapAppendBytes})
 				if err != nil {
 					errs <- fmt.Errorf("loading %s: %w", tp, err)
 					continue
@@ -546,7 +540,6 @@ func (d *Dir) Close() error {
 	}
 	logsErr := d.closeLogs()
 	errs = append(errs, logsErr)
-	d.stopPrewriter() // every partition is closed: no append uses it
 	errs = append(errs, d.writeCheckpoints(true))
 	if logsErr == nil && errors.Join(errs...) == nil {
 		// Only a Dir whose every partition flushed and closed cleanly may
@@ -555,12 +548,6 @@ func (d *Dir) Close() error {
 	}
 	errs = append(errs, d.lock.Close())
 	return errors.Join(errs...)
-}
-
-func (d *Dir) stopPrewriter() {
-	if d.prewriter != nil {
-		d.prewriter.close()
-	}
 }
 
 func (d *Dir) closeLogs() error {

@@ -41,9 +41,8 @@ type Log struct {
 
 	config atomic.Pointer[TopicConfig]
 
-	prewriter    *prewriter // the Dir's, or nil (see Config.OverlapAppendBytes)
 	overlapBytes int
-	overlapped   atomic.Int64 // appends that used the prewriter
+	overlapped   atomic.Int64 // appends whose write overlapped their validation
 
 	mu                sync.Mutex // the write lock: appends, rolls, truncation, retention
 	epochs            *checkpoint.LeaderEpochCache
@@ -183,10 +182,7 @@ type loadOptions struct {
 	producerIDExpiration time.Duration
 	// cleanerOffset is the cleaner-offset-checkpoint entry, -1 if none.
 	cleanerOffset int64
-	// prewriter overlaps appends of batches of at least overlapBytes with
-	// their validation (Config.OverlapAppendBytes); nil: never.
-	prewriter    *prewriter
-	overlapBytes int
+	overlapBytes  int
 }
 
 // recoveryStats report what loading a partition did.
@@ -210,7 +206,7 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	l := &Log{topic: o.topic, partition: o.partition, dir: o.dir, fsys: o.fsys, logger: o.logger, now: o.now,
 		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend,
 		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1,
-		unsyncedSnapshot: -1, prewriter: o.prewriter, overlapBytes: o.overlapBytes}
+		unsyncedSnapshot: -1, overlapBytes: o.overlapBytes}
 	cfg := o.config
 	l.config.Store(&cfg)
 	l.cleanerCheckpoint.Store(o.cleanerOffset)

@@ -23,125 +23,72 @@ import (
 // appends ([ErrFailed]) because the state of its file is no longer known;
 // the log reopens and recovers it.
 func (s *Segment) Append(batch []byte, h *record.BatchHeader) error {
-	return s.appendBatch(batch, h, false)
-}
-
-// PrewriteHeaderLen is the part of a batch that [Segment.Prewrite] leaves
-// out: the base offset and the batch length.
-const PrewriteHeaderLen = 12
-
-// Prewrite writes all of batch but its first [PrewriteHeaderLen] bytes where
-// the next Append would put them, beyond the segment's size, so that a log
-// can write a large batch while it validates the batch on another
-// goroutine. Nothing changes for readers, and nothing is appended until
-// [Segment.AppendPrewritten] writes the header; [Segment.DiscardPrewrite]
-// takes the bytes back.
-//
-// A crash between the two leaves a batch whose length field is zero (the
-// region past a segment's size is always zero or absent: the file ends
-// there, or is preallocated, and failed or discarded writes are cut back):
-// recovery truncates there, so a batch that was never validated cannot be
-// recovered as data.
-//
-// Prewrite may run on another goroutine than the segment's writer, which
-// must not call any other writer method until it returns. On a write error
-// the segment fails as with a failed Append.
-func (s *Segment) Prewrite(batch []byte) error {
-	if s.failed != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
-	}
-	pos := s.size.Load()
-	if len(batch) <= PrewriteHeaderLen || pos+int64(len(batch)) > maxLogBytes {
-		return &Error{File: s.LogFile(), Position: pos, Err: ErrSegmentFull}
-	}
-	if _, err := s.log.WriteAt(batch[PrewriteHeaderLen:], pos+PrewriteHeaderLen); err != nil {
-		s.failed = err
-		if terr := s.discard(pos, len(batch)); terr != nil {
-			err = errors.Join(err, terr)
-		}
-		return &Error{File: s.LogFile(), Position: pos, Err: err}
-	}
-	return nil
-}
-
-// AppendPrewritten appends batch, whose bytes after the header a
-// successful [Segment.Prewrite] wrote: it writes the header and does what
-// Append does after its write. batch must be the prewritten bytes, with
-// only the base offset (or nothing) changed since.
-func (s *Segment) AppendPrewritten(batch []byte, h *record.BatchHeader) error {
-	pos := s.size.Load()
-	err := s.appendBatch(batch, h, true)
-	if err != nil && s.failed == nil && s.size.Load() == pos {
-		// Refused before its header was written: take the body back.
-		err = errors.Join(err, s.DiscardPrewrite(len(batch)))
-	}
-	return err
-}
-
-// DiscardPrewrite takes back the n bytes of a [Segment.Prewrite] whose batch
-// is not appended: the file ends at the segment's size again (or, when
-// preallocated, holds zeros past it).
-func (s *Segment) DiscardPrewrite(n int) error {
-	pos := s.size.Load()
-	if err := s.discard(pos, n); err != nil {
-		s.failed = err
-		return &Error{File: s.LogFile(), Position: pos, Err: err}
-	}
-	return nil
-}
-
-// discard restores the region of n bytes at pos, past the segment's size.
-func (s *Segment) discard(pos int64, n int) error {
-	if s.cfg.Preallocate {
-		_, err := s.log.WriteAt(make([]byte, n), pos)
+	a, err := s.prepareAppend(batch, h)
+	if err != nil {
 		return err
 	}
-	return s.log.Truncate(pos)
+	if _, err := s.log.WriteAt(batch, a.pos); err != nil {
+		return s.failAppend(a.pos, err)
+	}
+	return s.commitAppend(a, batch, h)
 }
 
-func (s *Segment) appendBatch(batch []byte, h *record.BatchHeader, prewritten bool) error {
+// pendingAppend is what prepareAppend found for commitAppend.
+type pendingAppend struct {
+	pos int64
+	oi  *index.OffsetIndex
+	ti  *index.TimeIndex
+}
+
+// prepareAppend checks that batch, described by h, can be appended at the
+// end of the .log, and loads what the append needs. It writes nothing.
+func (s *Segment) prepareAppend(batch []byte, h *record.BatchHeader) (pendingAppend, error) {
 	if s.failed != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+		return pendingAppend{}, fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
 	pos := s.size.Load()
 	if len(batch) != h.Size() {
-		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("batch of %d bytes, header says %d", len(batch), h.Size())}
+		return pendingAppend{}, &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("batch of %d bytes, header says %d", len(batch), h.Size())}
 	}
 	if pos+int64(len(batch)) > maxLogBytes {
-		return &Error{File: s.LogFile(), Position: pos, Err: ErrSegmentFull}
+		return pendingAppend{}, &Error{File: s.LogFile(), Position: pos, Err: ErrSegmentFull}
 	}
 	if h.BaseOffset < s.base || !index.CanIndex(s.base, h.LastOffset()) {
-		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: offsets %d-%d, base %d", ErrOffsetOverflow, h.BaseOffset, h.LastOffset(), s.base)}
+		return pendingAppend{}, &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: offsets %d-%d, base %d", ErrOffsetOverflow, h.BaseOffset, h.LastOffset(), s.base)}
 	}
 	next, err := s.NextOffset()
 	if err != nil {
-		return err
+		return pendingAppend{}, err
 	}
 	if h.BaseOffset < next {
-		return &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: base offset %d, next offset %d", ErrOffsetOrder, h.BaseOffset, next)}
+		return pendingAppend{}, &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("%w: base offset %d, next offset %d", ErrOffsetOrder, h.BaseOffset, next)}
 	}
 	oi, ti, err := s.indexes()
 	if err != nil {
-		return err
+		return pendingAppend{}, err
 	}
 	if s.firstBatchTimestamp == notLoaded {
 		if err := s.loadFirstBatchTimestamp(); err != nil {
-			return err
+			return pendingAppend{}, err
 		}
 	}
+	return pendingAppend{pos: pos, oi: oi, ti: ti}, nil
+}
 
-	write := batch
-	if prewritten {
-		write = batch[:PrewriteHeaderLen]
+// failAppend fails the segment after a write at pos went wrong, cutting
+// the .log back to pos.
+func (s *Segment) failAppend(pos int64, err error) error {
+	s.failed = err
+	if terr := s.shrinkLog(pos); terr != nil {
+		err = errors.Join(err, terr)
 	}
-	if _, err := s.log.WriteAt(write, pos); err != nil {
-		s.failed = err
-		if terr := s.shrinkLog(pos); terr != nil {
-			err = errors.Join(err, terr)
-		}
-		return &Error{File: s.LogFile(), Position: pos, Err: err}
-	}
+	return &Error{File: s.LogFile(), Position: pos, Err: err}
+}
 
+// commitAppend does what follows the write of a prepared batch: the
+// segment's size, next offset and max timestamp, and index entries.
+func (s *Segment) commitAppend(a pendingAppend, batch []byte, h *record.BatchHeader) error {
+	pos := a.pos
 	if pos == 0 {
 		s.firstBatchTimestamp = h.MaxTimestamp
 	}
@@ -151,8 +98,8 @@ func (s *Segment) appendBatch(batch []byte, h *record.BatchHeader, prewritten bo
 	}
 	var ierr error
 	if s.bytesSinceLastIndexEntry > s.cfg.IndexIntervalBytes {
-		ierr = errors.Join(oi.Append(h.LastOffset(), index.Position(pos)),
-			ti.MaybeAppend(s.maxTimestampSoFar.Load(), s.offsetOfMaxTimestamp.Load(), false))
+		ierr = errors.Join(a.oi.Append(h.LastOffset(), index.Position(pos)),
+			a.ti.MaybeAppend(s.maxTimestampSoFar.Load(), s.offsetOfMaxTimestamp.Load(), false))
 		s.bytesSinceLastIndexEntry = 0
 	}
 	s.bytesSinceLastIndexEntry += len(batch)

@@ -23,12 +23,12 @@
 //
 //   - Append: the batch is in the .log through the OS page cache (or the
 //     memory FS) and readable; index entries likewise. Nothing is durable.
-//   - Prewrite: the batch without its first 12 bytes (base offset, length)
-//     is in the .log past the segment's size, which does not change; a
-//     crash leaves a zero batch length in front of it, which recovery cuts
-//     off. AppendPrewritten writes the 12 bytes and is then an Append;
-//     DiscardPrewrite takes the bytes back (the file ends at the size
-//     again, or holds zeros past it when preallocated).
+//   - AppendOverlapped: as Append when it returns nil; the batch without
+//     its first 12 bytes (base offset, length) is written past the
+//     segment's size while the caller's check runs, so a crash before the
+//     12 bytes follow leaves a zero batch length in front of it, which
+//     recovery cuts off. A refused batch is taken back (the file ends at
+//     the size again, or holds zeros past it when preallocated).
 //   - Publish: [Segment.ReadableSize], the bound a log gives its readers,
 //     covers what was appended so far. With [Config.PublishedReads] it
 //     starts at the size the segment was opened with; without, a segment

@@ -48,6 +48,8 @@ type Segment struct {
 	created                  time.Time
 	rollJitter               time.Duration
 	failed                   error
+	ahead                    writeAhead     // AppendOverlapped's write
+	aheadWG                  sync.WaitGroup // its goroutines; Close waits
 
 	// limit is the next segment's base offset, 0 when unknown (the
 	// active segment): see SetNextBaseOffset.
@@ -372,6 +374,7 @@ func (s *Segment) Flush() error {
 // its batches. Slices still referencing the segment keep reading until
 // released. A second Close returns nil.
 func (s *Segment) Close() error {
+	s.aheadWG.Wait() // a write ahead's goroutine that lost to its caller may not have run yet
 	var errs []error
 	if s.active {
 		errs = append(errs, s.finalTimeIndexEntry())

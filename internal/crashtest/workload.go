@@ -59,7 +59,7 @@ const compactKeys = 23
 // internal topic, retention every 10 ms, checkpoints every 50 ms, and
 // transactions and offsets that do not expire during a run. Appends of
 // batches from 256 bytes overlap their write with their validation, so that
-// kills also land between a batch's prewritten body and its header.
+// kills also land between a batch's body, written ahead, and its header.
 func DirConfig() log.Config {
 	cfg := log.DefaultConfig()
 	cfg.OverlapAppendBytes = 256

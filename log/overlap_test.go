@@ -20,7 +20,7 @@ import (
 // valid ones, refused ones, a duplicate, a batch whose header understates
 // its max timestamp (rewritten), a compressed one, and enough to roll
 // segments — to a directory that overlaps every append's write with its
-// validation and to one that never does: every result and error is the
+// validation (segment.Segment.AppendOverlapped) and to one that never does: every result and error is the
 // same, and so is every byte of every .log file.
 func TestOverlappedAppendMatchesSerial(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps
@@ -132,24 +132,23 @@ func TestOverlappedAppendMatchesSerial(t *testing.T) {
 	}
 }
 
-// TestPrewriterBusyAndSlowWrite holds the prewriter's write of one
-// partition's batch: the appender waits for it past its yielding time and
-// parks; an append to another partition meanwhile finds the helper busy
-// and writes its batch itself; once the write goes on, the first append
-// completes.
-func TestPrewriterBusyAndSlowWrite(t *testing.T) {
+// TestOverlappedAppendsOfTwoPartitions holds the write ahead of one
+// partition's batch: its append waits for it, while an append to another
+// partition meanwhile overlaps its own write and completes; once the held
+// write goes on, the first append completes too. After Close no goroutine
+// of a write ahead is left.
+func TestOverlappedAppendsOfTwoPartitions(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps
 	e := newEnv(t)
 	ffs := vfs.NewFaultFS(e.mem)
 	e.cfg.FS, e.cfg.OverlapAppendBytes = ffs, 1
 	d := e.open(t)
-	defer func() { require.NoError(t, d.Close()) }()
 	createTopic(t, d, "t", 2, nil)
 	held, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	ffs.OnOp(func(op vfs.Op, path string) {
 		if op == vfs.OpWrite && strings.Contains(path, "t-0/") && strings.HasSuffix(path, ".log") {
-			once.Do(func() { close(held); <-release }) // the first write: the prewrite of the batch below
+			once.Do(func() { close(held); <-release }) // the first write: the body of the batch below
 		}
 	})
 	now := e.clock.Now().UnixMilli()
@@ -163,13 +162,17 @@ func TestPrewriterBusyAndSlowWrite(t *testing.T) {
 		first <- result{res, err}
 	}()
 	<-held
-	require.Eventually(t, d.prewriter.waiting.Load, 10*time.Second, time.Millisecond, "the appender parks")
 
 	other := partition(t, d, "t", 1)
 	res, err := other.Append(producerBatch(t, 20, 100, now, record.None))
 	require.NoError(t, err)
 	require.Equal(t, int64(19), res.LastOffset)
-	require.Zero(t, other.Stats().OverlappedAppends, "the helper was busy: written by the appender")
+	require.Equal(t, int64(1), other.Stats().OverlappedAppends, "the other partition's write overlapped too")
+	select {
+	case <-first:
+		t.Fatal("the first append returned before its write")
+	default:
+	}
 
 	close(release)
 	got := <-first
@@ -178,4 +181,7 @@ func TestPrewriterBusyAndSlowWrite(t *testing.T) {
 	require.Equal(t, int64(1), partition(t, d, "t", 0).Stats().OverlappedAppends)
 	require.Len(t, records(t, partition(t, d, "t", 0), 0), 20)
 	ffs.OnOp(nil)
+	require.NoError(t, d.Close())
+	buf := make([]byte, 1<<20)
+	require.NotContains(t, string(buf[:runtime.Stack(buf, true)]), "writeAhead", "a write ahead's goroutine outlived Close")
 }
