@@ -11,8 +11,11 @@ import (
 )
 
 // TestPlaceOrder is the README's sample ("Test with it instead of a Kafka
-// cluster"), kept here so that it compiles and passes: OrderService is in
+// cluster"), kept here so that it compiles and passes (examples/readme
+// checks that the README shows this text): OrderService is in
 // example_test.go.
+//
+// README begin
 func TestPlaceOrder(t *testing.T) {
 	ctx := context.Background()
 	b := logtest.New(t, logtest.Partitions(3), logtest.Topics("order-events")) // memory FS, closed by t.Cleanup
@@ -38,3 +41,5 @@ func TestPlaceOrder(t *testing.T) {
 	b.Crash() // reopen on what a power loss leaves: acks=all records survive
 	b.Expect(t, "order-events").Key("alice").Len(2)
 }
+
+// README end

@@ -1,0 +1,366 @@
+// Package readme_test holds the README's Go samples, so that they compile
+// and run as tests: TestSamplesAreTheREADMEs checks that every ```go block
+// of the README is the text of one region between "README begin" and
+// "README end" comments in this file or in log/logtest/readme_test.go,
+// and that every region is in the README.
+package readme_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/producer"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+type order struct{ Customer, Body []byte }
+
+func produceOrders(ctx context.Context, dir string, orders []order) error {
+	// README begin
+	d, err := log.Open(ctx, dir, log.DefaultConfig()) // created if missing; one Dir per directory
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.CreateTopic(ctx, "orders", 3, map[string]string{"retention.ms": "604800000"}); err != nil {
+		return err
+	}
+
+	p, err := producer.New(d, producer.DefaultConfig()) // acks=all, linger.ms=5, batch.size=16384
+	if err != nil {
+		return err
+	}
+	defer p.Close(ctx)
+	for _, o := range orders {
+		// Send returns at once: records wait in the accumulator and go out
+		// in batches. The callback runs once the record is acknowledged
+		// (durable with acks=all) or has failed.
+		_, err := p.Send(ctx, &producer.Record{Topic: "orders", Key: o.Customer, Value: o.Body},
+			func(md producer.RecordMetadata, err error) { /* md.Partition, md.Offset */ })
+		if err != nil {
+			return err // not accepted: closed producer, record too large, done ctx
+		}
+	}
+	return p.Flush(ctx) // every record sent so far acknowledged or failed
+	// README end
+}
+
+func readOrders(ctx context.Context, d *log.Dir, offset int64, maxBytes int, out, conn io.Writer) error {
+	// README begin
+	l, err := d.Partition("orders", 0)
+	if err != nil {
+		return err
+	}
+	next, err := l.ReadRecords(offset, 1<<20, func(r *record.Record, h *record.BatchHeader) error {
+		_, err := fmt.Fprintf(out, "%d %s %s\n", r.Offset, r.Key, r.Value) // r is valid during the call only
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if err := l.WaitForData(ctx, next); err != nil { // blocks until a record past next arrives, without polling
+		return err
+	}
+
+	res, err := l.Read(next, maxBytes, true) // raw batches as a file slice, for a broker:
+	if err != nil {
+		return err
+	}
+	defer res.Release()
+	if res.Slice != nil {
+		_, err = res.Slice.WriteTo(conn) // sendfile(2) to a *net.TCPConn on Linux
+	}
+	return err
+	// README end
+}
+
+func billOrders(ctx context.Context, d *log.Dir, bill func(customer, order []byte)) error {
+	// README begin
+	cfg := consumer.DefaultConfig()
+	cfg.GroupID = "billing"
+	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	c, err := consumer.New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	if err := c.Subscribe([]string{"orders"}, nil); err != nil { // or a RebalanceListener
+		return err
+	}
+	for {
+		recs, err := c.Poll(ctx) // waits for data without polling; records valid until the next Poll
+		if err != nil {
+			return err // ctx done, or the consumer closed
+		}
+		for _, r := range recs {
+			bill(r.Key, r.Value)
+		}
+		if err := c.CommitSync(ctx, nil); err != nil { // or auto-commit (enable.auto.commit)
+			return err
+		}
+	}
+	// README end
+}
+
+// README begin
+// enrichOrders reads "orders" and writes "enriched" exactly once: the
+// output records and the consumed offsets commit in one transaction.
+func enrichOrders(ctx context.Context, d *log.Dir, enrich func([]byte) []byte) error {
+	pcfg := producer.DefaultConfig()
+	pcfg.TransactionalID = "orders-enricher" // a restarted instance with the same id fences the old one
+	p, err := producer.New(d, pcfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close(ctx)
+	if err := p.InitTransactions(ctx); err != nil {
+		return err
+	}
+	ccfg := consumer.DefaultConfig()
+	ccfg.GroupID, ccfg.IsolationLevel, ccfg.EnableAutoCommit = "enricher", consumer.ReadCommitted, false
+	ccfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	c, err := consumer.New(d, ccfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	if err := c.Subscribe([]string{"orders"}, nil); err != nil {
+		return err
+	}
+	for {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			return err
+		}
+		if err := p.BeginTransaction(); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if _, err := p.Send(ctx, &producer.Record{Topic: "enriched", Key: r.Key, Value: enrich(r.Value)}, nil); err != nil {
+				return err
+			}
+		}
+		if err := p.SendOffsetsToTransaction(ctx, positions(c), c.GroupMetadata()); err != nil {
+			return err
+		}
+		if err := p.CommitTransaction(ctx); err != nil { // producer.ErrProducerFenced: a newer instance took over
+			return err
+		}
+	}
+}
+
+// positions are the consumer's next offsets, the ones to commit.
+func positions(c *consumer.Consumer) map[log.TopicPartition]log.OffsetAndMetadata {
+	out := map[log.TopicPartition]log.OffsetAndMetadata{}
+	for _, tp := range c.Assignment() {
+		if next, err := c.Position(tp); err == nil {
+			out[tp] = log.OffsetAndMetadata{Offset: next}
+		}
+	}
+	return out
+}
+
+// README end
+
+func serveBatches(l *log.Log, batch []byte, offset int64, maxBytes int, conn io.Writer) (log.OffsetAndTimestamp, error) {
+	// README begin
+	res, err := l.Append(batch) // validate, assign offsets; typed errors (log.ErrInvalidRecord, record.ErrCorrupt, ...)
+	if err != nil {
+		return log.OffsetAndTimestamp{}, err
+	}
+	fr, err := l.Read(res.BaseOffset, maxBytes, true) // whole batches from an offset, as a file slice
+	if err != nil {
+		return log.OffsetAndTimestamp{}, err
+	}
+	_, err = fr.Slice.WriteTo(conn) // sendfile(2) to a *net.TCPConn on Linux
+	fr.Release()
+	if err != nil {
+		return log.OffsetAndTimestamp{}, err
+	}
+	ot, _, err := l.OffsetForTimestamp(log.EarliestTimestamp) // ListOffsets: earliest, latest, max-timestamp, by time
+	return ot, err
+	// README end
+}
+
+// TestSamples runs the samples one after the other on one directory:
+// produce, read, bill with a group, enrich in transactions, append raw.
+func TestSamples(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var orders []order
+	for i := range 30 {
+		orders = append(orders, order{Customer: fmt.Appendf(nil, "customer-%d", i%7), Body: fmt.Appendf(nil, `{"order":%d}`, i)})
+	}
+	require.NoError(t, produceOrders(ctx, dir, orders))
+
+	d, err := log.Open(ctx, dir, log.DefaultConfig())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	p0, err := d.Partition("orders", 0)
+	require.NoError(t, err)
+	inP0 := p0.LogEndOffset()
+	require.Positive(t, inP0, "murmur2 puts some of 7 customers on partition 0")
+
+	// Read: the records of partition 0, then, once one more arrives, its batch.
+	out := &lineWriter{want: int(inP0), done: make(chan struct{})}
+	var conn bytes.Buffer
+	read := make(chan error, 1)
+	go func() { read <- readOrders(ctx, d, 0, 1<<20, out, &conn) }()
+	<-out.done // the records there were are read: the reader waits next
+	raw := rawBatch(t, "late", "order")
+	_, err = p0.Append(raw)
+	require.NoError(t, err)
+	require.NoError(t, <-read)
+	require.Equal(t, int(inP0), strings.Count(out.String(), "\n"))
+	require.Contains(t, conn.String(), "late", "the raw batch appended while the reader waited")
+
+	// Bill: every order once, then stop.
+	billCtx, stop := context.WithCancel(ctx)
+	var billed atomic.Int64
+	err = billOrders(billCtx, d, func(customer, order []byte) {
+		if billed.Add(1) == int64(len(orders))+1 { // the orders and the late one
+			stop()
+		}
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(len(orders))+1, billed.Load())
+
+	// Enrich: the output holds every order, upper-cased, and read_committed sees it.
+	_, err = d.CreateTopic(ctx, "enriched", 1, nil)
+	require.NoError(t, err)
+	enrichCtx, stopEnrich := context.WithCancel(ctx)
+	enriched := make(chan error, 1)
+	go func() { enriched <- enrichOrders(enrichCtx, d, bytes.ToUpper) }()
+	ccfg := consumer.DefaultConfig()
+	ccfg.IsolationLevel, ccfg.AutoOffsetReset = consumer.ReadCommitted, consumer.OffsetResetEarliest
+	c, err := consumer.New(d, ccfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close(ctx)) }()
+	require.NoError(t, c.Assign([]log.TopicPartition{{Topic: "enriched", Partition: 0}}))
+	seen := 0
+	for seen < len(orders)+1 {
+		recs, err := c.Poll(ctx)
+		require.NoError(t, err)
+		for _, r := range recs {
+			require.Equal(t, strings.ToUpper(string(r.Value)), string(r.Value))
+			seen++
+		}
+	}
+	stopEnrich()
+	require.ErrorIs(t, <-enriched, context.Canceled)
+
+	// Raw batches: append, read back, earliest offset.
+	conn.Reset()
+	ot, err := serveBatches(p0, rawBatch(t, "raw", "batch"), 0, 1<<20, &conn)
+	require.NoError(t, err)
+	require.Zero(t, ot.Offset)
+	require.Contains(t, conn.String(), "raw")
+}
+
+// lineWriter closes done once want lines were written.
+type lineWriter struct {
+	bytes.Buffer
+	want int
+	done chan struct{}
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if bytes.Count(w.Bytes(), []byte("\n")) == w.want && bytes.HasSuffix(p, []byte("\n")) {
+		close(w.done)
+	}
+	return n, err
+}
+
+func rawBatch(t *testing.T, key, value string) []byte {
+	t.Helper()
+	var b record.Builder
+	b.Reset(record.BatchHeader{ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	require.NoError(t, b.Append(1_700_000_000_000, []byte(key), []byte(value), nil))
+	out, err := b.Build()
+	require.NoError(t, err)
+	return bytes.Clone(out)
+}
+
+// TestSamplesAreTheREADMEs: the README's Go blocks and the regions of the
+// sample files are the same texts, each block one region.
+func TestSamplesAreTheREADMEs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	blocks := goBlocks(t, readme)
+	var regions []string
+	for _, file := range []string{"readme_test.go", "../../log/logtest/readme_test.go"} {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		regions = append(regions, sampleRegions(t, file, src)...)
+	}
+	require.NotEmpty(t, blocks)
+	require.ElementsMatch(t, regions, blocks, "every README block is a sample region, and every region is in the README")
+}
+
+// goBlocks returns the README's ```go blocks, without trailing blank
+// lines.
+func goBlocks(t *testing.T, md []byte) []string {
+	t.Helper()
+	var blocks []string
+	var cur *strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(md))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case cur == nil && line == "```go":
+			cur = &strings.Builder{}
+		case cur != nil && line == "```":
+			blocks = append(blocks, strings.TrimRight(cur.String(), "\n")+"\n")
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Nil(t, cur, "an unclosed ```go block")
+	return blocks
+}
+
+// sampleRegions returns the regions between "// README begin" and
+// "// README end" lines, each with the indentation of its begin line taken
+// off every line and without trailing blank lines.
+func sampleRegions(t *testing.T, file string, src []byte) []string {
+	t.Helper()
+	var regions []string
+	var cur *strings.Builder
+	indent := ""
+	for i, line := range strings.Split(string(src), "\n") {
+		trimmed := strings.TrimLeft(line, "\t")
+		switch {
+		case trimmed == "// README begin":
+			require.Nil(t, cur, "%s:%d: a region inside a region", file, i+1)
+			cur, indent = &strings.Builder{}, line[:len(line)-len(trimmed)]
+		case trimmed == "// README end":
+			require.NotNil(t, cur, "%s:%d: an end without a begin", file, i+1)
+			regions = append(regions, strings.TrimRight(cur.String(), "\n")+"\n")
+			cur = nil
+		case cur != nil:
+			if line != "" && !strings.HasPrefix(line, indent) {
+				require.Fail(t, "under-indented line", "%s:%d", file, i+1)
+			}
+			cur.WriteString(strings.TrimPrefix(line, indent) + "\n")
+		}
+	}
+	require.Nil(t, cur, "%s: an unclosed region", file)
+	if len(regions) == 0 {
+		require.Fail(t, "no regions", file)
+	}
+	return regions
+}
