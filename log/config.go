@@ -2,612 +2,296 @@ package log
 
 import (
 	"errors"
-	"fmt"
+	"log/slog"
 	"math"
-	"strconv"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/internal/props"
-	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
-// Configuration of a log directory ([Config]) and of its topics
-// ([TopicConfig]), mirroring Kafka's broker and topic properties
-// (LogConfig.java, TopicConfig.java, ServerLogConfigs.java and
-// ServerTopicConfigSynonyms.java of Apache Kafka 4.x). Both are plain
-// structs started from Kafka's defaults ([DefaultTopicConfig],
-// [DefaultConfig]), parsed from and printed to Kafka property maps
-// ([ParseTopicConfig], [TopicConfig.Properties], [ParseConfig],
-// [Config.Properties]) so that a Kafka configuration round-trips.
-//
-// # Values
-//
-// Values are parsed as Kafka's ConfigDef parses them: surrounding whitespace
-// (every character up to U+0020) is ignored; longs and ints are decimal with
-// an optional sign; doubles are decimal or exponent notation; booleans are
-// "true" or "false" in any case; lists are comma separated with spaces
-// around the commas ignored, and an empty value is the empty list. Enumerated
-// strings (cleanup.policy, compression.type, message.timestamp.type) are case
-// sensitive, as in Kafka.
-//
-// # Durations and "unlimited"
-//
-// Kafka spells "no limit" two ways: -1 (retention.ms, retention.bytes) and
-// Long.MAX_VALUE milliseconds (flush.ms, max.compaction.lag.ms,
-// message.timestamp.before.max.ms, message.timestamp.after.max.ms,
-// log.flush.scheduler.interval.ms), which does not fit a [time.Duration].
-// Both become [Unlimited]. The rule, for the fields whose doc says they take
-// Unlimited:
-//
-//   - parsing: -1, 9223372036854775807, and any other value too large for a
-//     time.Duration (more than about 292 years) parse to Unlimited;
-//   - printing: Unlimited prints as Kafka prints that property's infinite
-//     value: "-1" for retention.ms, "9223372036854775807" for the others.
-//
-// So ParseTopicConfig(c.Properties()) == c for every valid c, and a Kafka
-// property map parses to the same meaning it has in Kafka, though not always
-// to the same string (retention.ms=9223372036854775807 prints back as -1;
-// both mean "forever"). kafkalite accepts -1 also where Kafka's validator
-// would reject it (flush.ms=-1, max.compaction.lag.ms=-1, ...); what it
-// prints Kafka accepts. Durations that do not take Unlimited (segment.ms,
-// delete.retention.ms, ...) clamp values beyond time.Duration's range to the
-// largest whole-millisecond Duration, which is just as "forever".
-// flush.messages uses [UnlimitedMessages] the same way.
-//
-// Durations must be whole milliseconds, the unit of every Kafka property;
-// [TopicConfig.Validate] rejects others.
+// Config configures a log directory (Kafka's LogManager) and the defaults of
+// its topics: Kafka's broker properties. Start from [DefaultConfig].
+// Logger, FS and Now are hooks, not properties. A Config is a value; the Dir
+// keeps its own copy.
+type Config struct {
+	// NodeID mirrors node.id: the node identity written to meta.properties
+	// (Kafka's MetaProperties). Kafka requires it in KRaft mode (its
+	// default, -1, means unset); kafkalite, a single node, defaults to 0.
+	// At least 0.
+	NodeID int32
+	// RecoveryThreads mirrors num.recovery.threads.per.data.dir (default 2
+	// since Kafka 4.0, 1 before): partitions loaded or flushed in parallel
+	// at open and close. At least 1.
+	RecoveryThreads int
+	// RetentionCheckInterval mirrors log.retention.check.interval.ms
+	// (default 300000, 5 minutes): how often retention runs. At least 1 ms.
+	RetentionCheckInterval time.Duration
+	// FlushOffsetCheckpointInterval mirrors
+	// log.flush.offset.checkpoint.interval.ms (default 60000): how often
+	// recovery-point-offset-checkpoint is written.
+	FlushOffsetCheckpointInterval time.Duration
+	// FlushStartOffsetCheckpointInterval mirrors
+	// log.flush.start.offset.checkpoint.interval.ms (default 60000): how
+	// often log-start-offset-checkpoint is written.
+	FlushStartOffsetCheckpointInterval time.Duration
+	// FlushSchedulerInterval mirrors log.flush.scheduler.interval.ms
+	// (default Long.MAX_VALUE = Unlimited: never): how often the flusher
+	// checks flush.ms. It is also the fallback for DefaultTopic's flush.ms
+	// when log.flush.interval.ms is absent, as in Kafka. Unlimited or at
+	// least 1 ms.
+	FlushSchedulerInterval time.Duration
+	// DefaultTopic holds the broker-level defaults of topic settings
+	// (log.segment.bytes, log.retention.ms, ...), applied to every topic
+	// without its own override.
+	DefaultTopic TopicConfig
+	// AutoCreateTopics mirrors auto.create.topics.enable. Kafka's default is
+	// true; kafkalite's is false, following the usual production advice: a
+	// typo in a topic name should fail, not silently create a topic.
+	AutoCreateTopics bool
+	// OffsetsTopicNumPartitions mirrors offsets.topic.num.partitions: the
+	// partitions of __consumer_offsets, fixed once the topic exists (an
+	// existing topic keeps its count whatever this says). Kafka's default
+	// is 50, to spread the group coordinators over a cluster's brokers;
+	// one process has one coordinator, and 50 partitions would cost it
+	// 150 open files and a gigabyte of preallocated index files at rest,
+	// so kafkalite's default is 1.
+	OffsetsTopicNumPartitions int
+	// OffsetsRetention mirrors offsets.retention.minutes (default 10080,
+	// 7 days): committed offsets of an empty group expire after it.
+	OffsetsRetention time.Duration
+	// GroupInitialRebalanceDelay mirrors group.initial.rebalance.delay.ms.
+	// Kafka's broker default is 3000 ms, to let a group's first members
+	// arrive together; in process the members are already there, so
+	// kafkalite's default is 0.
+	GroupInitialRebalanceDelay time.Duration
+	// ProducerIDExpiration mirrors producer.id.expiration.ms (default
+	// 86400000, 1 day): a partition forgets an idempotent producer whose
+	// latest batch is at least that old, unless it has a transaction open.
+	// At least 1 ms.
+	ProducerIDExpiration time.Duration
+	// ProducerIDExpirationCheckInterval mirrors
+	// producer.id.expiration.check.interval.ms (default 600000, 10 minutes).
+	// At least 1 ms.
+	ProducerIDExpirationCheckInterval time.Duration
+	// TransactionStateNumPartitions mirrors
+	// transaction.state.log.num.partitions: the partitions of
+	// __transaction_state, fixed once the topic exists. Kafka's default is
+	// 50; kafkalite's is 1, for the reason OffsetsTopicNumPartitions gives.
+	TransactionStateNumPartitions int
+	// TransactionMaxTimeout mirrors transaction.max.timeout.ms (default
+	// 900000, 15 minutes): the longest transaction.timeout.ms a producer
+	// may ask for. At least 1 ms.
+	TransactionMaxTimeout time.Duration
+	// TransactionalIDExpiration mirrors transactional.id.expiration.ms
+	// (default 604800000, 7 days): a transactional id without a transaction
+	// for this long is removed. At least 1 ms.
+	TransactionalIDExpiration time.Duration
+	// TransactionAbortTimedOutInterval mirrors
+	// transaction.abort.timed.out.transaction.cleanup.interval.ms (default
+	// 10000): how often the transaction coordinator aborts transactions
+	// open past their timeout. At least 1 ms.
+	TransactionAbortTimedOutInterval time.Duration
+	// TransactionRemoveExpiredInterval mirrors
+	// transaction.remove.expired.transaction.cleanup.interval.ms (default
+	// 3600000, 1 hour): how often expired transactional ids are removed.
+	// At least 1 ms.
+	TransactionRemoveExpiredInterval time.Duration
 
-// Unlimited is the time.Duration meaning "no limit": Kafka's -1 and its
-// Long.MAX_VALUE ms both map to it (see the rules above). It is negative, so
-// code that compares a duration with elapsed time must test for it.
-const Unlimited time.Duration = -1
+	// CleanerEnable mirrors log.cleaner.enable (default true): whether the
+	// Dir runs cleaner goroutines for compacted topics. [Dir.CleanNow]
+	// cleans whatever it says.
+	CleanerEnable bool
+	// CleanerThreads mirrors log.cleaner.threads (default 1): the number of
+	// cleaner goroutines. At least 0 (0: none, as with CleanerEnable false).
+	CleanerThreads int
+	// CleanerDedupeBufferSize mirrors log.cleaner.dedupe.buffer.size
+	// (default 134217728, 128 MiB): the memory of the cleaners' offset maps,
+	// shared equally by the cleaner goroutines (and [Dir.CleanNow], which
+	// counts as one more). Each map is allocated on first use and only as
+	// large as the dirty section needs. At least 1 KiB per cleaner.
+	CleanerDedupeBufferSize int64
+	// CleanerIOBufferSize mirrors log.cleaner.io.buffer.size (default
+	// 524288): the cleaners' read and write size. At least 0 (below 64 KiB
+	// counts as 64 KiB).
+	CleanerIOBufferSize int
+	// CleanerIOBufferLoadFactor mirrors log.cleaner.io.buffer.load.factor
+	// (default 0.9): how full an offset map may get. In (0, 1].
+	CleanerIOBufferLoadFactor float64
+	// CleanerBackoff mirrors log.cleaner.backoff.ms (default 15000): how
+	// long a cleaner goroutine sleeps when no log needs cleaning. At least
+	// 0.
+	CleanerBackoff time.Duration
+	// CleanerIOMaxBytesPerSecond mirrors
+	// log.cleaner.io.max.bytes.per.second (default Double.MAX_VALUE =
+	// math.MaxFloat64: unlimited): the I/O rate all cleaners share. Above 0.
+	CleanerIOMaxBytesPerSecond float64
 
-// UnlimitedMessages is the flush.messages value meaning "never flush by
-// count": Kafka's default Long.MAX_VALUE. "-1" and "9223372036854775807"
-// parse to it; it prints as "9223372036854775807".
-const UnlimitedMessages int64 = -1
+	// OverlapAppendBytes is kafkalite's own setting (no Kafka property;
+	// default 65536): a leader append of a batch at least this large
+	// writes the batch into the page cache on a goroutine of its own while
+	// it validates the batch (segment.Segment.AppendOverlapped), so that
+	// on a second core the append costs about as long as the longer of the
+	// two. The goroutine lives for that append only: nothing runs between
+	// appends. 0 turns the overlap off; it needs GOMAXPROCS of at least 2.
+	// What is on disk, and when, does not change (see AppendOverlapped for
+	// the crash case).
+	OverlapAppendBytes int
 
-// MinSegmentBytes is the smallest segment.bytes kafkalite accepts: 14 bytes,
-// Kafka's minimum before 4.0 (4.0 raised it to 1048576, KIP-1030). The small
-// minimum lets tests roll segments quickly; a segment must still hold at
-// least one batch, which the log checks on append.
-const MinSegmentBytes = 14
-
-// ErrInvalidConfig is matched by every configuration error ([*ConfigError]).
-var ErrInvalidConfig = errors.New("log: invalid configuration")
-
-// ErrUnknownProperty is matched by the [*ConfigError] for a property name
-// Kafka does not define. It also matches [ErrInvalidConfig].
-var ErrUnknownProperty = errors.New("log: unknown property")
-
-// ConfigError names the property that is wrong, its value and why. It
-// matches [ErrInvalidConfig], and Err.
-type ConfigError struct {
-	Property string // Kafka property name, e.g. "retention.ms"
-	Value    string // the value as given (or, from Validate, as it prints)
-	Reason   string
-	// Err is the sentinel: ErrInvalidConfig, or ErrUnknownProperty for a
-	// name Kafka does not define. Nil means ErrInvalidConfig.
-	Err error
+	// NumPartitions mirrors num.partitions (default 1): the partition count
+	// of auto-created topics. At least 1.
+	NumPartitions int
+	// Logger receives the directory's log lines (and its coordinators' and
+	// cleaners'); nil means slog.Default() at level Warn and above.
+	Logger *slog.Logger
+	// FS is the filesystem; nil means the operating system's. A test gives
+	// vfs.NewMem() (a memory filesystem that can simulate a power loss) or
+	// a vfs.FaultFS; a user may give an FS of their own. Not a property.
+	FS vfs.FS
+	// Now is the clock for retention, rolls and timestamps; nil means
+	// time.Now. Tests inject one.
+	Now func() time.Time
 }
 
-func (e *ConfigError) Error() string {
-	return props.ErrorMessage("log", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
-}
-
-// Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
-
-// Is matches ErrInvalidConfig, whatever Err is.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// newConfigError makes a *ConfigError for props; a nil sentinel means
-// ErrInvalidConfig.
-func newConfigError(prop, value, reason string, sentinel error) error {
-	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
-}
-
-// unknownProperty and invalidProperty make the errors for a name Kafka
-// does not define and for a value that does not parse.
-var (
-	unknownProperty = props.Unknown(newConfigError, ErrUnknownProperty)
-	invalidProperty = props.Invalid(newConfigError)
-)
-
-// CleanupPolicy mirrors cleanup.policy: a list of "delete" and "compact", in
-// any order. Neither (the empty list) is valid too: Kafka 4.x documents it
-// as infinite retention with no compaction.
-type CleanupPolicy struct {
-	Delete  bool // "delete": segments are removed by retention.ms / retention.bytes
-	Compact bool // "compact": the cleaner keeps the latest record per key
-}
-
-// String returns Kafka's spelling: "delete", "compact", "compact,delete" or
-// "" for neither.
-func (p CleanupPolicy) String() string {
-	switch {
-	case p.Delete && p.Compact:
-		return "compact,delete"
-	case p.Delete:
-		return "delete"
-	case p.Compact:
-		return "compact"
-	}
-	return ""
-}
-
-// ParseCleanupPolicy parses a cleanup.policy list.
-func ParseCleanupPolicy(s string) (CleanupPolicy, error) {
-	var p CleanupPolicy
-	for _, v := range props.List(s) {
-		switch v {
-		case "delete":
-			p.Delete = true
-		case "compact":
-			p.Compact = true
-		default:
-			return CleanupPolicy{}, fmt.Errorf("%q is not delete or compact", v)
-		}
-	}
-	return p, nil
-}
-
-// CompressionType mirrors compression.type at the topic level: the codec
-// the log stores batches with, or "producer" to keep each batch's own.
-type CompressionType string
-
-// The compression.type values. ("none" is the producer's name for no
-// compression; topics say "uncompressed".)
-const (
-	CompressionProducer     CompressionType = "producer"
-	CompressionUncompressed CompressionType = "uncompressed"
-	CompressionGzip         CompressionType = "gzip"
-	CompressionSnappy       CompressionType = "snappy"
-	CompressionLZ4          CompressionType = "lz4"
-	CompressionZstd         CompressionType = "zstd"
-)
-
-// ParseCompressionType parses a compression.type value.
-func ParseCompressionType(s string) (CompressionType, error) {
-	t := CompressionType(props.Trim(s))
-	if !t.Valid() {
-		return "", fmt.Errorf("%q is not one of producer, uncompressed, gzip, snappy, lz4, zstd", string(t))
-	}
-	return t, nil
-}
-
-// Valid reports whether t is one of the six values.
-func (t CompressionType) Valid() bool {
-	switch t {
-	case CompressionProducer, CompressionUncompressed, CompressionGzip, CompressionSnappy, CompressionLZ4, CompressionZstd:
-		return true
-	}
-	return false
-}
-
-// Codec returns the codec batches are stored with, or keepProducer = true
-// for "producer" (the log keeps the codec each batch came with).
-func (t CompressionType) Codec() (codec record.Compression, keepProducer bool) {
-	switch t {
-	case CompressionProducer:
-		return record.None, true
-	case CompressionGzip:
-		return record.Gzip, false
-	case CompressionSnappy:
-		return record.Snappy, false
-	case CompressionLZ4:
-		return record.LZ4, false
-	case CompressionZstd:
-		return record.Zstd, false
-	}
-	return record.None, false
-}
-
-func (t CompressionType) String() string { return string(t) }
-
-// TopicConfig holds one topic's settings, Kafka's topic-level properties
-// (TopicConfig.java, LogConfig.java). Start from [DefaultTopicConfig]: the
-// zero value is not valid. A TopicConfig is a value: copies are independent,
-// and its methods only read it, so concurrent use of one is safe.
-type TopicConfig struct {
-	// CleanupPolicy mirrors cleanup.policy (default delete).
-	CleanupPolicy CleanupPolicy
-	// Retention mirrors retention.ms (default 604800000, 7 days): segments
-	// whose newest record is older are deleted (delete policy). Unlimited
-	// (Kafka's -1) keeps them forever; 0 is allowed.
-	Retention time.Duration
-	// RetentionBytes mirrors retention.bytes (default -1): the most bytes a
-	// partition keeps (delete policy). Any negative value means no limit,
-	// as in Kafka.
-	RetentionBytes int64
-	// SegmentBytes mirrors segment.bytes (default 1073741824, 1 GiB): a
-	// segment rolls before it would exceed this. Kafka 4.0's minimum is
-	// 1048576; kafkalite allows down to [MinSegmentBytes] (14), Kafka's old
-	// minimum, so tests can roll quickly. At most 2^31-1 (an int in Kafka).
-	SegmentBytes int64
-	// SegmentRollTime mirrors segment.ms (default 604800000, 7 days): a
-	// non-empty segment rolls once its records span this long. At least 1 ms.
-	SegmentRollTime time.Duration
-	// SegmentJitter mirrors segment.jitter.ms (default 0): the largest
-	// random amount subtracted from SegmentRollTime, chosen per segment.
-	SegmentJitter time.Duration
-	// SegmentIndexBytes mirrors segment.index.bytes (default 10485760): the
-	// size the active segment's index files are preallocated to. At least 4.
-	SegmentIndexBytes int
-	// IndexIntervalBytes mirrors index.interval.bytes (default 4096): bytes
-	// appended between offset index entries. At least 0.
-	IndexIntervalBytes int
-	// MaxMessageBytes mirrors max.message.bytes (default 1048588, 1 MiB +
-	// 12): the largest record batch, after compression, the log accepts.
-	MaxMessageBytes int
-	// MessageTimestampType mirrors message.timestamp.type: CreateTime (the
-	// default) or LogAppendTime.
-	MessageTimestampType record.TimestampType
-	// MessageTimestampBeforeMax mirrors message.timestamp.before.max.ms
-	// (default Long.MAX_VALUE = Unlimited): how far a CreateTime record's
-	// timestamp may lie before the log's clock.
-	MessageTimestampBeforeMax time.Duration
-	// MessageTimestampAfterMax mirrors message.timestamp.after.max.ms
-	// (default 3600000, 1 hour, since Kafka 4.0; Long.MAX_VALUE before): how
-	// far a CreateTime record's timestamp may lie after the log's clock.
-	// Takes Unlimited.
-	MessageTimestampAfterMax time.Duration
-	// CompressionType mirrors compression.type (default producer).
-	CompressionType CompressionType
-	// CompressionGzipLevel mirrors compression.gzip.level (default -1,
-	// zlib's default level 6): 1–9 or -1. Used when the log recompresses.
-	CompressionGzipLevel int
-	// CompressionLZ4Level mirrors compression.lz4.level (default 9): 1–17.
-	CompressionLZ4Level int
-	// CompressionZstdLevel mirrors compression.zstd.level (default 3):
-	// -131072–22.
-	CompressionZstdLevel int
-	// FlushMessages mirrors flush.messages (default Long.MAX_VALUE =
-	// UnlimitedMessages): the log fsyncs after this many appended records.
-	// At least 1, or UnlimitedMessages.
-	FlushMessages int64
-	// FlushInterval mirrors flush.ms (default Long.MAX_VALUE = Unlimited):
-	// the log fsyncs data older than this.
-	FlushInterval time.Duration
-	// FileDeleteDelay mirrors file.delete.delay.ms (default 60000): how long
-	// a segment renamed to .deleted waits before its files are removed.
-	FileDeleteDelay time.Duration
-	// Preallocate mirrors preallocate (default false): new .log files are
-	// created at SegmentBytes and trimmed when sealed.
-	Preallocate bool
-	// MinCompactionLag mirrors min.compaction.lag.ms (default 0): records
-	// younger than this are not compacted.
-	MinCompactionLag time.Duration
-	// MaxCompactionLag mirrors max.compaction.lag.ms (default Long.MAX_VALUE
-	// = Unlimited): records older than this make the log eligible for
-	// cleaning whatever its dirty ratio. At least 1 ms.
-	MaxCompactionLag time.Duration
-	// DeleteRetention mirrors delete.retention.ms (default 86400000, 1 day):
-	// how long the cleaner keeps tombstones and transaction markers.
-	DeleteRetention time.Duration
-	// MinCleanableDirtyRatio mirrors min.cleanable.dirty.ratio (default 0.5):
-	// the dirty fraction above which a compacted log is cleaned. 0–1.
-	MinCleanableDirtyRatio float64
-}
-
-// DefaultTopicConfig returns Kafka 4.x's topic defaults (LogConfig.java,
-// ServerLogConfigs.java), each given in the field's doc.
-func DefaultTopicConfig() TopicConfig {
-	return TopicConfig{
-		CleanupPolicy:             CleanupPolicy{Delete: true},
-		Retention:                 7 * 24 * time.Hour,
-		RetentionBytes:            -1,
-		SegmentBytes:              1 << 30,
-		SegmentRollTime:           7 * 24 * time.Hour,
-		SegmentIndexBytes:         10 << 20,
-		IndexIntervalBytes:        4096,
-		MaxMessageBytes:           1048588,
-		MessageTimestampType:      record.CreateTime,
-		MessageTimestampBeforeMax: Unlimited,
-		MessageTimestampAfterMax:  time.Hour,
-		CompressionType:           CompressionProducer,
-		CompressionGzipLevel:      -1,
-		CompressionLZ4Level:       9,
-		CompressionZstdLevel:      3,
-		FlushMessages:             UnlimitedMessages,
-		FlushInterval:             Unlimited,
-		FileDeleteDelay:           time.Minute,
-		MaxCompactionLag:          Unlimited,
-		DeleteRetention:           24 * time.Hour,
-		MinCleanableDirtyRatio:    0.5,
+// DefaultConfig returns Kafka 4.x's broker defaults, with kafkalite's
+// differences (NodeID 0, AutoCreateTopics false) as documented on the
+// fields.
+func DefaultConfig() Config {
+	return Config{
+		RecoveryThreads:                    2,
+		RetentionCheckInterval:             5 * time.Minute,
+		FlushOffsetCheckpointInterval:      time.Minute,
+		FlushStartOffsetCheckpointInterval: time.Minute,
+		FlushSchedulerInterval:             Unlimited,
+		DefaultTopic:                       DefaultTopicConfig(),
+		NumPartitions:                      1,
+		OffsetsTopicNumPartitions:          1,
+		OffsetsRetention:                   7 * 24 * time.Hour,
+		ProducerIDExpiration:               24 * time.Hour,
+		ProducerIDExpirationCheckInterval:  10 * time.Minute,
+		TransactionStateNumPartitions:      1,
+		TransactionMaxTimeout:              15 * time.Minute,
+		TransactionalIDExpiration:          7 * 24 * time.Hour,
+		TransactionAbortTimedOutInterval:   10 * time.Second,
+		TransactionRemoveExpiredInterval:   time.Hour,
+		CleanerEnable:                      true,
+		CleanerThreads:                     1,
+		CleanerDedupeBufferSize:            128 << 20,
+		CleanerIOBufferSize:                512 << 10,
+		CleanerIOBufferLoadFactor:          0.9,
+		CleanerBackoff:                     15 * time.Second,
+		CleanerIOMaxBytesPerSecond:         math.MaxFloat64,
+		OverlapAppendBytes:                 64 << 10,
 	}
 }
 
-// compressionLevel returns the configured level for codec, in the form
-// record.Builder takes (record.DefaultLevel for codecs without levels).
-func (c TopicConfig) compressionLevel(codec record.Compression) int {
-	switch codec {
-	case record.Gzip:
-		return c.CompressionGzipLevel
-	case record.LZ4:
-		return c.CompressionLZ4Level
-	case record.Zstd:
-		return c.CompressionZstdLevel
+// Validate checks the directory's settings and DefaultTopic; errors about
+// DefaultTopic name the broker property (log.roll.ms, not segment.ms).
+func (c Config) Validate() error {
+	v := props.Validator{New: newConfigError, Key: error.Error}
+	v.Check(c.NodeID >= 0, "node.id", c.NodeID, "must be at least 0")
+	v.IntRange("num.recovery.threads.per.data.dir", c.RecoveryThreads, 1)
+	v.Millis("log.retention.check.interval.ms", c.RetentionCheckInterval, 1, false)
+	for prop, d := range map[string]time.Duration{
+		"log.flush.offset.checkpoint.interval.ms":       c.FlushOffsetCheckpointInterval,
+		"log.flush.start.offset.checkpoint.interval.ms": c.FlushStartOffsetCheckpointInterval,
+	} {
+		v.Millis(prop, d, 0, false)
+		v.Check(d.Milliseconds() <= math.MaxInt32, prop, d.Milliseconds(), "must be at most 2147483647 (an int in Kafka)")
 	}
-	return record.DefaultLevel
-}
-
-// Validate applies Kafka's ranges (and kafkalite's smaller segment.bytes
-// minimum). It returns nil or one [*ConfigError] per bad property, joined.
-func (c TopicConfig) Validate() error {
-	v := props.Validator{New: newConfigError}
-	v.Millis("retention.ms", c.Retention, 0, true)
-	v.Check(c.SegmentBytes >= MinSegmentBytes && c.SegmentBytes <= math.MaxInt32,
-		"segment.bytes", c.SegmentBytes, fmt.Sprintf("must be between %d and %d", MinSegmentBytes, math.MaxInt32))
-	v.Millis("segment.ms", c.SegmentRollTime, 1, false)
-	v.Millis("segment.jitter.ms", c.SegmentJitter, 0, false)
-	v.IntRange("segment.index.bytes", c.SegmentIndexBytes, 4)
-	v.IntRange("index.interval.bytes", c.IndexIntervalBytes, 0)
-	v.IntRange("max.message.bytes", c.MaxMessageBytes, 0)
-	v.Check(c.MessageTimestampType == record.CreateTime || c.MessageTimestampType == record.LogAppendTime,
-		"message.timestamp.type", int8(c.MessageTimestampType), "must be CreateTime or LogAppendTime")
-	v.Millis("message.timestamp.before.max.ms", c.MessageTimestampBeforeMax, 0, true)
-	v.Millis("message.timestamp.after.max.ms", c.MessageTimestampAfterMax, 0, true)
-	v.Check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
-		"must be one of producer, uncompressed, gzip, snappy, lz4, zstd")
-	v.Check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
-		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
-	v.Check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
-		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
-	v.Check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
-		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
-	v.Check(c.FlushMessages >= 1 || c.FlushMessages == UnlimitedMessages,
-		"flush.messages", c.FlushMessages, "must be at least 1, or -1 (unlimited)")
-	v.Millis("flush.ms", c.FlushInterval, 0, true)
-	v.Millis("file.delete.delay.ms", c.FileDeleteDelay, 0, false)
-	v.Millis("min.compaction.lag.ms", c.MinCompactionLag, 0, false)
-	v.Millis("max.compaction.lag.ms", c.MaxCompactionLag, 1, true)
-	v.Millis("delete.retention.ms", c.DeleteRetention, 0, false)
-	v.Check(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1, // false for NaN
-		"min.cleanable.dirty.ratio", c.MinCleanableDirtyRatio, "must be between 0 and 1")
-	if c.MaxCompactionLag != Unlimited && c.MinCompactionLag > c.MaxCompactionLag {
-		v.Add("min.compaction.lag.ms", props.FormatMillis(c.MinCompactionLag, false),
-			"greater than max.compaction.lag.ms ("+props.FormatMillis(c.MaxCompactionLag, true)+")")
+	v.Millis("log.flush.scheduler.interval.ms", c.FlushSchedulerInterval, 1, true)
+	v.IntRange("num.partitions", c.NumPartitions, 1)
+	v.IntRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
+	v.Check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
+	v.Check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
+	v.IntRange("transaction.state.log.num.partitions", c.TransactionStateNumPartitions, 1)
+	for prop, d := range map[string]time.Duration{
+		"producer.id.expiration.ms":                                   c.ProducerIDExpiration,
+		"producer.id.expiration.check.interval.ms":                    c.ProducerIDExpirationCheckInterval,
+		"transaction.max.timeout.ms":                                  c.TransactionMaxTimeout,
+		"transactional.id.expiration.ms":                              c.TransactionalIDExpiration,
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": c.TransactionAbortTimedOutInterval,
+		"transaction.remove.expired.transaction.cleanup.interval.ms":  c.TransactionRemoveExpiredInterval,
+	} {
+		v.Millis(prop, d, 1, false)
+	}
+	v.Check(c.CleanerThreads >= 0, "log.cleaner.threads", c.CleanerThreads, "must be at least 0")
+	v.Check(c.CleanerDedupeBufferSize >= 1024*int64(max(c.CleanerThreads, 0)+1), "log.cleaner.dedupe.buffer.size", c.CleanerDedupeBufferSize,
+		"must be at least 1024 bytes per cleaner thread (plus one for Dir.CleanNow)")
+	v.Check(c.CleanerIOBufferSize >= 0, "log.cleaner.io.buffer.size", c.CleanerIOBufferSize, "must be at least 0")
+	v.Check(c.CleanerIOBufferLoadFactor > 0 && c.CleanerIOBufferLoadFactor <= 1, // false for NaN
+		"log.cleaner.io.buffer.load.factor", c.CleanerIOBufferLoadFactor, "must be above 0 and at most 1")
+	v.Millis("log.cleaner.backoff.ms", c.CleanerBackoff, 0, false)
+	v.Check(c.CleanerIOMaxBytesPerSecond > 0, "log.cleaner.io.max.bytes.per.second", c.CleanerIOMaxBytesPerSecond, "must be above 0")
+	v.Check(c.OverlapAppendBytes >= 0, "OverlapAppendBytes", c.OverlapAppendBytes, "must be at least 0")
+	if err := c.DefaultTopic.Validate(); err != nil {
+		v.Append(renameProperties(err, brokerNameOf)...)
 	}
 	return v.Err()
 }
 
-// ParseTopicConfig returns [DefaultTopicConfig] with props, Kafka topic
-// property names and values, applied; see [TopicConfig.WithProperties].
-func ParseTopicConfig(props map[string]string) (TopicConfig, []string, error) {
-	return DefaultTopicConfig().WithProperties(props)
-}
+// ParseConfig returns [DefaultConfig] with props, Kafka broker property
+// names and values, applied and validated. The log.-prefixed synonyms of
+// topic properties (log.segment.bytes, log.roll.ms, ...) set DefaultTopic,
+// with Kafka's precedence: log.roll.ms over log.roll.hours,
+// log.roll.jitter.ms over log.roll.jitter.hours, log.retention.ms over
+// log.retention.minutes over log.retention.hours (a negative value of any
+// of them means Unlimited, as in Kafka), log.flush.interval.ms over
+// log.flush.scheduler.interval.ms. Broker properties Kafka defines that
+// kafkalite ignores (see [UnusedBrokerProperties]) are returned, sorted;
+// their values are not interpreted. Unknown names are errors matching
+// [ErrUnknownProperty].
+func ParseConfig(props map[string]string) (Config, []string, error) { return parseConfig(props) }
 
-// WithProperties returns c with props (Kafka topic property names) applied,
-// validated. Properties Kafka defines but kafkalite does not use are
-// checked for type and returned, sorted, in unused (see
-// [UnusedTopicProperties]). A name Kafka does not define is an error
-// matching [ErrUnknownProperty]; a value that does not parse, or a result
-// that does not validate, is a [*ConfigError]. Errors for several
-// properties are joined, in name order.
-//
-// internal.segment.bytes, Kafka's testing override of segment.bytes, is
-// accepted and sets SegmentBytes, winning over segment.bytes as in Kafka;
-// [TopicConfig.Properties] prints segment.bytes.
-func (c TopicConfig) WithProperties(props map[string]string) (TopicConfig, []string, error) {
-	return c.withProperties(props)
-}
-
-// withProperties is WithProperties, with props (the package) in scope.
-func (c TopicConfig) withProperties(m map[string]string) (TopicConfig, []string, error) {
-	var unused []string
-	var errs []error
-	keys := props.SortedKeys(m)
-	for _, k := range keys {
-		if k == internalSegmentBytes {
-			continue // applied last
-		}
-		p, ok := topicProps[k]
-		if !ok {
-			if check, ok := ignoredTopicProps[k]; ok {
-				unused = append(unused, k)
-				if err := check(m[k]); err != nil {
-					errs = append(errs, invalidProperty(k, m[k], err))
-				}
-				continue
-			}
-			errs = append(errs, unknownProperty(k, m[k]))
-			continue
-		}
-		if err := p.set(&c, m[k]); err != nil {
-			errs = append(errs, invalidProperty(k, m[k], err))
-		}
-	}
-	if v, ok := m[internalSegmentBytes]; ok {
-		if err := topicProps["segment.bytes"].set(&c, v); err != nil {
-			errs = append(errs, invalidProperty(internalSegmentBytes, v, err))
-		}
-	}
+// parseConfig is ParseConfig, with props (the package) in scope.
+func parseConfig(m map[string]string) (Config, []string, error) {
+	c := DefaultConfig()
+	unused, errs := props.Sift(m, brokerProps, props.In(ignoredBrokerProps), unknownProperty, invalidProperty)
+	errs = append(errs, props.Apply(&c, m, brokerProps, brokerOrder, invalidProperty)...)
 	if len(errs) == 0 {
 		if err := c.Validate(); err != nil {
-			_, internal := m[internalSegmentBytes]
-			errs = renameProperties(err, func(p string) string {
-				if internal && p == "segment.bytes" {
-					return internalSegmentBytes // the value came from there
-				}
-				return p
-			})
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
-		return TopicConfig{}, nil, errors.Join(errs...)
+		return Config{}, nil, errors.Join(errs...)
 	}
 	return c, unused, nil
 }
 
-// renameProperties returns the errors joined in err with each
-// ConfigError's Property passed through rename.
-func renameProperties(err error, rename func(string) string) []error {
-	var out []error
-	for _, e := range props.FlattenJoin(err) {
-		var ce *ConfigError
-		if errors.As(e, &ce) {
-			renamed := *ce
-			renamed.Property = rename(ce.Property)
-			e = &renamed
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-// Properties prints every field as a Kafka topic property, so that
-// ParseTopicConfig(c.Properties()) returns c for a valid c (Unlimited
-// prints as the property's Kafka spelling of infinity; see the package's
-// rules above).
-func (c TopicConfig) Properties() map[string]string {
-	m := make(map[string]string, len(topicProps))
-	for name, p := range topicProps {
-		m[name] = p.get(&c)
-	}
-	return m
-}
-
-// Overrides returns the properties of c whose printed value differs from
-// base's: what a topic stores when base is the directory's default.
-func (c TopicConfig) Overrides(base TopicConfig) map[string]string {
-	m := make(map[string]string)
-	for name, p := range topicProps {
-		if v := p.get(&c); v != p.get(&base) {
-			m[name] = v
-		}
-	}
-	return m
+// Properties prints the settings as Kafka broker properties (the highest
+// precedence synonym of each: log.roll.ms, log.retention.ms, ...), so that
+// ParseConfig(c.Properties()) returns c for a valid c with nil Logger, FS
+// and Now.
+func (c Config) Properties() map[string]string {
+	return props.Print(&c, brokerProps)
 }
 
 // String returns the properties as sorted "name=value" lines.
-func (c TopicConfig) String() string { return props.String(c.Properties()) }
+func (c Config) String() string { return props.String(c.Properties()) }
 
-// UnusedTopicProperties returns, sorted, the topic properties Kafka 4.x
-// defines that kafkalite accepts (checking their values' types) but does
-// not use: replication, throttling and tiered storage settings.
-// remote.storage.enable must be false: kafkalite has no tiered storage, as
-// a broker whose remote.log.storage.system.enable is false.
-func UnusedTopicProperties() []string { return props.SortedKeys(ignoredTopicProps) }
+// UnusedBrokerProperties returns, sorted, the broker properties ParseConfig
+// accepts and ignores: networking, KRaft, replication, coordinators, the
+// and topic defaults kafkalite does not use. (log.dir and
+// log.dirs are among them: a Dir's path is an argument of its Open.)
+// remote.log.storage.system.enable must be false.
+func UnusedBrokerProperties() []string { return props.SortedKeys(ignoredBrokerProps) }
 
-const internalSegmentBytes = "internal.segment.bytes"
-
-// topicProp parses a topic property into a TopicConfig and prints it back.
-type topicProp struct {
-	set func(c *TopicConfig, v string) error
-	get func(c *TopicConfig) string
+func (c *Config) fs() vfs.FS {
+	if c.FS != nil {
+		return c.FS
+	}
+	return vfs.Default
 }
 
-// Property tables. Verified against Apache Kafka 4.x LogConfig.java,
-// TopicConfig.java and ServerTopicConfigSynonyms.java.
-var topicProps = map[string]topicProp{
-	"cleanup.policy": {
-		func(c *TopicConfig, v string) (err error) { c.CleanupPolicy, err = ParseCleanupPolicy(v); return },
-		func(c *TopicConfig) string { return c.CleanupPolicy.String() }},
-	"retention.ms":                    millisProp(func(c *TopicConfig) *time.Duration { return &c.Retention }, true, "-1"),
-	"retention.bytes":                 longProp(func(c *TopicConfig) *int64 { return &c.RetentionBytes }),
-	"segment.bytes":                   intProp64(func(c *TopicConfig) *int64 { return &c.SegmentBytes }),
-	"segment.ms":                      millisProp(func(c *TopicConfig) *time.Duration { return &c.SegmentRollTime }, false, ""),
-	"segment.jitter.ms":               millisProp(func(c *TopicConfig) *time.Duration { return &c.SegmentJitter }, false, ""),
-	"segment.index.bytes":             intProp(func(c *TopicConfig) *int { return &c.SegmentIndexBytes }),
-	"index.interval.bytes":            intProp(func(c *TopicConfig) *int { return &c.IndexIntervalBytes }),
-	"max.message.bytes":               intProp(func(c *TopicConfig) *int { return &c.MaxMessageBytes }),
-	"message.timestamp.before.max.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampBeforeMax }, true, props.MaxLong),
-	"message.timestamp.after.max.ms":  millisProp(func(c *TopicConfig) *time.Duration { return &c.MessageTimestampAfterMax }, true, props.MaxLong),
-	"message.timestamp.type": {
-		func(c *TopicConfig, v string) error {
-			switch props.Trim(v) {
-			case "CreateTime":
-				c.MessageTimestampType = record.CreateTime
-			case "LogAppendTime":
-				c.MessageTimestampType = record.LogAppendTime
-			default:
-				return errors.New("must be CreateTime or LogAppendTime")
-			}
-			return nil
-		},
-		func(c *TopicConfig) string { return c.MessageTimestampType.String() }},
-	"compression.type": {
-		func(c *TopicConfig, v string) (err error) { c.CompressionType, err = ParseCompressionType(v); return },
-		func(c *TopicConfig) string { return string(c.CompressionType) }},
-	"compression.gzip.level": intProp(func(c *TopicConfig) *int { return &c.CompressionGzipLevel }),
-	"compression.lz4.level":  intProp(func(c *TopicConfig) *int { return &c.CompressionLZ4Level }),
-	"compression.zstd.level": intProp(func(c *TopicConfig) *int { return &c.CompressionZstdLevel }),
-	"flush.messages": {
-		func(c *TopicConfig, v string) error {
-			n, err := props.Long(v)
-			if n == -1 || n == math.MaxInt64 {
-				n = UnlimitedMessages
-			}
-			c.FlushMessages = n
-			return err
-		},
-		func(c *TopicConfig) string {
-			if c.FlushMessages == UnlimitedMessages {
-				return props.MaxLong
-			}
-			return strconv.FormatInt(c.FlushMessages, 10)
-		}},
-	"flush.ms":             millisProp(func(c *TopicConfig) *time.Duration { return &c.FlushInterval }, true, props.MaxLong),
-	"file.delete.delay.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.FileDeleteDelay }, false, ""),
-	"preallocate": {
-		func(c *TopicConfig, v string) (err error) { c.Preallocate, err = props.Bool(v); return },
-		func(c *TopicConfig) string { return strconv.FormatBool(c.Preallocate) }},
-	"min.compaction.lag.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MinCompactionLag }, false, ""),
-	"max.compaction.lag.ms": millisProp(func(c *TopicConfig) *time.Duration { return &c.MaxCompactionLag }, true, props.MaxLong),
-	"delete.retention.ms":   millisProp(func(c *TopicConfig) *time.Duration { return &c.DeleteRetention }, false, ""),
-	"min.cleanable.dirty.ratio": {
-		func(c *TopicConfig, v string) (err error) { c.MinCleanableDirtyRatio, err = props.Double(v); return },
-		func(c *TopicConfig) string { return strconv.FormatFloat(c.MinCleanableDirtyRatio, 'f', -1, 64) }},
+func (c *Config) logger() *slog.Logger {
+	return logging.OrDefault(c.Logger)
 }
 
-// ignoredTopicProps: defined by Kafka 4.x, not used by kafkalite; each
-// value is type-checked as Kafka's ConfigDef would.
-var ignoredTopicProps = map[string]func(string) error{
-	"unclean.leader.election.enable":          props.CheckBool,
-	"min.insync.replicas":                     props.CheckAtLeast(1, true),
-	"leader.replication.throttled.replicas":   checkThrottledReplicas,
-	"follower.replication.throttled.replicas": checkThrottledReplicas,
-	"message.downconversion.enable":           props.CheckBool, // a no-op since 4.0
-	"remote.storage.enable":                   checkNoTieredStorage,
-	"local.retention.ms":                      props.CheckAtLeast(-2, false),
-	"local.retention.bytes":                   props.CheckAtLeast(-2, false),
-	"remote.log.copy.disable":                 props.CheckBool,
-	"remote.log.delete.on.disable":            props.CheckBool,
-	"remote.copy.lag.ms":                      props.CheckAtLeast(-1, false), // KIP-1241
-	"remote.copy.lag.bytes":                   props.CheckAtLeast(-1, false), // KIP-1241
-}
-
-func millisProp(field func(*TopicConfig) *time.Duration, unlimited bool, infinite string) topicProp {
-	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Millis(v, unlimited); return },
-		func(c *TopicConfig) string {
-			if d := *field(c); unlimited && d == Unlimited {
-				return infinite
-			}
-			return props.FormatMillis(*field(c), false)
-		}}
-}
-
-func longProp(field func(*TopicConfig) *int64) topicProp {
-	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Long(v); return },
-		func(c *TopicConfig) string { return strconv.FormatInt(*field(c), 10) }}
-}
-
-func intProp(field func(*TopicConfig) *int) topicProp {
-	return topicProp{
-		func(c *TopicConfig, v string) (err error) { *field(c), err = props.Int(v); return },
-		func(c *TopicConfig) string { return strconv.Itoa(*field(c)) }}
-}
-
-// intProp64 is an int property (32 bits in Kafka) held in an int64 field.
-func intProp64(field func(*TopicConfig) *int64) topicProp {
-	return topicProp{
-		func(c *TopicConfig, v string) error {
-			n, err := props.Int(v)
-			*field(c) = int64(n)
-			return err
-		},
-		func(c *TopicConfig) string { return strconv.FormatInt(*field(c), 10) }}
+func (c *Config) clock() func() time.Time {
+	if c.Now != nil {
+		return c.Now
+	}
+	return time.Now
 }

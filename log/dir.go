@@ -155,21 +155,18 @@ func (d *Dir) load(ctx context.Context) error {
 	if err := d.loadMeta(); err != nil {
 		return err
 	}
-	clean, _, err := checkpoint.ReadCleanShutdown(d.fsys, d.path)
+	clean, err := d.takeCleanShutdown()
 	if err != nil {
-		d.logger.Warn("unreadable clean-shutdown marker: recovering as after a crash", "err", err)
-		clean = false
-	}
-	if clean || err != nil {
-		// Kafka deletes the marker at startup: a crash from now on is unclean.
-		if err := checkpoint.RemoveCleanShutdown(d.fsys, d.path); err != nil {
-			return err
-		}
+		return err
 	}
 	d.recovery.Clean = clean
-	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean)
-	startOffsets := d.readOffsets(checkpoint.LogStartOffsetFile, nil)
-	cleanerOffsets := d.readOffsets(checkpoint.CleanerOffsetFile, nil)
+	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean) // unreadable: recover as after a crash
+	cp := loadCheckpoints{
+		clean:          clean,
+		recoveryPoints: recoveryPoints,
+		startOffsets:   d.readOffsets(checkpoint.LogStartOffsetFile, nil),
+		cleanerOffsets: d.readOffsets(checkpoint.CleanerOffsetFile, nil),
+	}
 	_, err = d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -186,18 +183,58 @@ func (d *Dir) load(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Topics Kafka wrote (partition directories, no store) are adopted with
-	// the default configuration. With a store, partition directories it
-	// does not list are what a crash left of a CreateTopic (directories
-	// made, store not yet saved) or a DeleteTopic (store saved, directories
-	// not yet renamed), neither of which returned — or directories copied
-	// in by hand. The topic does not exist, and adopting it would bring it
-	// back with the default configuration; deleting it could lose data
-	// someone put there. As Kafka does with the replicas its metadata does
-	// not list, they are renamed "<topic>-<p>.<uuid>-stray" and left for the
-	// operator.
+	if err := d.reconcileTopics(store, found, haveStore); err != nil {
+		return err
+	}
+	jobs, err := d.openTopics(store)
+	if err != nil {
+		return err
+	}
+	if err := d.loadPartitions(ctx, jobs, found, cp); err != nil {
+		return err
+	}
+	if len(store) > 0 || !haveStore {
+		// Written even when empty, so that the next Open knows which
+		// partition directories are topics.
+		return d.saveTopicsLocked()
+	}
+	return nil
+}
+
+// takeCleanShutdown reports whether the last Close left the clean-shutdown
+// marker, and removes it: as in Kafka, a crash from now on is unclean. An
+// unreadable marker is an unclean shutdown.
+func (d *Dir) takeCleanShutdown() (bool, error) {
+	clean, _, err := checkpoint.ReadCleanShutdown(d.fsys, d.path)
+	if err != nil {
+		d.logger.Warn("unreadable clean-shutdown marker: recovering as after a crash", "err", err)
+		clean = false
+	}
+	if clean || err != nil {
+		if err := checkpoint.RemoveCleanShutdown(d.fsys, d.path); err != nil {
+			return false, err
+		}
+	}
+	return clean, nil
+}
+
+// reconcileTopics settles the partition directories found against the
+// topic store. Topics Kafka wrote (partition directories, no store) are
+// adopted into store with the default configuration. With a store,
+// partition directories it does not list are what a crash left of a
+// CreateTopic (directories made, store not yet saved) or a DeleteTopic
+// (store saved, directories not yet renamed), neither of which returned —
+// or directories copied in by hand. The topic does not exist, and adopting
+// it would bring it back with the default configuration; deleting it could
+// lose data someone put there. As Kafka does with the replicas its
+// metadata does not list, they are renamed "<topic>-<p>.<uuid>-stray" and
+// left for the operator, and dropped from found.
+func (d *Dir) reconcileTopics(store map[string]topicMeta, found map[string]map[int32]bool, haveStore bool) error {
 	for name, parts := range found {
-		if _, ok := store[name]; !ok && haveStore {
+		if _, ok := store[name]; ok {
+			continue
+		}
+		if haveStore {
 			for p := range parts {
 				if err := d.markStray(name, p); err != nil {
 					return err
@@ -206,31 +243,37 @@ func (d *Dir) load(ctx context.Context) error {
 			delete(found, name)
 			continue
 		}
-		if _, ok := store[name]; !ok {
-			n := int32(0)
-			for p := range parts {
-				n = max(n, p+1)
-			}
-			// The internal topics get Kafka's configuration for them; other
-			// topics the default (the broker's own overrides are in its
-			// metadata log, which kafkalite does not read).
-			meta := topicMeta{Partitions: n, Config: maps.Clone(internalTopicConfigs[name])}
-			for p := range parts {
-				// The topic id the broker gave it, from partition.metadata.
-				if id, err := checkpoint.ReadPartitionMetadata(d.fsys, filepath.Join(d.path, PartitionDirName(name, p), checkpoint.PartitionMetadataFile)); err == nil {
-					meta.ID = id.String()
-					break
-				}
-			}
-			store[name] = meta
-			d.logger.Info("adopting a topic found in the directory", "topic", name, "partitions", n, "id", meta.ID)
+		n := int32(0)
+		for p := range parts {
+			n = max(n, p+1)
 		}
+		// The internal topics get Kafka's configuration for them; other
+		// topics the default (the broker's own overrides are in its
+		// metadata log, which kafkalite does not read).
+		meta := topicMeta{Partitions: n, Config: maps.Clone(internalTopicConfigs[name])}
+		for p := range parts {
+			// The topic id the broker gave it, from partition.metadata.
+			if id, err := checkpoint.ReadPartitionMetadata(d.fsys, filepath.Join(d.path, PartitionDirName(name, p), checkpoint.PartitionMetadataFile)); err == nil {
+				meta.ID = id.String()
+				break
+			}
+		}
+		store[name] = meta
+		d.logger.Info("adopting a topic found in the directory", "topic", name, "partitions", n, "id", meta.ID)
 	}
-	type job struct {
-		t *topic
-		p int32
-	}
-	var jobs []job
+	return nil
+}
+
+// loadJob is one partition for loadPartitions.
+type loadJob struct {
+	t *topic
+	p int32
+}
+
+// openTopics makes the Dir's topics from the store, their partitions not
+// yet loaded, and returns the partitions to load.
+func (d *Dir) openTopics(store map[string]topicMeta) ([]loadJob, error) {
+	var jobs []loadJob
 	for name, meta := range store {
 		if len(meta.Config) == 0 && internalTopicConfigs[name] != nil {
 			// Adopted by a kafkalite that gave internal topics the
@@ -239,47 +282,58 @@ func (d *Dir) load(ctx context.Context) error {
 			d.logger.Info("giving an internal topic Kafka's configuration", "topic", name)
 		}
 		t := &topic{name: name, overrides: meta.Config, partitions: make([]*Log, meta.Partitions)}
+		var err error
 		if meta.ID != "" {
 			if t.id, err = checkpoint.ParseTopicID(meta.ID); err != nil {
-				return fmt.Errorf("%w: topic %s: %v", ErrCorruptTopicStore, name, err)
+				return nil, fmt.Errorf("%w: topic %s: %v", ErrCorruptTopicStore, name, err)
 			}
 		} else if t.id, err = checkpoint.NewTopicID(rand.Reader); err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := d.topicConfig(t.overrides); err != nil {
-			return fmt.Errorf("topic %s: %w", name, err)
+			return nil, fmt.Errorf("topic %s: %w", name, err)
 		}
 		d.topics[name] = t
 		for p := range meta.Partitions {
-			jobs = append(jobs, job{t, p})
+			jobs = append(jobs, loadJob{t, p})
 		}
 	}
+	return jobs, nil
+}
+
+// loadCheckpoints are the root checkpoints partitions load from.
+type loadCheckpoints struct {
+	clean                                        bool
+	recoveryPoints, startOffsets, cleanerOffsets map[TopicPartition]int64
+}
+
+// loadPartitions loads (recovering where needed) the partitions of jobs on
+// num.recovery.threads.per.data.dir goroutines, which it waits for; a
+// partition not in found is created.
+func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[string]map[int32]bool, cp loadCheckpoints) error {
 	d.recovery.Partitions = len(jobs)
 	var left atomic.Int64
 	left.Store(int64(len(jobs)))
-	work := make(chan job)
+	work := make(chan loadJob)
 	errs := make(chan error, len(jobs))
 	var wg sync.WaitGroup
 	var statsMu sync.Mutex
 	for range max(d.cfg.RecoveryThreads, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for j := range work {
 				if ctx.Err() != nil {
 					errs <- ctx.Err()
 					continue
 				}
 				tp := TopicPartition{Topic: j.t.name, Partition: j.p}
-				_, exists := found[j.t.name][j.p]
-				cleanerOffset, ok := cleanerOffsets[tp]
+				cleanerOffset, ok := cp.cleanerOffsets[tp]
 				if !ok {
 					cleanerOffset = -1
 				}
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
-					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: clean, recoveryPoint: recoveryPoints[tp],
-					logStartOffset: startOffsets[tp], topicID: j.t.id, create: !exists, onAppend: d.notify,
+					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: cp.clean, recoveryPoint: cp.recoveryPoints[tp],
+					logStartOffset: cp.startOffsets[tp], topicID: j.t.id, create: !found[j.t.name][j.p], onAppend: d.notify,
 					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset,
 					overlapBytes: d.cfg.OverlapAppendBytes})
 				if err != nil {
@@ -300,7 +354,7 @@ func (d *Dir) load(ctx context.Context) error {
 						"bytesScanned", st.bytesScanned, "bytesTruncated", st.bytesTruncated)
 				}
 			}
-		}()
+		})
 	}
 	for _, j := range jobs {
 		work <- j
@@ -312,15 +366,7 @@ func (d *Dir) load(ctx context.Context) error {
 	for err := range errs {
 		all = append(all, err)
 	}
-	if err := errors.Join(all...); err != nil {
-		return err
-	}
-	if len(store) > 0 || !haveStore {
-		// Written even when empty, so that the next Open knows which
-		// partition directories are topics.
-		return d.saveTopicsLocked()
-	}
-	return nil
+	return errors.Join(all...)
 }
 
 // readOffsets reads a checkpoint file; a missing or unreadable one counts as

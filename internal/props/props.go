@@ -374,6 +374,15 @@ func Print[C any](c *C, table map[string]Prop[C]) map[string]string {
 	return m
 }
 
+// Func is a property parsed by set and printed by get (nil: never
+// printed).
+func Func[C any](set func(c *C, v string) error, get func(c *C) string) Prop[C] {
+	if get == nil {
+		return Prop[C]{Set: set}
+	}
+	return Prop[C]{set, func(c *C) (string, bool) { return get(c), true }}
+}
+
 // IntProp is an int property.
 func IntProp[C any](field func(*C) *int) Prop[C] {
 	return Prop[C]{
