@@ -1,0 +1,8 @@
+//go:build unix && !linux
+
+package perfsuite
+
+import "os"
+
+// fdatasync is an fsync where the system has no fdatasync.
+func fdatasync(f *os.File) error { return f.Sync() }
