@@ -55,7 +55,8 @@ type Log struct {
 	segments       atomic.Pointer[[]*segment.Segment] // sorted by base offset; replaced, never changed
 	logStartOffset atomic.Int64
 	logEndOffset   atomic.Int64
-	recoveryPoint  atomic.Int64 // every offset below is fsynced
+	recoveryPoint  atomic.Int64 // every offset below is fsynced, with the indexes of its segments
+	durable        atomic.Int64 // every offset below is fsynced (its .log data); at least recoveryPoint
 	lastFlush      atomic.Int64 // unix milliseconds of the last flush
 	closed         atomic.Bool
 	deleted        atomic.Bool
@@ -123,8 +124,15 @@ func (l *Log) LogEndOffset() int64 { return l.logEndOffset.Load() }
 // once the in-sync replicas have the data).
 func (l *Log) HighWatermark() int64 { return l.logEndOffset.Load() }
 
-// RecoveryPoint returns the offset below which everything is fsynced.
+// RecoveryPoint returns the offset below which everything is fsynced, the
+// indexes of its segments included (Kafka's recovery point): after a crash
+// the log is rescanned from there. It is at most DurableOffset.
 func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// DurableOffset returns the offset below which every record is fsynced:
+// what a crash cannot lose ([Log.Sync] moves it; the indexes of the active
+// segment may lag, see RecoveryPoint).
+func (l *Log) DurableOffset() int64 { return l.durable.Load() }
 
 func (l *Log) segs() []*segment.Segment { return *l.segments.Load() }
 
@@ -316,6 +324,7 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 		}
 	}
 	l.recoveryPoint.Store(rp)
+	l.durable.Store(rp)
 	l.lastFlush.Store(l.now().UnixMilli())
 	if err := l.loadLeaderEpochs(); err != nil {
 		return nil, st, closeAll(segs, err)

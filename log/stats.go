@@ -11,10 +11,12 @@ type PartitionStats struct {
 	// Size is the bytes of its segments; Segments how many there are.
 	Size     int64
 	Segments int
-	// LogStartOffset, LogEndOffset, HighWatermark and RecoveryPoint are the
-	// partition's offsets (RecoveryPoint: everything below is fsynced).
-	LogStartOffset, LogEndOffset, HighWatermark, RecoveryPoint int64
-	// LastFlush is when the partition was last fsynced (or opened).
+	// LogStartOffset, LogEndOffset, HighWatermark, DurableOffset and
+	// RecoveryPoint are the partition's offsets (DurableOffset: every
+	// record below is fsynced; RecoveryPoint: its indexes too).
+	LogStartOffset, LogEndOffset, HighWatermark, DurableOffset, RecoveryPoint int64
+	// LastFlush is when the partition was last flushed whole, indexes
+	// included (or opened).
 	LastFlush time.Time
 	// Failed is the storage error that stopped appends, if any.
 	Failed error
@@ -37,7 +39,7 @@ func (l *Log) Stats() PartitionStats {
 	segs := l.segs()
 	st := PartitionStats{Topic: l.topic, Partition: l.partition, Segments: len(segs),
 		LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset(), HighWatermark: l.HighWatermark(),
-		RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
+		DurableOffset: l.DurableOffset(), RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
 		if s.Damage() != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/log/vfs"
@@ -21,14 +22,20 @@ type syncState struct {
 	done    chan struct{} // closed when the running round ends
 }
 
-// Sync returns once every record below offset is durable: the segments that
-// hold them fsynced and, if segments were created or removed since, the
-// partition directory too. Concurrent callers share fsyncs (group commit).
-// If ctx ends first, Sync returns its error; the data stays appended and
-// becomes durable with the next flush.
+// Sync returns once every record below offset is durable: the .log files
+// that hold them fsynced and, if segments were created or removed since,
+// the partition directory too. Concurrent callers share fsyncs (group
+// commit). If ctx ends first, Sync returns its error; the data stays
+// appended and becomes durable with the next flush.
+//
+// The active segment's indexes are not fsynced for it, only those of
+// segments sealed since the last flush: the recovery point
+// ([Log.RecoveryPoint]), above which a restart after a crash rescans the
+// .log and rebuilds the indexes, moves to the active segment's base
+// offset. [Log.Flush] fsyncs the indexes too and moves it to the log end.
 func (l *Log) Sync(ctx context.Context, offset int64) error {
 	for {
-		if l.recoveryPoint.Load() >= offset {
+		if l.durable.Load() >= offset {
 			return nil
 		}
 		if err := l.checkOpen(); err != nil {
@@ -49,7 +56,7 @@ func (l *Log) Sync(ctx context.Context, offset int64) error {
 		l.sync.done = make(chan struct{})
 		l.sync.mu.Unlock()
 
-		err := l.flushTo(l.LogEndOffset())
+		err := l.syncTo(l.LogEndOffset(), false)
 
 		l.sync.mu.Lock()
 		l.sync.running = false
@@ -61,8 +68,9 @@ func (l *Log) Sync(ctx context.Context, offset int64) error {
 	}
 }
 
-// Flush fsyncs everything appended so far. A done ctx returns its error at
-// once, syncing nothing; an fsync under way is not interrupted.
+// Flush fsyncs everything appended so far, indexes included, and moves
+// the recovery point to the log end. A done ctx returns its error at once,
+// syncing nothing; an fsync under way is not interrupted.
 func (l *Log) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -70,7 +78,7 @@ func (l *Log) Flush(ctx context.Context) error {
 	if err := l.checkOpen(); err != nil {
 		return err
 	}
-	return l.flushTo(l.LogEndOffset())
+	return l.syncTo(l.LogEndOffset(), true)
 }
 
 // flushLocked fsyncs everything below target holding the write lock
@@ -81,28 +89,31 @@ func (l *Log) flushLocked(target int64) error {
 	if err != nil {
 		return err
 	}
-	if err := l.syncFlush(w, target); err != nil {
+	rp, err := l.syncFlush(w, target, true)
+	if err != nil {
 		return l.failFlushLocked(w, err)
 	}
-	l.flushed(target)
+	l.flushed(target, rp, true)
 	return nil
 }
 
-// flushTo fsyncs everything below target without holding the write lock
-// during the fsyncs, so that appends go on meanwhile.
-func (l *Log) flushTo(target int64) error {
+// syncTo fsyncs everything below target without holding the write lock
+// during the fsyncs, so that appends go on meanwhile: all of it with full,
+// else the data (see Sync).
+func (l *Log) syncTo(target int64, full bool) error {
 	l.mu.Lock()
 	w, err := l.beginFlushLocked()
 	l.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := l.syncFlush(w, target); err != nil {
+	rp, err := l.syncFlush(w, target, full)
+	if err != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.failFlushLocked(w, err)
 	}
-	l.flushed(target) // lock-free: a durable append's group commit ends here
+	l.flushed(target, rp, full) // lock-free: a durable append's group commit ends here
 	return nil
 }
 
@@ -132,19 +143,35 @@ func (l *Log) beginFlushLocked() (flushWork, error) {
 
 // syncFlush fsyncs the segments of w holding offsets in [recovery point,
 // target), then the last roll's snapshot and the partition directory if w
-// says so. It takes no lock.
-func (l *Log) syncFlush(w flushWork, target int64) error {
-	from := l.recoveryPoint.Load()
+// says so, and returns the recovery point this makes true. With full every
+// segment's .log and indexes are fsynced, and the recovery point is
+// target; otherwise the last segment of w (the active one when the flush
+// began) has its .log fsynced alone, if it holds offsets not yet durable,
+// and the recovery point stops at its base offset. It takes no lock.
+func (l *Log) syncFlush(w flushWork, target int64, full bool) (int64, error) {
+	from, durable := l.recoveryPoint.Load(), l.durable.Load()
+	rp := target
 	var errs []error
 	for i, s := range w.segs {
 		end := target
-		if i+1 < len(w.segs) {
+		last := i+1 == len(w.segs)
+		if !last {
 			end = w.segs[i+1].BaseOffset()
 		}
 		if end <= from || s.BaseOffset() >= target {
 			continue
 		}
-		if err := s.Flush(); err != nil && !l.removedSegment(s, err) {
+		var err error
+		switch {
+		case full || !last:
+			err = s.Flush()
+		case end > durable:
+			err = s.FlushData()
+		}
+		if !full && last {
+			rp = s.BaseOffset()
+		}
+		if err != nil && !l.removedSegment(s, err) {
 			errs = append(errs, err)
 		}
 	}
@@ -160,7 +187,7 @@ func (l *Log) syncFlush(w flushWork, target int64) error {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return rp, errors.Join(errs...)
 }
 
 // failFlushLocked ends a flush whose fsyncs failed: the partition fails
@@ -171,16 +198,26 @@ func (l *Log) failFlushLocked(w flushWork, err error) error {
 	return l.failLocked("flush failed", "flush: ", err)
 }
 
-// flushed ends a flush that made everything below target durable: the
-// recovery point moves there. It takes no lock.
-func (l *Log) flushed(target int64) {
+// flushed ends a flush that made everything below target durable, and
+// the indexes below rp: the durable offset and the recovery point move
+// there (neither ever back). A full flush is the last flush of flush.ms.
+// It takes no lock.
+func (l *Log) flushed(target, rp int64, full bool) {
+	raise(&l.durable, target)
+	raise(&l.recoveryPoint, rp)
+	if full {
+		l.lastFlush.Store(l.now().UnixMilli())
+	}
+}
+
+// raise moves v up to x unless it is there already.
+func raise(v *atomic.Int64, x int64) {
 	for {
-		rp := l.recoveryPoint.Load()
-		if rp >= target || l.recoveryPoint.CompareAndSwap(rp, target) {
-			break
+		cur := v.Load()
+		if cur >= x || v.CompareAndSwap(cur, x) {
+			return
 		}
 	}
-	l.lastFlush.Store(l.now().UnixMilli())
 }
 
 // failLocked makes the partition refuse appends and fsyncs after a

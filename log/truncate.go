@@ -52,6 +52,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.logStartOffset.Store(offset)
 		l.logEndOffset.Store(offset)
 		l.recoveryPoint.Store(min(l.recoveryPoint.Load(), offset))
+		l.durable.Store(min(l.durable.Load(), offset))
 		l.epochs.TruncateFromEnd(offset)
 		l.persistEpochsLocked()
 		// The producer state starts over with the log.
@@ -73,6 +74,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	errs = append(errs, err)
 	l.logEndOffset.Store(next)
 	l.recoveryPoint.Store(min(l.recoveryPoint.Load(), next))
+	l.durable.Store(min(l.durable.Load(), next))
 	l.epochs.TruncateFromEnd(next)
 	l.persistEpochsLocked()
 	l.dirDirty = true

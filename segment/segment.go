@@ -354,8 +354,8 @@ func (s *Segment) openIndexes() (*index.OffsetIndex, *index.TimeIndex, error) {
 // Flush makes everything appended so far durable: the .log, then the
 // indexes.
 func (s *Segment) Flush() error {
-	if err := s.log.Sync(); err != nil {
-		return &Error{File: s.path(LogSuffix), Position: s.size.Load(), Err: err}
+	if err := s.FlushData(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -367,6 +367,15 @@ func (s *Segment) Flush() error {
 		errs = append(errs, s.txnIndex.Flush())
 	}
 	return errors.Join(errs...)
+}
+
+// FlushData fsyncs the .log alone: the batches appended so far are
+// durable, the indexes are not (recovery rebuilds them from the .log).
+func (s *Segment) FlushData() error {
+	if err := s.log.Sync(); err != nil {
+		return &Error{File: s.path(LogSuffix), Position: s.size.Load(), Err: err}
+	}
+	return nil
 }
 
 // Close seals the indexes (the final time index entry, trimmed files) and

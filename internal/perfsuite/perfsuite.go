@@ -24,7 +24,8 @@
 //   - R2: after W1, PointReads reads of uniformly random offsets, each
 //     checked.
 //
-// The raw path is record.Builder and log.Log.Append, Log.Sync,
+// The raw path is record.Builder and log.Log.Append (a call's records in
+// one batch, or in batches of 512 KiB where they are more), Log.Sync,
 // log.RecordReader and Log.ReadRecord; the client path is producer.Send
 // per record with Kafka's defaults (acks=1 for W1 and W2, acks=all and
 // idempotence for W3, each call of 1,000 followed by Flush), and a
@@ -392,21 +393,31 @@ func newRawLog(ctx context.Context, dir string, codec record.Compression) (*rawL
 	return &rawLog{d: d, l: l, codec: codec}, nil
 }
 
+// maxBatch keeps a raw batch under the topic's max.message.bytes (1 MiB
+// by default): a call of 1,000 records of 1 KiB is two batches.
+const maxBatch = 512 << 10
+
 func (r *rawLog) append(_ context.Context, first int, vals [][]byte) error {
-	r.b.Reset(record.BatchHeader{Attributes: record.Attributes(0).WithCompression(r.codec),
-		ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
 	now := time.Now().UnixMilli()
-	for i, v := range vals {
-		if err := r.b.Append(now, Key(first+i), v, nil); err != nil {
+	for len(vals) > 0 {
+		r.b.Reset(record.BatchHeader{Attributes: record.Attributes(0).WithCompression(r.codec),
+			ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+		n := 0
+		for ; n < len(vals) && r.b.Size() < maxBatch; n++ {
+			if err := r.b.Append(now, Key(first+n), vals[n], nil); err != nil {
+				return err
+			}
+		}
+		batch, err := r.b.Build()
+		if err != nil {
 			return err
 		}
+		if _, err := r.l.Append(batch); err != nil {
+			return err
+		}
+		first, vals = first+n, vals[n:]
 	}
-	batch, err := r.b.Build()
-	if err != nil {
-		return err
-	}
-	_, err = r.l.Append(batch)
-	return err
+	return nil
 }
 
 func (r *rawLog) flush(ctx context.Context, durable bool) error {
