@@ -355,7 +355,7 @@ func (pr *pointReader) readIn(sl *segment.Slice, offset int64) (record.Record, b
 	var found bool
 	mapped, err := sl.View(func(b []byte) error {
 		var err error
-		rec, found, err = pr.readInPlace(b, offset)
+		rec, found, err = pr.readInPlace(sl, b, offset)
 		return err
 	})
 	if mapped {
@@ -372,7 +372,7 @@ var noBatch = record.AppendEmptyBatch(nil, record.BatchHeader{BaseTimestamp: rec
 // of b, the slice's bytes viewed in place: the records before it are skipped
 // by their lengths and offset deltas, only it is decoded, and what is
 // returned is a copy. b must not be referenced once it returns.
-func (pr *pointReader) readInPlace(b []byte, offset int64) (record.Record, bool, error) {
+func (pr *pointReader) readInPlace(sl *segment.Slice, b []byte, offset int64) (record.Record, bool, error) {
 	defer func() { _ = pr.r.Reset(noBatch) }()
 	h, err := record.ParseHeader(b)
 	if err != nil {
@@ -384,10 +384,64 @@ func (pr *pointReader) readInPlace(b []byte, offset int64) (record.Record, bool,
 	if err := pr.r.Reset(b[:min(h.Size(), len(b))]); err != nil {
 		return record.Record{}, false, err
 	}
+	if h.RecordsCount >= marksMinRecords && h.Attributes.Compression() == record.None {
+		if err := pr.jump(sl, &h, offset); err != nil {
+			return record.Record{}, false, err
+		}
+	}
 	if pr.r.SkipTo(offset) && pr.r.Next() {
 		return pr.r.Record().Clone(), true, nil
 	}
 	return record.Record{}, false, pr.r.Err()
+}
+
+// Point reads into an uncompressed batch of at least marksMinRecords
+// records jump to the mark before their record (segment.BatchMarks): the
+// marks are every marksStep(count) offset deltas, at most marksMax per
+// batch, made by the first reads that walk that far and kept by the
+// segment. A read then skips fewer than a mark's step of records, where
+// it skipped half the batch on average: in a batch of 1,000 records whose
+// bytes are not in the CPU's caches a skipped record costs about 30 ns.
+const (
+	marksMinRecords = 64
+	marksMax        = 64
+)
+
+func marksStep(count int32) int32 { return max(16, (count+marksMax-1)/marksMax) }
+
+// jump moves pr.r, reset to the batch h, to the mark at or before offset,
+// first adding the marks the batch lacks up to it (walking from the last
+// one there is) and remembering them in sl. Called within a View of sl: the
+// bytes cannot be cut meanwhile.
+func (pr *pointReader) jump(sl *segment.Slice, h *record.BatchHeader, offset int64) error {
+	k := offset - h.BaseOffset
+	step := marksStep(h.RecordsCount)
+	if k < int64(step) {
+		return nil
+	}
+	want := int(min(k/int64(step), int64(h.LastOffsetDelta)/int64(step)))
+	m := sl.Marks()
+	if m == nil || m.Step != step {
+		m = &segment.BatchMarks{Step: step, Pos: []int32{0}, N: []int32{0}}
+	}
+	if want < len(m.Pos) {
+		return pr.r.Resume(int(m.Pos[want]), m.N[want])
+	}
+	// Walk from the last mark, marking on the way.
+	last := len(m.Pos) - 1
+	if err := pr.r.Resume(int(m.Pos[last]), m.N[last]); err != nil {
+		return err
+	}
+	grown := &segment.BatchMarks{Step: step, Pos: slices.Clone(m.Pos), N: slices.Clone(m.N)}
+	for j := last + 1; j <= want; j++ {
+		if !pr.r.SkipTo(h.BaseOffset + int64(j)*int64(step)) {
+			break // the batch ends first, or is damaged: SkipTo below reports it
+		}
+		pos, n := pr.r.Position()
+		grown.Pos, grown.N = append(grown.Pos, int32(pos)), append(grown.N, n)
+	}
+	sl.RememberMarks(grown)
+	return pr.r.Err()
 }
 
 // readInCopy is readIn by reading the batch into pr.buf, in growing chunks.

@@ -291,6 +291,32 @@ func (r *Reader) SkipTo(offset int64) bool {
 	return r.n < r.hdr.RecordsCount
 }
 
+// Position returns where the next record starts in the batch's records
+// section (decompressed) and its index in the batch: a place Resume can
+// come back to.
+func (r *Reader) Position() (pos int, n int32) { return r.pos, r.n }
+
+// Resume makes the record at pos, the n-th of the batch, the next one, as
+// Position reported it for the same batch: a point read that remembered
+// where records start jumps there instead of skipping from the first. A
+// place outside the batch is an error (ErrBadRecord); a place that is
+// inside but not where a record starts decodes as garbage, which Next
+// reports as for any damaged batch.
+func (r *Reader) Resume(pos int, n int32) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.data == nil {
+		return ErrBadRecord
+	}
+	if pos < 0 || pos > len(r.data) || n < 0 || n > r.hdr.RecordsCount {
+		r.err = recordsErr(r.hdr.BaseOffset, pos, ErrBadRecord, "resume position")
+		return r.err
+	}
+	r.pos, r.n = pos, n
+	return nil
+}
+
 // Skim moves past the next record, checking its layout exactly as Next does
 // (varint limits, lengths, header count, the declared length consumed
 // exactly, the record count) but without producing its key, value and

@@ -552,3 +552,41 @@ func TestBuilderSetProducer(t *testing.T) {
 		require.Equal(t, codec, h.Attributes.Compression())
 	}
 }
+
+// TestResume: a Reader resumed at a place Position reported for the same
+// batch goes on with the same records; a place outside the batch is an
+// error matching ErrBadRecord.
+func TestResume(t *testing.T) {
+	var recs []Record
+	for i := range 10 {
+		recs = append(recs, Record{OffsetDelta: int32(i), Timestamp: int64(i), Key: fmt.Appendf(nil, "k%d", i)})
+	}
+	batch, err := AppendBatch(nil, producerHeader(), DefaultLevel, recs)
+	require.NoError(t, err)
+	r := NewReader(ReaderOptions{})
+	require.NoError(t, r.Reset(batch))
+	for range 4 {
+		require.True(t, r.Next())
+	}
+	pos, n := r.Position()
+	require.Equal(t, int32(4), n)
+
+	again := NewReader(ReaderOptions{})
+	require.NoError(t, again.Reset(batch))
+	require.NoError(t, again.Resume(pos, n))
+	for i := 4; i < 10; i++ {
+		require.True(t, again.Next())
+		require.Equal(t, fmt.Sprintf("k%d", i), string(again.Record().Key))
+	}
+	require.False(t, again.Next())
+	require.NoError(t, again.Err())
+
+	for _, bad := range []struct {
+		pos int
+		n   int32
+	}{{-1, 0}, {len(batch), 0}, {0, -1}, {0, 11}} {
+		r := NewReader(ReaderOptions{})
+		require.NoError(t, r.Reset(batch))
+		require.ErrorIs(t, r.Resume(bad.pos, bad.n), ErrBadRecord, "%+v", bad)
+	}
+}

@@ -65,6 +65,9 @@ type Segment struct {
 	// crcs remembers the batches whose CRC was verified (crc.go); nil
 	// until the first verification.
 	crcs atomic.Pointer[crcCache]
+	// marks remembers where records start in batches that point reads
+	// went into (marks.go); nil until the first.
+	marks atomic.Pointer[marksTable]
 	// txnVerified: the .txnindex was checked against the segment's ABORT
 	// markers, or written by this process (see TxnIndexVerified).
 	txnVerified atomic.Bool
