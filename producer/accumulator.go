@@ -67,9 +67,9 @@ type appendResult struct {
 }
 
 // append adds a record to its partition's last batch, or to a new batch
-// whose memory it waits for (up to max.block.ms or ctx).
-func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64, key, value []byte, headers []record.Header, cb Callback) (appendResult, error) {
-	estimate := record.EstimateRecordSize(key, value, headers)
+// whose memory it waits for (up to max.block.ms or ctx). estimate is
+// record.EstimateRecordSize of the record.
+func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64, key, value []byte, headers []record.Header, cb Callback, estimate int) (appendResult, error) {
 	a.mu.Lock()
 	if res, ok := a.tryAppendLocked(tp, ts, key, value, headers, cb, estimate); ok {
 		a.mu.Unlock()

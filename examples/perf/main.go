@@ -13,7 +13,8 @@
 // With -suite it runs instead the workloads of the README's "Against a
 // plain file" table (internal/perfsuite: W1–W3, R1, R2 on a plain-file
 // baseline, the raw log API and the clients, interleaved -reps times) and
-// prints the table with each path's median as a ratio to the baseline's:
+// prints the table with each path's median as a ratio to the baseline's,
+// then -reps runs of the shared-producer workload (perfsuite.Shared):
 //
 //	go run ./examples/perf -suite                       # uncompressed, 1,000,000 records, 3 repetitions
 //	go run ./examples/perf -suite -compression lz4 -reps 5
@@ -218,6 +219,14 @@ func runSuite(o options, reps int) error {
 		return err
 	}
 	fmt.Print(perfsuite.Markdown(rows))
+	for range reps {
+		res, err := perfsuite.Shared(context.Background(), so.Dir, 6, 4, so.Records, 200, so.Codec)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("shared (6 partitions, 4 goroutines, 200-byte values, acks=all): %.0f records/s, %v CPU per record\n",
+			res.PerSecond(), (res.CPU / time.Duration(res.Records)).Round(10*time.Nanosecond))
+	}
 	fmt.Fprintf(os.Stderr, "# load after: %s\n", loadAverage())
 	return nil
 }

@@ -86,3 +86,11 @@ func BenchmarkWorkloads(b *testing.B) {
 		}
 	}
 }
+
+// TestShared: many goroutines through one producer, every record in the
+// topic once.
+func TestShared(t *testing.T) {
+	res, err := Shared(context.Background(), t.TempDir(), 6, 4, 4_000, 200, record.None)
+	require.NoError(t, err)
+	require.Equal(t, 4_000, res.Records)
+}
