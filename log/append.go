@@ -78,8 +78,8 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	if l.overlapsLocked(batch) {
-		return l.appendOverlappedLocked(batch, origin)
+	if h0, ok := l.overlapsLocked(batch); ok {
+		return l.appendOverlappedLocked(batch, h0, origin)
 	}
 	in := batch
 	h, batch, err := l.validateLocked(in)
@@ -139,19 +139,20 @@ func (l *Log) checkProducerLocked(h *record.BatchHeader, origin appendOrigin) (r
 // with its validation (Config.OverlapAppendBytes): a batch large enough,
 // on two Ps or more, that validation will not rewrite as far as its
 // header tells (it comes with base offset 0 and is not recompressed or
-// stamped with the log append time) and that fits. It changes nothing.
-func (l *Log) overlapsLocked(batch []byte) bool {
+// stamped with the log append time) and that fits, with its header. It
+// changes nothing.
+func (l *Log) overlapsLocked(batch []byte) (record.BatchHeader, bool) {
 	if l.overlapBytes <= 0 || len(batch) < l.overlapBytes || runtime.GOMAXPROCS(0) < 2 {
-		return false
+		return record.BatchHeader{}, false
 	}
 	c := l.Config()
 	h, err := record.ParseHeader(batch)
 	if err != nil || h.Size() != len(batch) || h.BaseOffset != 0 || c.MessageTimestampType != record.CreateTime ||
 		l.checkSizeLocked(len(batch)) != nil {
-		return false // refused or rewritten either way
+		return h, false // refused or rewritten either way
 	}
 	codec, keep := c.CompressionType.Codec()
-	return keep || codec == h.Attributes.Compression()
+	return h, keep || codec == h.Attributes.Compression()
 }
 
 // errRewrite is what the overlapped append's check returns when the
@@ -164,17 +165,13 @@ var errRewrite = errors.New("not appended as it came")
 // (segment.Segment.AppendOverlapped). The batch is validated once; one
 // the validation rewrites (its max timestamp, its inner offsets) is then
 // appended the usual way, as is nothing of a duplicate.
-func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (AppendResult, error) {
+func (l *Log) appendOverlappedLocked(batch []byte, h0 record.BatchHeader, origin appendOrigin) (AppendResult, error) {
 	// The leader epoch lies in the bytes written ahead (outside the CRC);
 	// the base offset does not.
 	if err := record.SetPartitionLeaderEpoch(batch, l.leaderEpoch); err != nil {
 		return AppendResult{}, l.perr(err)
 	}
-	h0, err := record.ParseHeader(batch)
-	if err != nil {
-		return AppendResult{}, l.perr(err)
-	}
-	h0.BaseOffset = l.LogEndOffset()
+	h0.BaseOffset, h0.PartitionLeaderEpoch = l.LogEndOffset(), l.leaderEpoch
 	if err := l.maybeRollLocked(&h0, len(batch)); err != nil {
 		return AppendResult{}, err
 	}
@@ -186,7 +183,7 @@ func (l *Log) appendOverlappedLocked(batch []byte, origin appendOrigin) (AppendR
 		dup  bool
 		verr error
 	)
-	err = seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
+	err := seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
 		h, out, verr = l.validateLocked(batch)
 		if verr == nil {
 			res, dup, verr = l.checkProducerLocked(&h, origin)

@@ -95,15 +95,27 @@ const (
 func (s *Segment) crcCacheFor() *crcCache {
 	size := s.size.Load()
 	c := s.crcs.Load()
-	if c != nil && (c.forSize*4 >= size || len(c.slots) == 1<<crcCacheMaxBits) {
+	if c != nil && !tableOutgrown(c.forSize, size, len(c.slots)) {
 		return c
 	}
-	n := min(max(bits.Len64(uint64(size/crcCacheBytesPerSlot)), crcCacheMinBits), crcCacheMaxBits)
+	n := tableBits(size)
 	nc := &crcCache{forSize: size, shift: uint(64 - n), slots: make([]atomic.Uint64, 1<<n)}
 	if s.crcs.CompareAndSwap(c, nc) {
 		return nc
 	}
 	return s.crcs.Load()
+}
+
+// tableBits is log2 of the slots of a point-read table (the CRC table,
+// the marks table) for a .log of size bytes.
+func tableBits(size int64) int {
+	return min(max(bits.Len64(uint64(size/crcCacheBytesPerSlot)), crcCacheMinBits), crcCacheMaxBits)
+}
+
+// tableOutgrown reports whether a table of slots made for a .log of
+// forSize bytes should be made again for one of size bytes.
+func tableOutgrown(forSize, size int64, slots int) bool {
+	return forSize*4 < size && slots < 1<<crcCacheMaxBits
 }
 
 // crcKey packs a cut generation and a position (below 2^31, as Kafka's

@@ -1,9 +1,6 @@
 package segment
 
-import (
-	"math/bits"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // BatchMarks say where some records of a batch start, so that a point
 // read into a large uncompressed batch jumps near its record instead of
@@ -60,10 +57,10 @@ type marksTable struct {
 func (s *Segment) marksFor() *marksTable {
 	size := s.size.Load()
 	t := s.marks.Load()
-	if t != nil && (t.forSize*4 >= size || len(t.slots) == 1<<crcCacheMaxBits) {
+	if t != nil && !tableOutgrown(t.forSize, size, len(t.slots)) {
 		return t
 	}
-	n := min(max(bits.Len64(uint64(size/crcCacheBytesPerSlot)), crcCacheMinBits), crcCacheMaxBits)
+	n := tableBits(size)
 	nt := &marksTable{forSize: size, shift: uint(64 - n), slots: make([]atomic.Pointer[marksEntry], 1<<n)}
 	if s.marks.CompareAndSwap(t, nt) {
 		return nt

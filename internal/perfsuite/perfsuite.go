@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/internal/cputime"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
@@ -195,7 +196,7 @@ func Run(ctx context.Context, w Workload, p Path, o Options) (Result, error) {
 			return Result{}, err
 		}
 	}
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Process()
 	switch w {
 	case W1, W2:
 		err, res.Records = writeAll(ctx, s, vals, false), n
@@ -219,7 +220,7 @@ func Run(ctx context.Context, w Workload, p Path, o Options) (Result, error) {
 			}
 		}
 	}
-	res.Elapsed, res.CPU = time.Since(start), cpuTime()-cpu0
+	res.Elapsed, res.CPU = time.Since(start), cputime.Process()-cpu0
 	return res, err
 }
 
@@ -652,7 +653,7 @@ func Shared(ctx context.Context, dir string, partitions, goroutines, records, va
 	vals := values(records, valueSize)
 	per := records / goroutines
 	errs := make(chan error, goroutines)
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), cputime.Process()
 	for g := range goroutines {
 		go func() {
 			rec := producer.Record{Topic: topic}
@@ -674,7 +675,7 @@ func Shared(ctx context.Context, dir string, partitions, goroutines, records, va
 	if err == nil {
 		err = p.Flush(ctx)
 	}
-	res := Result{Workload: "shared", Path: Client, Records: per * goroutines, Elapsed: time.Since(start), CPU: cpuTime() - cpu0}
+	res := Result{Workload: "shared", Path: Client, Records: per * goroutines, Elapsed: time.Since(start), CPU: cputime.Process() - cpu0}
 	if err != nil {
 		return res, err
 	}

@@ -1,14 +1,14 @@
 //go:build unix
 
-package perfsuite
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime returns the process's user plus system CPU time.
-func cpuTime() time.Duration {
+// Process returns the process's user plus system CPU time.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
