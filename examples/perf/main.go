@@ -6,6 +6,12 @@
 //	go run ./examples/perf -records 2000000 -record-size 100 -partitions 1 -acks 1
 //	go run ./examples/perf -compression lz4 -linger-ms 5 -batch-size 65536 -dir /tmp/perf
 //	go run ./examples/perf -consume -dir /tmp/perf
+//	go run ./examples/perf -payload-file values.txt -linger-ms 20 -batch-size 65536 -compression lz4 -acks all
+//
+// As Kafka's tool, -payload-file takes the values from a file, one per
+// line, and sends each record one of them chosen at random; without it
+// every record carries the same -record-size bytes of random capital
+// letters.
 //
 // Latency is measured from Send to the record's callback. Memory stays
 // bounded by -buffer-memory: Send blocks when the pool is exhausted.
@@ -21,6 +27,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -42,6 +49,7 @@ type options struct {
 	records, recordSize, partitions, batchSize int
 	lingerMs                                   int
 	compression, acks, dir, topic              string
+	payloadFile                                string
 	bufferMemory                               int64
 }
 
@@ -57,6 +65,7 @@ func main() {
 	flag.Int64Var(&o.bufferMemory, "buffer-memory", 32<<20, "buffer.memory")
 	flag.StringVar(&o.dir, "dir", "", "log directory (kept); default a temporary one")
 	flag.StringVar(&o.topic, "topic", "perf", "topic")
+	flag.StringVar(&o.payloadFile, "payload-file", "", "values to send, one per line, each record one at random (instead of -record-size)")
 	consume := flag.Bool("consume", false, "consume the topic in -dir instead of producing")
 	suite := flag.Bool("suite", false, "run the ratio table's workloads (see the command's doc) instead")
 	reps := flag.Int("reps", 3, "with -suite: repetitions of each workload")
@@ -126,17 +135,22 @@ func run(o options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// A payload of random printable bytes, as Kafka's tool generates.
-	value := make([]byte, o.recordSize)
-	for i := range value {
-		value[i] = byte('A' + rand.IntN(26))
+	payloads, err := payloadsOf(o)
+	if err != nil {
+		return "", err
 	}
 	lat := newLatencies(o.records)
 	var memMax uint64
 	var ms runtime.MemStats
+	var sentBytes int64
 	start := time.Now()
-	rec := producer.Record{Topic: o.topic, Value: value}
+	rec := producer.Record{Topic: o.topic}
 	for i := range o.records {
+		rec.Value = payloads[0]
+		if len(payloads) > 1 {
+			rec.Value = payloads[rand.IntN(len(payloads))]
+		}
+		sentBytes += int64(len(rec.Value))
 		sent := time.Now()
 		if _, err := p.Send(ctx, &rec, lat.callback(i, sent)); err != nil {
 			return "", err
@@ -156,7 +170,34 @@ func run(o options) (string, error) {
 	st := p.Stats()
 	fmt.Fprintf(os.Stderr, "batches %d, %.0f records/batch, %.0f bytes/batch, compression rate %.2f, peak heap in use %.1f MB (buffer.memory %.1f MB)\n",
 		st.Batches, st.RecordsPerBatch, st.BatchSizeAvg, st.CompressionRate, float64(memMax)/1e6, float64(o.bufferMemory)/1e6)
-	return lat.summary(o.records, o.recordSize, elapsed), nil
+	return lat.summary(o.records, sentBytes, elapsed), nil
+}
+
+// payloadsOf returns the values run sends: the lines of o.payloadFile, or
+// one value of o.recordSize random capital letters, as Kafka's tool
+// generates.
+func payloadsOf(o options) ([][]byte, error) {
+	if o.payloadFile == "" {
+		value := make([]byte, o.recordSize)
+		for i := range value {
+			value[i] = byte('A' + rand.IntN(26))
+		}
+		return [][]byte{value}, nil
+	}
+	b, err := os.ReadFile(o.payloadFile)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if len(line) > 0 {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("payload file %s holds no value", o.payloadFile)
+	}
+	return out, nil
 }
 
 // latencies collects Send-to-callback latencies.
@@ -185,7 +226,7 @@ func (l *latencies) callback(i int, sent time.Time) producer.Callback {
 }
 
 // summary formats Kafka's producer-perf-test final line.
-func (l *latencies) summary(n, size int, elapsed time.Duration) string {
+func (l *latencies) summary(n int, bytes int64, elapsed time.Duration) string {
 	sorted := slices.Clone(l.ms)
 	slices.Sort(sorted)
 	var sum, maxMs float64
@@ -196,7 +237,7 @@ func (l *latencies) summary(n, size int, elapsed time.Duration) string {
 	pct := func(p float64) int { return int(sorted[min(int(p*float64(len(sorted))), len(sorted)-1)]) }
 	secs := elapsed.Seconds()
 	return fmt.Sprintf("%d records sent, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.",
-		n, float64(n)/secs, float64(n)*float64(size)/1024/1024/secs, sum/float64(len(sorted)), maxMs, pct(0.5), pct(0.95), pct(0.99), pct(0.999))
+		n, float64(n)/secs, float64(bytes)/1024/1024/secs, sum/float64(len(sorted)), maxMs, pct(0.5), pct(0.95), pct(0.99), pct(0.999))
 }
 
 // runSuite prints the ratio table of internal/perfsuite, each run as it

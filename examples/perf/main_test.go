@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -81,4 +84,49 @@ func countRecords(t *testing.T, dir, topic string, partitions int32, codec recor
 		}
 	}
 	return n
+}
+
+// TestPayloadFile sends the values of a payload file, as Kafka's
+// --payload-file does: every record read back holds one of its lines, and
+// the summary counts their bytes.
+func TestPayloadFile(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{`{"id":1,"event":"view"}`, `{"id":2,"event":"click"}`, `{"id":3,"event":"purchase"}`}
+	file := filepath.Join(t.TempDir(), "payloads.txt")
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	sum, err := run(options{records: 600, partitions: 1, batchSize: 4096, lingerMs: 1, compression: "lz4",
+		acks: "all", bufferMemory: 1 << 20, topic: "perf", dir: dir, payloadFile: file})
+	require.NoError(t, err)
+	require.Regexp(t, `^600 records sent, `, sum)
+
+	d, err := log.Open(context.Background(), dir, log.DefaultConfig())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	l, err := d.Partition("perf", 0)
+	require.NoError(t, err)
+	seen := map[string]int{}
+	for off := int64(0); off < l.LogEndOffset(); {
+		off, err = l.ReadRecords(off, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			seen[string(r.Value)]++
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	total := 0
+	for v, n := range seen {
+		require.Contains(t, lines, v)
+		total += n
+	}
+	require.Equal(t, 600, total)
+	require.Len(t, seen, len(lines), "600 random picks of 3 lines use each")
+}
+
+// TestEmptyPayloadFile checks that a payload file without a value is
+// refused.
+func TestEmptyPayloadFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "empty.txt")
+	require.NoError(t, os.WriteFile(file, []byte("\n\n"), 0o644))
+	_, err := run(options{records: 1, partitions: 1, batchSize: 4096, compression: "none", acks: "1",
+		bufferMemory: 1 << 20, topic: "perf", payloadFile: file})
+	require.ErrorContains(t, err, "holds no value")
 }

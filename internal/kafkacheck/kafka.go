@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,6 +223,14 @@ func (k *Kafka) javaCommand(ctx context.Context, class string, args ...string) *
 // non-zero exit fails t.
 func (k *Kafka) Measure(t testing.TB, class string, args ...string) string {
 	t.Helper()
+	out, _ := k.MeasurePeak(t, class, args...)
+	return out
+}
+
+// MeasurePeak is Measure that also returns the tool's peak resident
+// memory in bytes, as the kernel accounted it (0 where it does not).
+func (k *Kafka) MeasurePeak(t testing.TB, class string, args ...string) (string, int64) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	jvm := []string{"-Xmx512m", "-XX:+UseG1GC",
@@ -233,7 +242,16 @@ func (k *Kafka) Measure(t testing.TB, class string, args ...string) string {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kafkacheck: %s %s: %v\nstdout:\n%s\nstderr:\n%s", class, strings.Join(args, " "), err, tail(stdout.String()), tail(stderr.String()))
 	}
-	return stdout.String()
+	return stdout.String(), PeakRSS(cmd.ProcessState)
+}
+
+// PeakRSS is the peak resident memory in bytes of a process that ended,
+// from its rusage (kilobytes on Linux); 0 where there is none.
+func PeakRSS(ps *os.ProcessState) int64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
+		return int64(ru.Maxrss) * 1024
+	}
+	return 0
 }
 
 // Run runs a Kafka class to completion with stdin and returns its standard
@@ -454,6 +472,27 @@ func (b *Broker) stop(sig syscall.Signal, wait time.Duration) {
 		b.t.Fatalf("kafkacheck: the broker did not stop within %v\nbroker log:\n%s", wait, tail(b.Log()))
 	}
 	b.cmd = nil
+}
+
+// PeakRSS is the running broker's peak resident memory in bytes since it
+// started (VmHWM of /proc/PID/status); 0 where there is no such file.
+func (b *Broker) PeakRSS() int64 {
+	if b.cmd == nil {
+		return 0
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }
 
 // Running reports whether the broker process is running.
