@@ -35,12 +35,7 @@ import (
 // tools do; each round runs both sides once, and there are three rounds,
 // interleaved, so that drift of the machine shows in both.
 func TestPerfAnchor(t *testing.T) {
-	if os.Getenv("KAFKALITE_KAFKA_PERF") != "1" {
-		t.Skip("a measurement: KAFKALITE_KAFKA_PERF=1 runs it (.ci/kafka-perf)")
-	}
-	k := Get(t)
-	records := perfRecords(t)
-	perf := buildPerf(t)
+	k, records, perf := perfSetup(t)
 
 	rows := map[string][]perfResult{}
 	n := strconv.Itoa(records)
@@ -107,12 +102,7 @@ func TestPerfAnchor(t *testing.T) {
 // cache (on one node there are no followers), kafkalite once it is
 // fsynced.
 func TestPerfProduction(t *testing.T) {
-	if os.Getenv("KAFKALITE_KAFKA_PERF") != "1" {
-		t.Skip("a measurement: KAFKALITE_KAFKA_PERF=1 runs it (.ci/kafka-perf)")
-	}
-	k := Get(t)
-	records := perfRecords(t)
-	perf := buildPerf(t)
+	k, records, perf := perfSetup(t)
 	payloads := filepath.Join(t.TempDir(), "payloads.txt")
 	var values bytes.Buffer
 	for i := range 10_000 {
@@ -203,27 +193,28 @@ func runPerfPeak(t *testing.T, bin string, args ...string) (string, int64) {
 	return string(out), PeakRSS(cmd.ProcessState)
 }
 
-// buildPerf builds examples/perf into a temporary directory.
-func buildPerf(t *testing.T) string {
+// perfSetup skips a measurement unless KAFKALITE_KAFKA_PERF=1, and
+// returns Kafka, the records to send (KAFKALITE_KAFKA_PERF_RECORDS,
+// 2,000,000 by default) and examples/perf built into a temporary
+// directory.
+func perfSetup(t *testing.T) (*Kafka, int, string) {
 	t.Helper()
+	if os.Getenv("KAFKALITE_KAFKA_PERF") != "1" {
+		t.Skip("a measurement: KAFKALITE_KAFKA_PERF=1 runs it (.ci/kafka-perf)")
+	}
+	k := Get(t)
+	records := 2_000_000
+	if v := os.Getenv("KAFKALITE_KAFKA_PERF_RECORDS"); v != "" {
+		var err error
+		records, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
 	perf := filepath.Join(t.TempDir(), "perf")
 	build := exec.Command("go", "build", "-o", perf, "./examples/perf")
 	build.Dir = filepath.Join(moduleDir(), "..", "..")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building examples/perf: %s", out)
-	return perf
-}
-
-// perfRecords is KAFKALITE_KAFKA_PERF_RECORDS, 2,000,000 by default.
-func perfRecords(t *testing.T) int {
-	t.Helper()
-	v := os.Getenv("KAFKALITE_KAFKA_PERF_RECORDS")
-	if v == "" {
-		return 2_000_000
-	}
-	n, err := strconv.Atoi(v)
-	require.NoError(t, err)
-	return n
+	return k, records, perf
 }
 
 // produceSummary is kafka-producer-perf-test's last line, which
