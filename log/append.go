@@ -480,6 +480,7 @@ func (l *Log) appendedLocked(seg *segment.Segment, batch []byte, h *record.Batch
 	if err := l.updateProducerStateLocked(seg, batch, h, false); err != nil {
 		return l.failLocked("updating the producer state failed", "", err)
 	}
+	l.rememberAppendedMarksLocked(seg, batch, h)
 	l.logEndOffset.Store(h.NextOffset())
 	seg.Publish()
 	if h.PartitionLeaderEpoch >= 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,8 +18,9 @@ import (
 // was written: a dense batch (offset deltas 0, 1, 2, ...) and one with
 // gaps (as compaction leaves them), in every codec (compressed batches
 // have no marks: they are decompressed whole) and on both filesystems
-// (the memory one reads by copy, without marks). The first reads make the
-// batches' marks, later ones jump by them. Then the log is truncated
+// (the memory one reads by copy, without marks). The append makes the
+// marks of the large uncompressed batches; for the others the first reads
+// make them; later ones jump by them. Then the log is truncated
 // inside a batch and other records appended at the same positions: no
 // read is answered from marks of the bytes that were cut.
 func TestPointReadsJumpToMarks(t *testing.T) {
@@ -37,13 +39,21 @@ func TestPointReadsJumpToMarks(t *testing.T) {
 			codec record.Compression
 			gap   int32 // offset deltas step by this
 			value string
-		}{{"dense", c.Codec, 1, "a"}, {"gaps", c.Codec, 3, "b"}, {"dense again", c.Codec, 1, "c"}}
+		}{{"dense", c.Codec, 1, "a"}, {"gaps", c.Codec, 3, "b"}, {"dense again", c.Codec, 1, "c"},
+			// Batches of 64 KiB or more get their marks as they are appended.
+			{"dense, large", c.Codec, 1, "d" + strings.Repeat("-", 120)}, {"gaps, large", c.Codec, 2, "e" + strings.Repeat("-", 120)}}
 		want := map[int64]string{} // offset -> value
 		var base int64
 		for _, b := range batches {
 			batch, end := markBatch(t, base, 700, b.gap, b.codec, b.value, now)
 			_, err := l.AppendAsReplica(batch)
 			require.NoError(t, err, b.name)
+			res, err := l.Read(base, 1, true)
+			require.NoError(t, err)
+			marked := res.Slice.Marks() != nil
+			res.Release()
+			require.Equal(t, len(batch) >= appendMarksMinBytes && b.codec == record.None, marked,
+				"%s (%d bytes): marks made by the append", b.name, len(batch))
 			for i := range int64(700) {
 				want[base+i*int64(b.gap)] = fmt.Sprintf("%s%d", b.value, i)
 			}

@@ -11,8 +11,9 @@ import (
 )
 
 // Append writes one batch at the end of the .log. The batch must be valid
-// (the log validates it, assigns its offsets and stamps it before) and
-// described by h. Index entries are added as Kafka adds them: an offset
+// (the log validates it, assigns its offsets and stamps it before), its
+// CRC included, and described by h: point reads take a batch appended by
+// this process as verified ([Slice.VerifyCRC]). Index entries are added as Kafka adds them: an offset
 // entry (the batch's last offset at its start position) and a time entry
 // (the segment's max timestamp so far and its batch's last offset) once more
 // than index.interval.bytes were appended since the last entries.
@@ -103,6 +104,7 @@ func (s *Segment) commitAppend(a pendingAppend, batch []byte, h *record.BatchHea
 		s.bytesSinceLastIndexEntry = 0
 	}
 	s.bytesSinceLastIndexEntry += len(batch)
+	s.rememberAppended(pos)
 	s.nextOffset.Store(h.NextOffset())
 	s.size.Store(pos + int64(len(batch)))
 	if ierr != nil && !errors.Is(ierr, index.ErrIndexFull) {
@@ -198,6 +200,7 @@ func (s *Segment) Seal() error {
 		return err
 	}
 	err = errors.Join(oi.TrimToValidSize(), ti.TrimToValidSize())
+	s.forgetUnreadTables()
 	s.mu.Lock()
 	s.active = false
 	s.mu.Unlock()

@@ -17,16 +17,26 @@ import (
 // The segment remembers the batches it verified, by position, in a small
 // table (a batch verified once is not verified again while the segment
 // holds it unchanged), so that repeated point reads into a large batch
-// cost the CRC once. It forgets them when the .log is cut (TruncateTo,
-// Recover, a failed append): new bytes may then lie at the same
-// positions. What it remembers is only what it computed in this process;
-// a failed batch is never remembered.
+// cost the CRC once. It also remembers the batches appended to it by this
+// process ([Segment.Append] takes valid batches: the log checked their
+// CRC, or computed it, before it appended them), so that the first point
+// read into a batch just written does not read all of its bytes again. It
+// forgets them when the .log is cut (TruncateTo, Recover, a failed
+// append): new bytes may then lie at the same positions. What it remembers
+// is only what was verified or written in this process, and a failed
+// batch is never remembered; so bytes changed under a running process
+// after they were written or verified are found by ReadRecords (which
+// checks every batch it decodes) and by the next process, not by a point
+// read.
 func (sl *Slice) VerifyCRC() error {
 	if sl.released {
 		return ErrClosed
 	}
 	s := sl.seg
 	c := s.crcCacheFor()
+	if !c.read.Load() {
+		c.read.Store(true)
+	}
 	end := sl.Position + sl.Size
 	var err error
 	mapped, _ := s.view(0, end, func(b []byte) error {
@@ -80,10 +90,13 @@ type crcCache struct {
 	forSize int64 // the segment's size when the table was made
 	shift   uint
 	slots   []atomic.Uint64
+	// read: a point read used the table (see forgetUnreadTables).
+	read atomic.Bool
 }
 
 // Table sizes: one slot per 8 KiB of .log, between 256 and 16,384 slots
-// (2 KiB to 128 KiB, made only for segments that serve point reads).
+// (2 KiB to 128 KiB: on the active segment, and on sealed segments that
+// serve point reads).
 const (
 	crcCacheBytesPerSlot = 8 << 10
 	crcCacheMinBits      = 8
@@ -91,7 +104,8 @@ const (
 )
 
 // crcCacheFor returns the segment's table, making one (or a larger one,
-// once the segment grew to four times the size the last was made for).
+// once the segment grew to four times the size the last was made for,
+// holding what the last one held).
 func (s *Segment) crcCacheFor() *crcCache {
 	size := s.size.Load()
 	c := s.crcs.Load()
@@ -100,6 +114,14 @@ func (s *Segment) crcCacheFor() *crcCache {
 	}
 	n := tableBits(size)
 	nc := &crcCache{forSize: size, shift: uint(64 - n), slots: make([]atomic.Uint64, 1<<n)}
+	if c != nil {
+		nc.read.Store(c.read.Load())
+		for i := range c.slots {
+			if k := c.slots[i].Load(); k != 0 {
+				nc.slot(int64(uint32(k)) - 1).Store(k)
+			}
+		}
+	}
 	if s.crcs.CompareAndSwap(c, nc) {
 		return nc
 	}
@@ -129,3 +151,7 @@ func (c *crcCache) slot(pos int64) *atomic.Uint64 {
 func (c *crcCache) has(gen uint32, pos int64) bool { return c.slot(pos).Load() == crcKey(gen, pos) }
 
 func (c *crcCache) add(gen uint32, pos int64) { c.slot(pos).Store(crcKey(gen, pos)) }
+
+// rememberAppended records the batch just appended at pos as verified
+// (see VerifyCRC).
+func (s *Segment) rememberAppended(pos int64) { s.crcCacheFor().add(s.cutGen.Load(), pos) }

@@ -153,7 +153,8 @@
 //     is reopened, since the rebuilt index leaves nothing to find (the
 //     segment then ends there, as one the cleaner shortened would).
 //   - CRCs. [Slice.VerifyCRC] checks a slice's batches for readers that
-//     decode them, remembering what it verified until the .log is cut.
+//     decode them, remembering what it verified, and the batches this
+//     process appended, until the .log is cut.
 //   - The .txnindex. [Segment.CheckTxnIndex] checks it
 //     ([index.TxnIndex.Validate]), [Segment.AppendAbortMarkers] lists the
 //     ABORT markers to check it against, and [Segment.ReplaceTxnIndex]

@@ -17,13 +17,19 @@ type BatchMarks struct {
 // Marks returns the marks remembered for the slice's first batch, or nil.
 // Like the CRC table (see [Slice.VerifyCRC]) the segment forgets them when
 // the .log is cut, and keeps one batch's marks per slot of a table sized
-// by the .log (one slot per 8 KiB, 256 to 16,384 slots), made only for
-// segments that serve point reads; a collision replaces the older marks.
+// by the .log (one slot per 8 KiB, 256 to 16,384 slots); a collision
+// replaces the older marks. The active segment keeps the marks its
+// appender gives ([Segment.RememberMarks]); a sealed one keeps its table
+// only if point reads used it.
 func (sl *Slice) Marks() *BatchMarks {
 	if sl.released {
 		return nil
 	}
-	e := sl.seg.marksFor().slot(sl.Position).Load()
+	t := sl.seg.marksFor()
+	if !t.read.Load() {
+		t.read.Store(true)
+	}
+	e := t.slot(sl.Position).Load()
 	if e == nil || e.gen != sl.seg.cutGen.Load() || e.pos != sl.Position {
 		return nil
 	}
@@ -33,10 +39,22 @@ func (sl *Slice) Marks() *BatchMarks {
 // RememberMarks keeps m for the slice's first batch. m must not change
 // afterwards; a later call with more marks replaces it.
 func (sl *Slice) RememberMarks(m *BatchMarks) {
-	if sl.released || m == nil {
+	if sl.released {
 		return
 	}
-	sl.seg.marksFor().slot(sl.Position).Store(&marksEntry{gen: sl.seg.cutGen.Load(), pos: sl.Position, marks: m})
+	sl.seg.RememberMarks(sl.Position, m)
+}
+
+// RememberMarks keeps m for the batch at position pos of the .log, as
+// [Slice.RememberMarks] does for a slice's first batch: a log gives the
+// marks of a large batch as it appends it, so that the first point read
+// into it jumps at once. m must describe that batch and not change
+// afterwards.
+func (s *Segment) RememberMarks(pos int64, m *BatchMarks) {
+	if m == nil {
+		return
+	}
+	s.marksFor().slot(pos).Store(&marksEntry{gen: s.cutGen.Load(), pos: pos, marks: m})
 }
 
 type marksEntry struct {
@@ -49,11 +67,13 @@ type marksTable struct {
 	forSize int64
 	shift   uint
 	slots   []atomic.Pointer[marksEntry]
+	// read: a point read used the table (see forgetUnreadTables).
+	read atomic.Bool
 }
 
 // marksFor returns the segment's table, making one (or a larger one, once
-// the segment grew to four times the size the last was made for), as
-// crcCacheFor does.
+// the segment grew to four times the size the last was made for, holding
+// what the last one held), as crcCacheFor does.
 func (s *Segment) marksFor() *marksTable {
 	size := s.size.Load()
 	t := s.marks.Load()
@@ -62,6 +82,14 @@ func (s *Segment) marksFor() *marksTable {
 	}
 	n := tableBits(size)
 	nt := &marksTable{forSize: size, shift: uint(64 - n), slots: make([]atomic.Pointer[marksEntry], 1<<n)}
+	if t != nil {
+		nt.read.Store(t.read.Load())
+		for i := range t.slots {
+			if e := t.slots[i].Load(); e != nil {
+				nt.slot(e.pos).Store(e)
+			}
+		}
+	}
 	if s.marks.CompareAndSwap(t, nt) {
 		return nt
 	}
@@ -70,4 +98,16 @@ func (s *Segment) marksFor() *marksTable {
 
 func (t *marksTable) slot(pos int64) *atomic.Pointer[marksEntry] {
 	return &t.slots[(uint64(pos)*0x9e3779b97f4a7c15)>>t.shift]
+}
+
+// forgetUnreadTables drops the CRC and marks tables that no point read
+// used, as the segment is sealed: what its appender recorded in them is
+// kept only where point reads come.
+func (s *Segment) forgetUnreadTables() {
+	if c := s.crcs.Load(); c != nil && !c.read.Load() {
+		s.crcs.CompareAndSwap(c, nil)
+	}
+	if t := s.marks.Load(); t != nil && !t.read.Load() {
+		s.marks.CompareAndSwap(t, nil)
+	}
 }

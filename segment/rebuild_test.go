@@ -126,24 +126,18 @@ func TestConcurrentReadsRebuildOnce(t *testing.T) {
 
 // TestVerifyCRC: a batch whose bytes were damaged fails VerifyCRC with a
 // typed error naming file and position; a batch verified once is
-// remembered; a cut of the .log forgets what was verified, so that a
-// batch appended at the same position afterwards is verified again.
+// remembered; a cut of the .log forgets what was verified. The segment is
+// opened afresh after it was written, as by another process, so that it
+// remembers none of its appends (TestVerifyCRCOfAppends).
 func TestVerifyCRC(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
-		s := create(t, e, 0, testConfig())
+		w := create(t, e, 0, testConfig())
+		fill(t, w, 0, 4, 5, 200, 1000)
+		require.NoError(t, w.Close())
+		s, err := Open(e.fs, e.dir, 0, testConfig(), OpenOptions{Active: true})
+		require.NoError(t, err)
 		defer s.Close()
-		fill(t, s, 0, 4, 5, 200, 1000)
-		flip := func(pos int64) {
-			f, err := e.fs.OpenReadWrite(s.LogFile())
-			require.NoError(t, err)
-			b := make([]byte, 1)
-			_, err = f.ReadAt(b, pos)
-			require.NoError(t, err)
-			b[0] ^= 0x20
-			_, err = f.WriteAt(b, pos)
-			require.NoError(t, err)
-			require.NoError(t, f.Close())
-		}
+		flip := flipper(t, e, s)
 		verify := func(off int64) (*Slice, error) {
 			sl, err := s.Read(off, 1, s.Size(), true)
 			require.NoError(t, err)
@@ -178,15 +172,99 @@ func TestVerifyCRC(t *testing.T) {
 		_, err = verify(10)
 		require.NoError(t, err, "batch 2 was verified before")
 
-		// Verified, then cut and replaced by a batch of the same size that
-		// is damaged: verified again, and found.
+		// A cut forgets what was verified before it, below the cut too.
 		_, err = s.TruncateTo(15)
 		require.NoError(t, err)
-		again := batchAt(t, 15, 5, 200, 5000)
-		require.Equal(t, size, int64(len(again)))
-		require.NoError(t, s.Append(again, header(t, again)))
-		flip(pos + size - 3)
-		_, err = verify(15)
+		_, err = verify(10)
 		require.ErrorIs(t, err, record.ErrCRC, "the cut forgot the batch verified before it")
 	})
+}
+
+// TestVerifyCRCOfAppends: the batches a segment appended count as
+// verified in the process that appended them (VerifyCRC's doc says what
+// that leaves to ReadRecords and the next process); the table survives
+// its growth as the segment grows; sealing drops it unless point reads
+// used it; a segment opened afresh verifies the bytes.
+func TestVerifyCRCOfAppends(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s := create(t, e, 0, testConfig())
+		batches := fill(t, s, 0, 1, 5, 200, 1000)
+		early := s.crcs.Load()
+		batches = append(batches, fill(t, s, 5, 200, 5, 200, 1000)...)
+		require.NotSame(t, early, s.crcs.Load(), "the table was made again as the segment grew")
+		flip := flipper(t, e, s)
+		verify := func(s *Segment, off int64) error {
+			sl, err := s.Read(off, 1, s.Size(), true)
+			require.NoError(t, err)
+			defer sl.Release()
+			return sl.VerifyCRC()
+		}
+		first := int64(record.BatchHeaderLen + 20)
+		flip(first)
+		require.NoError(t, verify(s, 0), "the first batch, appended here, is remembered across the growths")
+
+		// Sealed without a point read, the segment forgets its appends.
+		u := create(t, e, 1000, testConfig())
+		fill(t, u, 1000, 3, 5, 200, 1000)
+		require.NotNil(t, u.crcs.Load())
+		require.NoError(t, u.Seal())
+		require.Nil(t, u.crcs.Load(), "no point read used the table")
+		require.NoError(t, u.Close())
+		// Sealed after one, it keeps them.
+		require.NoError(t, s.Seal())
+		require.NotNil(t, s.crcs.Load())
+		require.NoError(t, verify(s, 0))
+		require.NoError(t, s.Close())
+
+		r, err := Open(e.fs, e.dir, 0, testConfig(), OpenOptions{})
+		require.NoError(t, err)
+		defer r.Close()
+		require.ErrorIs(t, verify(r, 0), record.ErrCRC, "opened afresh, the damage is found")
+		require.NoError(t, verify(r, int64(len(batches)-1)*5))
+	})
+}
+
+// TestMarksOfAppends: marks given for appended batches survive the
+// table's growth and are dropped with the table when the segment is
+// sealed unused; marks a point read used stay.
+func TestMarksOfAppends(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s := create(t, e, 0, testConfig())
+		defer s.Close()
+		m := &BatchMarks{Step: 16, Pos: []int32{0, 100}, N: []int32{0, 16}}
+		fill(t, s, 0, 1, 5, 200, 1000)
+		s.RememberMarks(0, m)
+		early := s.marks.Load()
+		fill(t, s, 5, 200, 5, 200, 1000)
+		sl, err := s.Read(0, 1, s.Size(), true)
+		require.NoError(t, err)
+		require.Same(t, m, sl.Marks(), "kept across the table's growths")
+		require.NotSame(t, early, s.marks.Load(), "the table was made again as the segment grew")
+		sl.Release()
+		require.NoError(t, s.Seal())
+		require.NotNil(t, s.marks.Load(), "a point read used it")
+
+		u := create(t, e, 1000, testConfig())
+		defer u.Close()
+		fill(t, u, 1000, 1, 5, 200, 1000)
+		u.RememberMarks(0, m)
+		require.NoError(t, u.Seal())
+		require.Nil(t, u.marks.Load(), "sealed unread")
+	})
+}
+
+// flipper returns a function that flips a bit of the byte at a position
+// of s's .log, through the filesystem.
+func flipper(t *testing.T, e testFS, s *Segment) func(pos int64) {
+	return func(pos int64) {
+		f, err := e.fs.OpenReadWrite(s.LogFile())
+		require.NoError(t, err)
+		b := make([]byte, 1)
+		_, err = f.ReadAt(b, pos)
+		require.NoError(t, err)
+		b[0] ^= 0x20
+		_, err = f.WriteAt(b, pos)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
 }

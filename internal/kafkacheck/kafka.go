@@ -223,13 +223,12 @@ func (k *Kafka) javaCommand(ctx context.Context, class string, args ...string) *
 // non-zero exit fails t.
 func (k *Kafka) Measure(t testing.TB, class string, args ...string) string {
 	t.Helper()
-	out, _ := k.MeasurePeak(t, class, args...)
+	out, _ := k.MeasureUsage(t, class, args...)
 	return out
 }
 
-// MeasurePeak is Measure that also returns the tool's peak resident
-// memory in bytes, as the kernel accounted it (0 where it does not).
-func (k *Kafka) MeasurePeak(t testing.TB, class string, args ...string) (string, int64) {
+// MeasureUsage is Measure that also returns what the tool's process used.
+func (k *Kafka) MeasureUsage(t testing.TB, class string, args ...string) (string, Usage) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -242,16 +241,24 @@ func (k *Kafka) MeasurePeak(t testing.TB, class string, args ...string) (string,
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("kafkacheck: %s %s: %v\nstdout:\n%s\nstderr:\n%s", class, strings.Join(args, " "), err, tail(stdout.String()), tail(stderr.String()))
 	}
-	return stdout.String(), PeakRSS(cmd.ProcessState)
+	return stdout.String(), UsageOf(cmd.ProcessState)
 }
 
-// PeakRSS is the peak resident memory in bytes of a process that ended,
-// from its rusage (kilobytes on Linux); 0 where there is none.
-func PeakRSS(ps *os.ProcessState) int64 {
+// Usage is what a process used: its peak resident memory in bytes and
+// its CPU time (user and system); zero where the system does not say.
+type Usage struct {
+	PeakRSS int64
+	CPU     time.Duration
+}
+
+// UsageOf is the usage of a process that ended, from its rusage (whose
+// peak is in kilobytes on Linux).
+func UsageOf(ps *os.ProcessState) Usage {
+	u := Usage{CPU: ps.UserTime() + ps.SystemTime()}
 	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru != nil {
-		return int64(ru.Maxrss) * 1024
+		u.PeakRSS = int64(ru.Maxrss) * 1024
 	}
-	return 0
+	return u
 }
 
 // Run runs a Kafka class to completion with stdin and returns its standard
@@ -474,25 +481,40 @@ func (b *Broker) stop(sig syscall.Signal, wait time.Duration) {
 	b.cmd = nil
 }
 
-// PeakRSS is the running broker's peak resident memory in bytes since it
-// started (VmHWM of /proc/PID/status); 0 where there is no such file.
-func (b *Broker) PeakRSS() int64 {
+// Usage is what the running broker used since it started: its peak
+// resident memory (VmHWM of /proc/PID/status) and its CPU time (utime and
+// stime of /proc/PID/stat); zero where there are no such files.
+func (b *Broker) Usage() Usage {
+	var u Usage
 	if b.cmd == nil {
-		return 0
+		return u
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err == nil {
-				return kb * 1024
+	proc := fmt.Sprintf("/proc/%d/", b.cmd.Process.Pid)
+	if status, err := os.ReadFile(proc + "status"); err == nil {
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
+					u.PeakRSS = kb * 1024
+				}
 			}
 		}
 	}
-	return 0
+	if stat, err := os.ReadFile(proc + "stat"); err == nil {
+		// The fields after the command's closing parenthesis: utime and
+		// stime are the 12th and 13th, in clock ticks (100 a second on
+		// Linux's usual USER_HZ).
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			f := strings.Fields(string(stat[i+1:]))
+			if len(f) > 12 {
+				ut, err1 := strconv.ParseInt(f[11], 10, 64)
+				st, err2 := strconv.ParseInt(f[12], 10, 64)
+				if err1 == nil && err2 == nil {
+					u.CPU = time.Duration(ut+st) * 10 * time.Millisecond
+				}
+			}
+		}
+	}
+	return u
 }
 
 // Running reports whether the broker process is running.

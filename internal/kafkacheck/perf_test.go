@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -94,7 +95,9 @@ func TestPerfAnchor(t *testing.T) {
 // partition at full speed, each value one of 10,000 JSON-like values of
 // 100 bytes (perfsuite.Value) chosen at random, from the same payload
 // file on both sides, so that lz4 sees realistic data. Latency is Kafka's
-// tool's: from send to the acknowledgement's callback. Peak memory is the
+// tool's: from send to the acknowledgement's callback. CPU per record is
+// the CPU time of every process of the run (for Kafka, the producer's and
+// the broker's during the run) over the records sent. Peak memory is the
 // peak resident set of each process: the producer (for kafkalite, the
 // whole library in one process) and Kafka's broker. Acknowledgements
 // differ in what they promise: Kafka's broker, with its default
@@ -118,36 +121,40 @@ func TestPerfProduction(t *testing.T) {
 		b := k.NewBroker(t, nil)
 		b.Start()
 		k.Client(t, "", "create-topic", b.Bootstrap(), "perf", "1")
-		out, peak := k.MeasurePeak(t, "org.apache.kafka.tools.ProducerPerformance", append([]string{"--topic", "perf",
+		before := b.Usage()
+		out, tool := k.MeasureUsage(t, "org.apache.kafka.tools.ProducerPerformance", append([]string{"--topic", "perf",
 			"--num-records", n, "--payload-file", payloads, "--throughput", "-1",
 			"--producer-props", "bootstrap.servers=" + b.Bootstrap()}, settings...)...)
+		broker := b.Usage()
 		r := parseProduceSummary(t, out, records)
-		r.peakMB, r.brokerPeakMB = float64(peak)/1e6, float64(b.PeakRSS())/1e6
+		r.peakMB, r.brokerPeakMB = float64(tool.PeakRSS)/1e6, float64(broker.PeakRSS)/1e6
+		r.cpuPerRecord = (tool.CPU + broker.CPU - before.CPU) / time.Duration(records)
 		kafka = append(kafka, r)
 		b.Stop()
 
-		out, peak = runPerfPeak(t, perf, "-records", n, "-payload-file", payloads, "-partitions", "1",
+		out, lu := runPerfUsage(t, perf, "-records", n, "-payload-file", payloads, "-partitions", "1",
 			"-acks", "all", "-linger-ms", "20", "-batch-size", "65536", "-compression", "lz4",
 			"-dir", filepath.Join(t.TempDir(), fmt.Sprintf("kafkalite-%d", round)))
 		r = parseProduceSummary(t, out, records)
-		r.peakMB = float64(peak) / 1e6
+		r.peakMB, r.cpuPerRecord = float64(lu.PeakRSS)/1e6, lu.CPU/time.Duration(records)
 		lite = append(lite, r)
 	}
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Production settings (%s): %d records of 100-byte JSON-like values, 1 partition, %d CPUs, %s; median (range) of 3 interleaved rounds\n",
 		strings.Join(settings, ", "), records, runtime.NumCPU(), runtime.GOARCH)
-	fmt.Fprintf(&sb, "| run | records/s | MB/s | p50 ms | p99 ms | avg ms | peak memory, producer MB | peak memory, broker MB |\n|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&sb, "| run | records/s | MB/s | p50 ms | p99 ms | avg ms | CPU per record | peak memory, producer MB | peak memory, broker MB |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, row := range []struct {
 		name string
 		rs   []perfResult
 	}{{"kafka (producer-perf-test + broker)", kafka}, {"kafkalite (examples/perf)", lite}} {
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name,
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", row.name,
 			spread(row.rs, func(r perfResult) float64 { return r.perSec }, "%.0f"),
 			spread(row.rs, func(r perfResult) float64 { return r.mbPerSec }, "%.1f"),
 			spread(row.rs, func(r perfResult) float64 { return r.p50Ms }, "%.0f"),
 			spread(row.rs, func(r perfResult) float64 { return r.p99Ms }, "%.0f"),
 			spread(row.rs, func(r perfResult) float64 { return r.avgMs }, "%.1f"),
+			spread(row.rs, func(r perfResult) float64 { return float64(r.cpuPerRecord.Nanoseconds()) }, "%.0f")+" ns",
 			spread(row.rs, func(r perfResult) float64 { return r.peakMB }, "%.0f"),
 			spread(row.rs, func(r perfResult) float64 { return r.brokerPeakMB }, "%.0f"))
 	}
@@ -175,22 +182,22 @@ func report(t *testing.T, table string) {
 type perfResult struct {
 	perSec, mbPerSec, avgMs, p50Ms, p99Ms float64
 	peakMB, brokerPeakMB                  float64
+	cpuPerRecord                          time.Duration
 }
 
 func runPerf(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	out, _ := runPerfPeak(t, bin, args...)
+	out, _ := runPerfUsage(t, bin, args...)
 	return out
 }
 
-// runPerfPeak is runPerf that also returns the process's peak resident
-// memory in bytes.
-func runPerfPeak(t *testing.T, bin string, args ...string) (string, int64) {
+// runPerfUsage is runPerf that also returns what the process used.
+func runPerfUsage(t *testing.T, bin string, args ...string) (string, Usage) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.Output()
 	require.NoError(t, err, "perf %v", args)
-	return string(out), PeakRSS(cmd.ProcessState)
+	return string(out), UsageOf(cmd.ProcessState)
 }
 
 // perfSetup skips a measurement unless KAFKALITE_KAFKA_PERF=1, and
