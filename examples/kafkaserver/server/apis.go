@@ -1,0 +1,673 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
+)
+
+// api is one served API: its advertised version range and its handler.
+type api struct {
+	min, max int16
+	fn       func(s *Server, ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+}
+
+// apis are the APIs served. The ranges follow what clients send (see the
+// module's README): Produce from 0 because librdkafka before 2.11.1 turns
+// its features on only if versions 0, 3 and 7 lie inside the range (v0–2
+// are refused per partition, as Kafka 4 does: only magic-2 batches are
+// stored); Fetch from 4, the first version of magic-2 batches; ApiVersions
+// below 5, whose cluster-id check is not implemented.
+var apis map[int16]api
+
+func init() {
+	apis = map[int16]api{
+		kmsg.ApiVersions.Int16():      {0, 4, (*Server).handleAPIVersions},
+		kmsg.Metadata.Int16():         {0, 13, (*Server).handleMetadata},
+		kmsg.Produce.Int16():          {0, 11, (*Server).handleProduce},
+		kmsg.Fetch.Int16():            {4, 16, (*Server).handleFetch},
+		kmsg.ListOffsets.Int16():      {1, 7, (*Server).handleListOffsets},
+		kmsg.InitProducerID.Int16():   {0, 4, (*Server).handleInitProducerID},
+		kmsg.CreateTopics.Int16():     {0, 7, (*Server).handleCreateTopics},
+		kmsg.DeleteTopics.Int16():     {0, 6, (*Server).handleDeleteTopics},
+		kmsg.CreatePartitions.Int16(): {0, 3, (*Server).handleCreatePartitions},
+		kmsg.DeleteRecords.Int16():    {0, 2, (*Server).handleDeleteRecords},
+		kmsg.DescribeConfigs.Int16():  {0, 4, (*Server).handleDescribeConfigs},
+		kmsg.DescribeCluster.Int16():  {0, 1, (*Server).handleDescribeCluster},
+	}
+}
+
+// SupportedAPIs lists the APIs served with their version ranges, as
+// ApiVersions advertises them, ordered by key.
+func SupportedAPIs() []kmsg.ApiVersionsResponseApiKey {
+	out := make([]kmsg.ApiVersionsResponseApiKey, 0, len(apis))
+	for key, a := range apis {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = key, a.min, a.max
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b kmsg.ApiVersionsResponseApiKey) int { return int(a.ApiKey) - int(b.ApiKey) })
+	return out
+}
+
+func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.ErrorCode = code
+	resp.ApiKeys = SupportedAPIs()
+	// No finalized features: a client that saw transaction.version ≥ 2 or
+	// group.version would switch to protocols this server does not have.
+	return resp
+}
+
+func (s *Server) handleAPIVersions(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
+	return s.apiVersions(errNone), nil
+}
+
+// topicID is a topic's id as the wire carries it (16 bytes), from
+// kafkalite's base64 form.
+func topicID(id string) [16]byte {
+	var out [16]byte
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err == nil && len(b) == 16 {
+		copy(out[:], b)
+	}
+	return out
+}
+
+// topicByID finds a topic's name by its wire id.
+func (s *Server) topicByID(id [16]byte) (string, bool) {
+	for _, name := range s.dir.Topics() {
+		if td, err := s.dir.DescribeTopic(name); err == nil && topicID(td.ID) == id {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func (s *Server) broker() (int32, string, int32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dir.NodeID(), s.host, s.port
+}
+
+func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.MetadataRequest)
+	resp := kmsg.NewPtrMetadataResponse()
+	node, host, port := s.broker()
+	b := kmsg.NewMetadataResponseBroker()
+	b.NodeID, b.Host, b.Port = node, host, port
+	resp.Brokers = []kmsg.MetadataResponseBroker{b}
+	cluster := s.dir.ClusterID()
+	resp.ClusterID, resp.ControllerID = &cluster, node
+
+	var names []string
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		names = s.dir.Topics()
+	}
+	for _, t := range req.Topics {
+		switch {
+		case t.Topic != nil:
+			names = append(names, *t.Topic)
+		case t.TopicID != [16]byte{}:
+			if name, ok := s.topicByID(t.TopicID); ok {
+				names = append(names, name)
+			} else {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.ErrorCode, mt.TopicID = errUnknownTopicID, t.TopicID
+				resp.Topics = append(resp.Topics, mt)
+			}
+		}
+	}
+	autoCreate := s.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, name := range names {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = &name
+		td, err := s.dir.DescribeTopic(name)
+		if errors.Is(err, log.ErrUnknownTopicOrPartition) && autoCreate && !all {
+			td, err = s.dir.CreateTopic(ctx, name, s.cfg.NumPartitions, nil)
+			if errors.Is(err, log.ErrTopicExists) {
+				td, err = s.dir.DescribeTopic(name)
+			}
+			if err == nil {
+				s.lg.Info("kafkaserver: auto-created a topic", "topic", name, "partitions", td.Partitions)
+			}
+		}
+		if err != nil {
+			mt.ErrorCode = codeOf(err)
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		mt.TopicID, mt.IsInternal = topicID(td.ID), td.Internal
+		for p := range td.Partitions {
+			mp := kmsg.NewMetadataResponseTopicPartition()
+			mp.Partition, mp.Leader, mp.LeaderEpoch = p, node, 0
+			mp.Replicas, mp.ISR = []int32{node}, []int32{node}
+			mt.Partitions = append(mt.Partitions, mp)
+		}
+		resp.Topics = append(resp.Topics, mt)
+	}
+	return resp, nil
+}
+
+// produceRecords appends the batches of one partition's records in
+// order, returning the first batch's base offset and the last offset.
+func (s *Server) produceRecords(l *log.Log, records []byte) (res log.AppendResult, last int64, err error) {
+	first := true
+	for len(records) > 0 {
+		h, err := record.ParseHeader(records)
+		if err != nil {
+			return res, 0, err
+		}
+		size := h.Size()
+		if size > len(records) {
+			return res, 0, fmt.Errorf("%w: a batch of %d bytes in %d", record.ErrCorrupt, size, len(records))
+		}
+		r, err := l.Append(records[:size])
+		if err != nil {
+			return res, 0, err
+		}
+		if first {
+			res, first = r, false
+		}
+		last = r.LastOffset
+		records = records[size:]
+	}
+	if first {
+		return res, 0, fmt.Errorf("%w: no record batch", log.ErrInvalidRecord)
+	}
+	return res, last, nil
+}
+
+func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ProduceRequest)
+	resp := kmsg.NewPtrProduceResponse()
+	if req.TransactionID != nil {
+		return nil, fmt.Errorf("%w: transactional produce is not served yet", ErrBadFrame)
+	}
+	// acks=all: each appended partition's records are synced once every
+	// partition is appended, so that one fsync wait covers them all.
+	type synced struct {
+		l      *log.Log
+		next   int64
+		ti, pi int
+	}
+	var syncs []synced
+	for ti, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for pi, p := range t.Partitions {
+			rp := kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, -1, -1, -1
+			switch {
+			case req.Version < 3:
+				rp.ErrorCode = errUnsupportedVersion // only magic-2 batches are stored
+			case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+				rp.ErrorCode = errInvalidRequiredAcks
+			default:
+				l, err := s.dir.Partition(t.Topic, p.Partition)
+				if err != nil {
+					rp.ErrorCode = codeOf(err)
+					break
+				}
+				res, last, err := s.produceRecords(l, p.Records)
+				if err != nil {
+					rp.ErrorCode, rp.ErrorMessage = codeOf(err), messageOf(err)
+					break
+				}
+				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = res.BaseOffset, res.LogAppendTime, l.LogStartOffset()
+				if req.Acks == -1 {
+					syncs = append(syncs, synced{l: l, next: last + 1, ti: ti, pi: pi})
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(syncs) > 0 {
+		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
+		sctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond))
+		defer cancel()
+		for _, sy := range syncs {
+			if err := sy.l.Sync(sctx, sy.next); err != nil {
+				rp := &resp.Topics[sy.ti].Partitions[sy.pi]
+				rp.ErrorCode, rp.ErrorMessage = codeOf(err), messageOf(err)
+			}
+		}
+	}
+	if req.Acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}
+
+// fetchPartition reads one partition for a fetch: its response with the
+// record bytes (up to maxBytes, at least one batch when minOne), and the
+// bytes it holds.
+func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, committed bool, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int) {
+	rp := newFetchPartition(p.Partition)
+	l, err := s.dir.Partition(name, p.Partition)
+	if err != nil {
+		rp.ErrorCode = codeOf(err)
+		return rp, 0
+	}
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = l.HighWatermark(), l.LastStableOffset(), l.LogStartOffset()
+	upper := rp.HighWatermark
+	if committed {
+		upper = rp.LastStableOffset
+	}
+	if p.FetchOffset < rp.LogStartOffset || p.FetchOffset > l.LogEndOffset() {
+		rp.ErrorCode = errOffsetOutOfRange
+		return rp, 0
+	}
+	if p.FetchOffset >= upper || maxBytes <= 0 {
+		return rp, 0
+	}
+	res, err := l.Read(p.FetchOffset, maxBytes, minOne)
+	if err != nil {
+		rp.ErrorCode = codeOf(err)
+		return rp, 0
+	}
+	defer res.Release()
+	if res.Slice == nil {
+		return rp, 0
+	}
+	// The batches below the bound, whole: a read_committed fetch stops at
+	// the last stable offset, every fetch at the high watermark.
+	var keep []byte
+	var lastOffset int64 = -1
+	_, err = res.Slice.Batches(nil, func(h *record.BatchHeader, batch []byte) error {
+		if h.BaseOffset >= upper {
+			return errStop
+		}
+		keep = append(keep, batch...)
+		lastOffset = h.LastOffset()
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		rp.ErrorCode = codeOf(err)
+		return rp, 0
+	}
+	if keep != nil {
+		rp.RecordBatches = keep
+	}
+	if committed && lastOffset >= 0 {
+		txns, err := l.AbortedTransactions(p.FetchOffset, lastOffset+1)
+		if err != nil {
+			rp.ErrorCode = codeOf(err)
+			return rp, 0
+		}
+		for _, t := range txns {
+			at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+			at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
+			rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+		}
+		if rp.AbortedTransactions == nil {
+			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+		}
+	}
+	return rp, len(keep)
+}
+
+var errStop = errors.New("stop")
+
+// newFetchPartition is a partition's fetch response with no records yet:
+// empty record bytes, never null (Kafka sends an empty set; librdkafka
+// before 2.1 refuses a null one).
+func newFetchPartition(p int32) kmsg.FetchResponseTopicPartition {
+	rp := kmsg.NewFetchResponseTopicPartition()
+	rp.Partition, rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = p, -1, -1, -1
+	rp.RecordBatches = []byte{}
+	return rp
+}
+
+func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FetchRequest)
+	committed := req.IsolationLevel == 1
+	limit := int(s.cfg.FetchMaxBytes)
+	if req.Version >= 3 && req.MaxBytes > 0 {
+		limit = min(limit, int(req.MaxBytes))
+	}
+	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	for {
+		changed := s.dir.Changed()
+		resp := kmsg.NewPtrFetchResponse()
+		total := 0
+		for _, t := range req.Topics {
+			rt := kmsg.NewFetchResponseTopic()
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			name := t.Topic
+			known := true
+			if req.Version >= 13 {
+				name, known = s.topicByID(t.TopicID)
+			}
+			for _, p := range t.Partitions {
+				if !known {
+					rp := newFetchPartition(p.Partition)
+					rp.ErrorCode = errUnknownTopicID
+					rt.Partitions = append(rt.Partitions, rp)
+					continue
+				}
+				partMax := limit - total
+				if p.PartitionMaxBytes >= 0 {
+					partMax = min(partMax, int(p.PartitionMaxBytes))
+				}
+				rp, n := s.fetchPartition(name, p, committed, partMax, total == 0)
+				total += n
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		wait := time.Until(deadline)
+		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
+			return resp, nil
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-changed:
+			timer.Stop()
+		case <-timer.C:
+			// One more read: what arrived at the deadline is sent.
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		}
+		if time.Until(deadline) <= 0 {
+			deadline = time.Now() // the next round answers whatever it finds
+		}
+	}
+}
+
+func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListOffsetsRequest)
+	resp := kmsg.NewPtrListOffsetsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition, rp.Timestamp, rp.Offset, rp.LeaderEpoch = p.Partition, -1, -1, -1
+			l, err := s.dir.Partition(t.Topic, p.Partition)
+			if err != nil {
+				rp.ErrorCode = codeOf(err)
+				rt.Partitions = append(rt.Partitions, rp)
+				continue
+			}
+			switch {
+			case p.Timestamp == log.LatestTimestamp && req.IsolationLevel == 1:
+				rp.Offset = l.LastStableOffset()
+			case p.Timestamp == log.LatestTimestamp:
+				rp.Offset = l.HighWatermark()
+			case p.Timestamp < log.MaxTimestamp:
+				rp.ErrorCode = errUnsupportedVersion // -4, -5: tiered storage's, not served
+			default:
+				ot, ok, err := l.OffsetForTimestamp(p.Timestamp)
+				switch {
+				case err != nil:
+					rp.ErrorCode = codeOf(err)
+				case ok:
+					rp.Offset, rp.Timestamp = ot.Offset, ot.Timestamp
+					if p.Timestamp >= 0 {
+						rp.LeaderEpoch = 0
+					}
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleInitProducerID(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.InitProducerIDRequest)
+	resp := kmsg.NewPtrInitProducerIDResponse()
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	if req.TransactionalID != nil {
+		// Transactions are not served yet: refused, not faked.
+		resp.ErrorCode = errTransactionalIDNotAllowed
+		return resp, nil
+	}
+	id, err := s.dir.AllocateProducerID(ctx)
+	if err != nil {
+		resp.ErrorCode = codeOf(err)
+		return resp, nil
+	}
+	resp.ProducerID, resp.ProducerEpoch = id, 0
+	return resp, nil
+}
+
+func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.CreateTopicsRequest)
+	resp := kmsg.NewPtrCreateTopicsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreateTopicsResponseTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Topic, -1, -1
+		parts := t.NumPartitions
+		if parts == -1 {
+			parts = s.cfg.NumPartitions
+		}
+		props := map[string]string{}
+		for _, c := range t.Configs {
+			if c.Value != nil {
+				props[c.Name] = *c.Value
+			}
+		}
+		var err error
+		var td log.TopicDescription
+		switch {
+		case len(t.ReplicaAssignment) > 0:
+			rt.ErrorCode = errInvalidReplicaAssignment
+			err = errors.New("replica assignments are not served: this server is one broker")
+		case parts <= 0:
+			rt.ErrorCode, err = errInvalidPartitions, fmt.Errorf("%d partitions", parts)
+		case t.ReplicationFactor != -1 && t.ReplicationFactor != 1:
+			rt.ErrorCode, err = errInvalidReplicationFactor, fmt.Errorf("replication factor %d on a server of one broker", t.ReplicationFactor)
+		case req.ValidateOnly:
+			if err = log.ValidateTopicName(t.Topic); err == nil {
+				if _, derr := s.dir.DescribeTopic(t.Topic); derr == nil {
+					err = log.ErrTopicExists
+				} else if _, _, perr := s.dir.Config().DefaultTopic.WithProperties(props); perr != nil {
+					err = perr
+				}
+			}
+			rt.ErrorCode = codeOf(err)
+		default:
+			td, err = s.dir.CreateTopic(ctx, t.Topic, parts, props)
+			rt.ErrorCode = codeOf(err)
+		}
+		if err != nil {
+			rt.ErrorMessage = messageOf(err)
+		} else {
+			rt.NumPartitions, rt.ReplicationFactor = parts, 1
+			if !req.ValidateOnly {
+				rt.TopicID = topicID(td.ID)
+				for k, v := range td.Config.Properties() {
+					c := kmsg.NewCreateTopicsResponseTopicConfig()
+					c.Name, c.Value = k, &v
+					_, overridden := td.Overrides[k]
+					c.Source = 5 // DEFAULT_CONFIG
+					if overridden {
+						c.Source = 1 // DYNAMIC_TOPIC_CONFIG
+					}
+					rt.Configs = append(rt.Configs, c)
+				}
+			}
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDeleteTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DeleteTopicsRequest)
+	resp := kmsg.NewPtrDeleteTopicsResponse()
+	type target struct {
+		name string
+		id   [16]byte
+	}
+	var targets []target
+	for _, n := range req.TopicNames {
+		targets = append(targets, target{name: n})
+	}
+	for _, t := range req.Topics {
+		if t.Topic != nil {
+			targets = append(targets, target{name: *t.Topic})
+		} else {
+			targets = append(targets, target{id: t.TopicID})
+		}
+	}
+	for _, tg := range targets {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		name, id := tg.name, tg.id
+		var err error
+		if name == "" {
+			var ok bool
+			if name, ok = s.topicByID(id); !ok {
+				rt.TopicID, rt.ErrorCode = id, errUnknownTopicID
+				resp.Topics = append(resp.Topics, rt)
+				continue
+			}
+		}
+		if td, derr := s.dir.DescribeTopic(name); derr == nil {
+			id = topicID(td.ID)
+		}
+		err = s.dir.DeleteTopic(ctx, name)
+		rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = &name, id, codeOf(err), messageOf(err)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.CreatePartitionsRequest)
+	resp := kmsg.NewPtrCreatePartitionsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic = t.Topic
+		td, err := s.dir.DescribeTopic(t.Topic)
+		switch {
+		case err != nil:
+		case t.Count <= td.Partitions:
+			rt.ErrorCode = errInvalidPartitions
+			err = fmt.Errorf("topic %s has %d partitions; the count must be larger", t.Topic, td.Partitions)
+		case len(t.Assignment) > 0:
+			rt.ErrorCode = errInvalidReplicaAssignment
+			err = errors.New("replica assignments are not served: this server is one broker")
+		case !req.ValidateOnly:
+			err = s.dir.AddPartitions(ctx, t.Topic, t.Count)
+		}
+		if rt.ErrorCode == errNone {
+			rt.ErrorCode = codeOf(err)
+		}
+		rt.ErrorMessage = messageOf(err)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DeleteRecordsRequest)
+	resp := kmsg.NewPtrDeleteRecordsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewDeleteRecordsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			rp.Partition, rp.LowWatermark = p.Partition, -1
+			l, err := s.dir.Partition(t.Topic, p.Partition)
+			if err == nil {
+				off := p.Offset
+				if off == -1 { // -1 deletes up to the high watermark
+					off = l.HighWatermark()
+				}
+				if off < 0 || off > l.HighWatermark() {
+					rp.ErrorCode = errOffsetOutOfRange
+				} else {
+					rp.LowWatermark, err = l.DeleteRecordsBefore(off)
+				}
+			}
+			if rp.ErrorCode == errNone {
+				rp.ErrorCode = codeOf(err)
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// Config resource types of DescribeConfigs.
+const (
+	resourceTopic  = kmsg.ConfigResourceTypeTopic
+	resourceBroker = kmsg.ConfigResourceTypeBroker
+)
+
+func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeConfigsRequest)
+	resp := kmsg.NewPtrDescribeConfigsResponse()
+	for _, r := range req.Resources {
+		rr := kmsg.NewDescribeConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		var props, overrides map[string]string
+		switch r.ResourceType {
+		case resourceTopic:
+			td, err := s.dir.DescribeTopic(r.ResourceName)
+			if err != nil {
+				rr.ErrorCode, rr.ErrorMessage = codeOf(err), messageOf(err)
+				resp.Resources = append(resp.Resources, rr)
+				continue
+			}
+			props, overrides = td.Config.Properties(), td.Overrides
+		case resourceBroker:
+			props = s.dir.Config().Properties()
+		default:
+			rr.ErrorCode = errInvalidRequest
+			rr.ErrorMessage = messageOf(fmt.Errorf("resource type %d is not served", r.ResourceType))
+			resp.Resources = append(resp.Resources, rr)
+			continue
+		}
+		names := make([]string, 0, len(props))
+		for k := range props {
+			if r.ConfigNames == nil || slices.Contains(r.ConfigNames, k) {
+				names = append(names, k)
+			}
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			v := props[k]
+			c := kmsg.NewDescribeConfigsResponseResourceConfig()
+			c.Name, c.Value, c.ReadOnly = k, &v, r.ResourceType == resourceBroker
+			c.Source = 5 // DEFAULT_CONFIG
+			_, overridden := overrides[k]
+			switch {
+			case overridden:
+				c.Source = 1 // DYNAMIC_TOPIC_CONFIG
+			case r.ResourceType == resourceBroker:
+				c.Source = 4 // STATIC_BROKER_CONFIG
+			}
+			c.IsDefault = c.Source == 5
+			rr.Configs = append(rr.Configs, c)
+		}
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
+	resp := kmsg.NewPtrDescribeClusterResponse()
+	node, host, port := s.broker()
+	resp.ClusterID, resp.ControllerID = s.dir.ClusterID(), node
+	b := kmsg.NewDescribeClusterResponseBroker()
+	b.NodeID, b.Host, b.Port = node, host, port
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	return resp, nil
+}

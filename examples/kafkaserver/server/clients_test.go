@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+)
+
+// requireTool returns the path of a client tool, or skips the test when
+// it is not installed, unless KAFKALITE_CLIENTS_REQUIRED=1 (CI installs
+// them and sets it), which fails it instead.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("KAFKALITE_CLIENTS_REQUIRED") == "1" {
+			t.Fatalf("%s is not installed and KAFKALITE_CLIENTS_REQUIRED=1", name)
+		}
+		t.Skipf("%s is not installed (KAFKALITE_CLIENTS_REQUIRED=1 makes this a failure)", name)
+	}
+	return path
+}
+
+// run runs a client tool with stdin and returns its standard output.
+func run(t *testing.T, stdin string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s %v\nstderr:\n%s", name, args, stderr.String())
+	return stdout.String()
+}
+
+// TestKcat produces keyed lines with kcat (librdkafka; Debian's kcat is
+// built on librdkafka 2.0.2, which turns its features on from single probe
+// versions of ApiVersions' ranges) with every codec it offers, and reads
+// them back with kcat from the beginning.
+func TestKcat(t *testing.T) {
+	kcat := requireTool(t, "kcat")
+	srv := servertest.Start(t, nil)
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		t.Run(codec, func(t *testing.T) {
+			topic := "kcat-" + codec
+			var in strings.Builder
+			var want []string
+			for i := range 200 {
+				line := fmt.Sprintf("k%d:value %d %s", i%7, i, strings.Repeat("x", i%50))
+				in.WriteString(line + "\n")
+				want = append(want, line)
+			}
+			run(t, in.String(), kcat, "-b", srv.Addr, "-t", topic, "-P", "-K:", "-z", codec,
+				"-X", "topic.metadata.refresh.interval.ms=100")
+			out := run(t, "", kcat, "-b", srv.Addr, "-t", topic, "-C", "-o", "beginning", "-e", "-q", "-f", "%k:%s\n")
+			got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+			slices.Sort(got)
+			slices.Sort(want)
+			require.Equal(t, want, got)
+		})
+	}
+}
+
+// TestKafkaPython produces and consumes with kafka-python (Debian's
+// python3-kafka 2.0.2, in Debian's own python3, which sends fixed old
+// versions: Metadata 0/1/5, Produce 7, Fetch 4, ListOffsets 1) with every
+// codec.
+func TestKafkaPython(t *testing.T) {
+	python := requireTool(t, "/usr/bin/python3")
+	if err := exec.Command(python, "-c", "import kafka, lz4, snappy, zstandard").Run(); err != nil {
+		if os.Getenv("KAFKALITE_CLIENTS_REQUIRED") == "1" {
+			t.Fatalf("kafka-python or a codec module is missing from %s: %v", python, err)
+		}
+		t.Skipf("kafka-python or a codec module is missing from %s (python3-kafka, python3-lz4, python3-snappy, python3-zstandard)", python)
+	}
+	srv := servertest.Start(t, nil)
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		t.Run(codec, func(t *testing.T) {
+			const n = 100
+			out := run(t, "", python, "testdata/kafkapython.py", srv.Addr, "py-"+codec, codec, fmt.Sprint(n))
+			var want []string
+			for i := range n {
+				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
+			}
+			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+		})
+	}
+}

@@ -1,0 +1,465 @@
+// Package server serves a kafkalite directory over Kafka's wire protocol,
+// so that unmodified Kafka clients (franz-go, librdkafka, the Java client,
+// sarama, kafka-python, kafkajs) produce to it and fetch from it. It is
+// built on kafkalite's public raw API only: log.Log.Append and Sync for
+// Produce, log.Log.Read file slices for Fetch, OffsetForTimestamp for
+// ListOffsets, the log.Dir's topic administration for the admin APIs.
+// Requests and responses are encoded with franz-go's kmsg, the generated
+// message package of Kafka's protocol.
+//
+// The APIs served, and the versions advertised, are listed by
+// [SupportedAPIs]; see the README of this module for what is not served
+// yet (consumer groups, transactions, SASL and TLS).
+//
+// A connection's requests are handled one at a time and answered in
+// order, as Kafka's broker does (it mutes a connection while one of its
+// requests is in flight); a Produce with acks=0 gets no answer. Every
+// request's size is checked against Config.MaxRequestBytes before it is
+// read, its API key and version before it is decoded; a frame that is
+// malformed, names an unknown API or a version outside the advertised
+// range closes its connection (ApiVersions alone is answered at any
+// version, with UNSUPPORTED_VERSION and the ranges, as Kafka answers it).
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/log"
+)
+
+// Config configures a Server. The zero value is not usable: start from
+// [DefaultConfig].
+type Config struct {
+	// AdvertisedAddr is the host:port that Metadata and FindCoordinator
+	// give clients (Kafka's advertised.listeners); empty means the
+	// listener's address.
+	AdvertisedAddr string
+	// MaxRequestBytes mirrors socket.request.max.bytes (Kafka's default,
+	// 104857600): a larger request closes its connection unread.
+	MaxRequestBytes int32
+	// FetchMaxBytes mirrors fetch.max.bytes (Kafka's default, 57671680):
+	// the most record bytes one Fetch response carries, whatever the
+	// request asks.
+	FetchMaxBytes int32
+	// MaxConnections mirrors max.connections (Kafka's default is
+	// unlimited; here 1024): a connection beyond it is closed at once.
+	MaxConnections int
+	// IdleTimeout mirrors connections.max.idle.ms (Kafka's default, 10
+	// minutes): a connection with no request for that long is closed.
+	IdleTimeout time.Duration
+	// AutoCreateTopics mirrors auto.create.topics.enable (Kafka's
+	// default, true): a Metadata request that allows it creates the
+	// topics it names, with NumPartitions partitions.
+	AutoCreateTopics bool
+	// NumPartitions mirrors num.partitions (Kafka's default, 1): the
+	// partitions of an auto-created topic and of a CreateTopics request
+	// that asks for -1.
+	NumPartitions int32
+	// Logger receives the server's logs; nil means slog.Default().
+	Logger *stdlog.Logger
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxRequestBytes:  104857600,
+		FetchMaxBytes:    57671680,
+		MaxConnections:   1024,
+		IdleTimeout:      10 * time.Minute,
+		AutoCreateTopics: true,
+		NumPartitions:    1,
+	}
+}
+
+// Server serves one log.Dir. Its Serve runs until its context ends or
+// Close is called; Close also closes every connection and waits for
+// their goroutines. The Dir stays open: its owner closes it after the
+// server.
+type Server struct {
+	dir *log.Dir
+	cfg Config
+	lg  *stdlog.Logger
+
+	mu     sync.Mutex
+	lns    map[net.Listener]struct{}
+	conns  map[net.Conn]struct{}
+	closed bool
+	wg     sync.WaitGroup
+	host   string
+	port   int32
+	done   chan struct{}
+}
+
+// New returns a server for d.
+func New(d *log.Dir, cfg Config) (*Server, error) {
+	switch {
+	case cfg.MaxRequestBytes <= 0:
+		return nil, fmt.Errorf("server: MaxRequestBytes %d must be positive", cfg.MaxRequestBytes)
+	case cfg.FetchMaxBytes <= 0:
+		return nil, fmt.Errorf("server: FetchMaxBytes %d must be positive", cfg.FetchMaxBytes)
+	case cfg.MaxConnections <= 0:
+		return nil, fmt.Errorf("server: MaxConnections %d must be positive", cfg.MaxConnections)
+	case cfg.NumPartitions <= 0:
+		return nil, fmt.Errorf("server: NumPartitions %d must be positive", cfg.NumPartitions)
+	}
+	lg := cfg.Logger
+	if lg == nil {
+		lg = stdlog.Default()
+	}
+	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}, nil
+}
+
+// Serve is New and Server.Serve: it serves d on ln until ctx ends.
+func Serve(ctx context.Context, ln net.Listener, d *log.Dir, cfg Config) error {
+	s, err := New(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return s.Serve(ctx, ln)
+}
+
+// ErrServerClosed is what Serve returns after Close.
+var ErrServerClosed = errors.New("server: closed")
+
+// Serve accepts connections on ln until ctx ends (it returns ctx's error)
+// or Close is called (ErrServerClosed). It closes ln when it returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	host, port, err := s.advertised(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.lns[ln] = struct{}{}
+	if s.host == "" {
+		s.host, s.port = host, port
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	defer func() {
+		s.mu.Lock()
+		delete(s.lns, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if s.isClosed() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		if !s.track(c) {
+			c.Close()
+			continue
+		}
+		go func() {
+			defer s.untrack(c)
+			s.serveConn(ctx, c)
+		}()
+	}
+}
+
+// advertised is the host and port clients are told to connect to.
+func (s *Server) advertised(ln net.Listener) (string, int32, error) {
+	addr := s.cfg.AdvertisedAddr
+	if addr == "" {
+		addr = ln.Addr().String()
+	}
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("server: advertised address %q: %w", addr, err)
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("server: advertised port %q: %w", p, err)
+	}
+	return host, int32(port), nil
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// track registers a connection, unless the server is closed or full.
+func (s *Server) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if len(s.conns) >= s.cfg.MaxConnections {
+		s.lg.Warn("kafkaserver: max.connections reached, closing a new connection", "remote", c.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c net.Conn) {
+	c.Close()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// Close stops the server: its listeners and connections are closed, and
+// Close returns once every goroutine of the server has ended.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+		for ln := range s.lns {
+			ln.Close()
+		}
+		for c := range s.conns {
+			c.Close()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Addr is the host:port the server tells clients to connect to, once
+// Serve has started; empty before.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.host == "" {
+		return ""
+	}
+	return net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))
+}
+
+// errCloseConn is returned by a handler to close the connection without
+// an answer (a request Kafka's broker would drop the connection for).
+var errCloseConn = errors.New("server: closing the connection")
+
+// serveConn reads requests from c and answers them in order until c
+// fails, a request is refused, or the server closes.
+func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r := bufio.NewReaderSize(c, 64<<10)
+	w := bufio.NewWriterSize(c, 64<<10)
+	var frame []byte
+	for {
+		if s.cfg.IdleTimeout > 0 {
+			_ = c.SetReadDeadline(time.Now().Add(s.cfg.IdleTimeout))
+		}
+		var err error
+		frame, err = readFrame(r, frame, s.cfg.MaxRequestBytes)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && ctx.Err() == nil {
+				s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		out, err := s.handle(ctx, frame)
+		if err != nil {
+			s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
+			return
+		}
+		if out == nil {
+			continue // acks=0
+		}
+		if _, err := w.Write(out); err != nil {
+			return
+		}
+		if r.Buffered() == 0 {
+			if err := w.Flush(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// ErrFrameTooLarge is why a connection whose request is larger than
+// Config.MaxRequestBytes is closed.
+var ErrFrameTooLarge = errors.New("server: request larger than socket.request.max.bytes")
+
+// ErrBadFrame is why a connection whose request cannot be parsed is
+// closed.
+var ErrBadFrame = errors.New("server: malformed request")
+
+// readFrame reads one size-prefixed request into buf (grown as needed,
+// never past max).
+func readFrame(r *bufio.Reader, buf []byte, max int32) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return buf, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	switch {
+	case n < 0:
+		return buf, fmt.Errorf("%w: negative size %d", ErrBadFrame, n)
+	case n > max:
+		return buf, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, max)
+	case n < 8:
+		return buf, fmt.Errorf("%w: %d bytes cannot hold a request header", ErrBadFrame, n)
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return buf, err
+	}
+	return buf, nil
+}
+
+// header is a request header (v1, or v2 with tagged fields).
+type header struct {
+	key, version int16
+	correlation  int32
+	clientID     string
+	body         []byte
+}
+
+// parseHeader splits a request frame into its header and body. The body
+// starts after the client id, and after the header's tagged fields when
+// flexible is true.
+func parseHeader(frame []byte) (header, error) {
+	var h header
+	if len(frame) < 10 {
+		return h, fmt.Errorf("%w: %d bytes cannot hold a request header", ErrBadFrame, len(frame))
+	}
+	h.key = int16(binary.BigEndian.Uint16(frame))
+	h.version = int16(binary.BigEndian.Uint16(frame[2:]))
+	h.correlation = int32(binary.BigEndian.Uint32(frame[4:]))
+	n := int16(binary.BigEndian.Uint16(frame[8:]))
+	rest := frame[10:]
+	if n >= 0 {
+		if int(n) > len(rest) {
+			return h, fmt.Errorf("%w: client id of %d bytes in %d", ErrBadFrame, n, len(rest))
+		}
+		h.clientID, rest = string(rest[:n]), rest[n:]
+	} else if n != -1 {
+		return h, fmt.Errorf("%w: client id length %d", ErrBadFrame, n)
+	}
+	h.body = rest
+	return h, nil
+}
+
+// skipTags skips a tagged-fields section (KIP-482) at the start of b.
+func skipTags(b []byte) ([]byte, error) {
+	count, n := binary.Uvarint(b)
+	if n <= 0 {
+		return nil, fmt.Errorf("%w: tagged fields count", ErrBadFrame)
+	}
+	b = b[n:]
+	for range count {
+		if _, n = binary.Uvarint(b); n <= 0 {
+			return nil, fmt.Errorf("%w: tag", ErrBadFrame)
+		}
+		b = b[n:]
+		size, n := binary.Uvarint(b)
+		if n <= 0 || size > uint64(len(b)-n) {
+			return nil, fmt.Errorf("%w: tagged field size", ErrBadFrame)
+		}
+		b = b[n+int(size):]
+	}
+	return b, nil
+}
+
+// handle answers one request frame: the response frame to write, nil for
+// none (acks=0), or an error to close the connection for.
+func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
+	h, err := parseHeader(frame)
+	if err != nil {
+		return nil, err
+	}
+	api, ok := apis[h.key]
+	if !ok {
+		return nil, fmt.Errorf("%w: API key %d is not served", ErrBadFrame, h.key)
+	}
+	if h.key == kmsg.ApiVersions.Int16() && (h.version < api.min || h.version > api.max) {
+		// Kafka answers an ApiVersions it does not know the version of at
+		// version 0, with the ranges, so that the client can pick.
+		resp := s.apiVersions(errUnsupportedVersion)
+		resp.SetVersion(0)
+		return s.frame(h, resp), nil
+	}
+	if h.version < api.min || h.version > api.max {
+		return nil, fmt.Errorf("%w: %s version %d, served %d to %d", ErrBadFrame, kmsg.NameForKey(h.key), h.version, api.min, api.max)
+	}
+	req := kmsg.RequestForKey(h.key)
+	req.SetVersion(h.version)
+	body := h.body
+	if req.IsFlexible() {
+		if body, err = skipTags(body); err != nil {
+			return nil, err
+		}
+	}
+	if err := req.ReadFrom(body); err != nil {
+		return nil, fmt.Errorf("%w: %s v%d: %v", ErrBadFrame, kmsg.NameForKey(h.key), h.version, err)
+	}
+	resp, err := api.fn(s, ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, nil
+	}
+	resp.SetVersion(h.version)
+	return s.frame(h, resp), nil
+}
+
+// frame encodes a response with its header (v0 for ApiVersions and
+// non-flexible responses, v1 with an empty tagged-fields section
+// otherwise) and size.
+func (s *Server) frame(h header, resp kmsg.Response) []byte {
+	out := make([]byte, 8, 256)
+	binary.BigEndian.PutUint32(out[4:], uint32(h.correlation))
+	if resp.IsFlexible() && h.key != kmsg.ApiVersions.Int16() {
+		out = append(out, 0)
+	}
+	out = resp.AppendTo(out)
+	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+	return out
+}
