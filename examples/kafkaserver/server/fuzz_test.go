@@ -1,0 +1,77 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
+)
+
+// FuzzHandle feeds arbitrary request frames (without their size prefix)
+// to the server's request handling, over a memory-filesystem directory:
+// whatever the bytes, it answers, or refuses with ErrBadFrame, and never
+// panics. The seeds are a valid request of every served API at its
+// lowest and highest served versions.
+func FuzzHandle(f *testing.F) {
+	for key, a := range apis {
+		for _, v := range []int16{a.min, a.max} {
+			req := kmsg.RequestForKey(key)
+			req.SetVersion(v)
+			if mr, ok := req.(*kmsg.MetadataRequest); ok {
+				name := "t"
+				mr.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+			}
+			f.Add(frameOf(key, v, req))
+		}
+	}
+	f.Add([]byte{0, 18, 0, 99, 0, 0, 0, 1, 0xff, 0xff})
+	f.Add([]byte{0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x7f})
+	ctx := context.Background()
+	cfg := log.DefaultConfig()
+	cfg.FS = vfs.NewMem()
+	d, err := log.Open(ctx, "/fuzz", cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { _ = d.Close() })
+	if _, err := d.CreateTopic(ctx, "t", 2, nil); err != nil {
+		f.Fatal(err)
+	}
+	sc := DefaultConfig()
+	sc.AutoCreateTopics = false // a fuzzed name must not fill the directory
+	s, err := New(d, sc)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s.host, s.port = "127.0.0.1", 9092
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		// Fetches must not wait: max.wait.ms is fuzzed too.
+		hctx, cancel := context.WithCancel(ctx)
+		cancel()
+		out, err := s.handle(hctx, frame)
+		if err != nil && !errors.Is(err, ErrBadFrame) && !errors.Is(err, context.Canceled) {
+			t.Fatalf("an error other than ErrBadFrame: %v", err)
+		}
+		if out != nil && int(binary.BigEndian.Uint32(out)) != len(out)-4 {
+			t.Fatalf("response frame of %d bytes says %d", len(out), binary.BigEndian.Uint32(out))
+		}
+	})
+}
+
+// frameOf encodes a request frame without its size prefix.
+func frameOf(key, version int16, req kmsg.Request) []byte {
+	b := binary.BigEndian.AppendUint16(nil, uint16(key))
+	b = binary.BigEndian.AppendUint16(b, uint16(version))
+	b = binary.BigEndian.AppendUint32(b, 1)
+	b = binary.BigEndian.AppendUint16(b, 1)
+	b = append(b, 'f')
+	if req.IsFlexible() {
+		b = append(b, 0)
+	}
+	return req.AppendTo(b)
+}

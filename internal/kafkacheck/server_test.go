@@ -1,0 +1,131 @@
+package kafkacheck
+
+import (
+	"bufio"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// kafkaServer runs examples/kafkaserver (the wire-protocol server, built
+// from its module) over a directory of the test, on a free loopback port,
+// until the test ends or stop is called.
+type kafkaServer struct {
+	addr string
+	dir  string
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startKafkaServer(t *testing.T, k *Kafka) *kafkaServer {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kafkaserver")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join(moduleDir(), "..", "..", "examples", "kafkaserver")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building examples/kafkaserver: %s", out)
+	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(t.TempDir(), "kafkalite")}
+	s.cmd = exec.Command(bin, "-dir", s.dir, "-listen", s.addr)
+	stdout, err := s.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, s.cmd.Start())
+	// The command prints one line once it listens.
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, line, "serving")
+	s.done = make(chan error, 1)
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() { s.stop(t) })
+	k.Run(t, "", "KafkaCheck", "ready", s.addr)
+	return s
+}
+
+// stop ends the server with SIGTERM (it closes the directory cleanly).
+func (s *kafkaServer) stop(t *testing.T) {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		require.NoError(t, err, "the server's exit")
+	case <-time.After(time.Minute):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		t.Error("the server did not stop within a minute")
+	}
+	s.cmd = nil
+}
+
+// TestJavaClientsAgainstServer: Kafka 4.4's Java clients and command-line
+// tools against kafkalite's wire-protocol server: the Admin client creates
+// topics; the idempotent Java producer sends keyed records with headers in
+// every codec; the Java consumer reads them back at both isolation
+// levels; kafka-topics lists and describes; the console producer and
+// consumer round-trip lines; the producer perf test runs with acks=all.
+// Then the server stops and Kafka's DumpLogSegments reads the directory it
+// wrote.
+func TestJavaClientsAgainstServer(t *testing.T) {
+	k := Get(t)
+	s := startKafkaServer(t, k)
+	codecs := []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	for _, codec := range codecs {
+		topic := "java-" + codec
+		k.Client(t, "", "create-topic", s.addr, topic, "2")
+		var in strings.Builder
+		for i := range 40 {
+			fmt.Fprintf(&in, "send\t%s\t%d\t%s\t%s\t%s\t%s\n", topic, i%2, b64(fmt.Sprintf("k%d", i)), b64(fmt.Sprintf("value %d", i)), b64("h"), b64(codec))
+		}
+		acks := Lines(k.Client(t, in.String(), "produce", s.addr, "compression.type="+codec, "acks=all"), "ack")
+		require.Len(t, acks, 40, codec)
+		out := k.Client(t, "", "read", s.addr, topic)
+		for _, iso := range []string{"read_uncommitted", "read_committed"} {
+			var got []string
+			for _, f := range Lines(out, "record") {
+				if f[0] != iso {
+					continue
+				}
+				// ISOLATION TOPIC PARTITION OFFSET LEADER_EPOCH TIMESTAMP TYPE KEY VALUE HKEY HVALUE
+				require.Equal(t, "CreateTime", f[6], codec)
+				require.Equal(t, []string{b64("h"), b64(codec)}, f[9:11], codec)
+				got = append(got, f[7]+"="+f[8])
+			}
+			var want []string
+			for i := range 40 {
+				want = append(want, b64(fmt.Sprintf("k%d", i))+"="+b64(fmt.Sprintf("value %d", i)))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			require.Equal(t, want, got, "%s %s", codec, iso)
+		}
+	}
+
+	topics := k.Run(t, "", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", s.addr, "--list")
+	for _, codec := range codecs {
+		require.Contains(t, topics, "java-"+codec)
+	}
+	describe := k.Run(t, "", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", s.addr, "--describe", "--topic", "java-lz4")
+	require.Contains(t, describe, "PartitionCount: 2")
+
+	k.Run(t, "", "org.apache.kafka.tools.TopicCommand", "--bootstrap-server", s.addr, "--create", "--topic", "console", "--partitions", "1")
+	k.Run(t, "one\ntwo\nthree\n", "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", s.addr, "--topic", "console")
+	lines := k.Run(t, "", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", s.addr, "--topic", "console",
+		"--partition", "0", "--offset", "earliest", "--max-messages", "3")
+	require.Equal(t, "one\ntwo\nthree\n", lines)
+
+	perf := k.Run(t, "", "org.apache.kafka.tools.ProducerPerformance", "--topic", "perf", "--num-records", "20000",
+		"--record-size", "100", "--throughput", "-1", "--producer-props", "bootstrap.servers="+s.addr, "acks=all")
+	require.Contains(t, perf, "20000 records sent")
+
+	s.stop(t)
+	dump := k.DumpLogSegments(t, "--files", filepath.Join(s.dir, "java-zstd-0", "00000000000000000000.log"), "--print-data-log")
+	require.Contains(t, dump, "compresscodec: zstd")
+	require.Contains(t, dump, "payload: value 0")
+}
