@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -53,7 +55,9 @@ func FuzzHandle(f *testing.F) {
 		// Fetches must not wait: max.wait.ms is fuzzed too.
 		hctx, cancel := context.WithCancel(ctx)
 		cancel()
+		watchdog := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("handle took over 10 s on %x", frame)) })
 		out, err := s.handle(hctx, frame)
+		watchdog.Stop()
 		if err != nil && !errors.Is(err, ErrBadFrame) && !errors.Is(err, context.Canceled) {
 			t.Fatalf("an error other than ErrBadFrame: %v", err)
 		}
