@@ -42,6 +42,8 @@ func init() {
 		kmsg.DeleteRecords.Int16():    {0, 2, (*Server).handleDeleteRecords},
 		kmsg.DescribeConfigs.Int16():  {0, 4, (*Server).handleDescribeConfigs},
 		kmsg.DescribeCluster.Int16():  {0, 1, (*Server).handleDescribeCluster},
+		kmsg.SASLHandshake.Int16():    {0, 1, (*Server).handleSASLHandshake},
+		kmsg.SASLAuthenticate.Int16(): {0, 2, (*Server).handleSASLAuthenticate},
 	}
 }
 

@@ -97,3 +97,20 @@ func TestKafkaPython(t *testing.T) {
 		})
 	}
 }
+
+// TestKcatSASL: kcat (librdkafka) authenticates with PLAIN and with
+// SCRAM-SHA-256 and SCRAM-SHA-512, produces and reads back.
+func TestKcatSASL(t *testing.T) {
+	kcat := requireTool(t, "kcat")
+	srv := servertest.Start(t, withSASL)
+	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
+		t.Run(mech, func(t *testing.T) {
+			auth := []string{"-b", srv.Addr, "-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=" + mech,
+				"-X", "sasl.username=bob", "-X", "sasl.password=bob-secret"}
+			topic := "kcat-sasl-" + strings.ToLower(mech)
+			run(t, "one\ntwo\n", kcat, append(auth, "-t", topic, "-P")...)
+			out := run(t, "", kcat, append(auth, "-t", topic, "-C", "-o", "beginning", "-e", "-q")...)
+			require.Equal(t, "one\ntwo\n", out)
+		})
+	}
+}

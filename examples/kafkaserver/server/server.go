@@ -9,7 +9,7 @@
 //
 // The APIs served, and the versions advertised, are listed by
 // [SupportedAPIs]; see the README of this module for what is not served
-// yet (consumer groups, transactions, SASL and TLS).
+// yet (consumer groups, transactions).
 //
 // A connection's requests are handled one at a time and answered in
 // order, as Kafka's broker does (it mutes a connection while one of its
@@ -24,6 +24,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -67,6 +68,20 @@ type Config struct {
 	// partitions of an auto-created topic and of a CreateTopics request
 	// that asks for -1.
 	NumPartitions int32
+	// TLS, when not nil, makes the listener TLS (Kafka's SSL listener):
+	// every connection is a tls.Server with this configuration; a client
+	// certificate is checked as its ClientAuth says (ssl.client.auth).
+	TLS *tls.Config
+	// SASLMechanisms mirrors sasl.enabled.mechanisms: PLAIN,
+	// SCRAM-SHA-256, SCRAM-SHA-512. Empty (the default) means no SASL:
+	// every connection may send every request. With mechanisms, a
+	// connection may send only ApiVersions, SaslHandshake and
+	// SaslAuthenticate until it authenticates; anything else closes it.
+	SASLMechanisms []string
+	// Users are the SASL users and their passwords; the SCRAM credentials
+	// are derived from them (a random salt per user and mechanism, 4096
+	// iterations, as kafka-configs makes them).
+	Users map[string]string
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *stdlog.Logger
 }
@@ -100,6 +115,9 @@ type Server struct {
 	host   string
 	port   int32
 	done   chan struct{}
+
+	credMu sync.Mutex
+	creds  map[string]credential // SCRAM credentials by mechanism and user
 }
 
 // New returns a server for d.
@@ -113,12 +131,20 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: MaxConnections %d must be positive", cfg.MaxConnections)
 	case cfg.NumPartitions <= 0:
 		return nil, fmt.Errorf("server: NumPartitions %d must be positive", cfg.NumPartitions)
+	case len(cfg.SASLMechanisms) > 0 && len(cfg.Users) == 0:
+		return nil, errors.New("server: SASL mechanisms without users")
+	}
+	for _, m := range cfg.SASLMechanisms {
+		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 {
+			return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
+		}
 	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = stdlog.Default()
 	}
-	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}, nil
+	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{}),
+		creds: map[string]credential{}}, nil
 }
 
 // Serve is New and Server.Serve: it serves d on ln until ctx ends.
@@ -181,6 +207,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if !s.track(c) {
 			c.Close()
 			continue
+		}
+		if s.cfg.TLS != nil {
+			tc := tls.Server(c, s.cfg.TLS)
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.conns[tc] = struct{}{}
+			s.mu.Unlock()
+			c = tc
 		}
 		go func() {
 			defer s.untrack(c)
@@ -275,6 +309,11 @@ var errCloseConn = errors.New("server: closing the connection")
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	st := &connState{}
+	if len(s.cfg.SASLMechanisms) > 0 {
+		st.sasl = &saslState{}
+	}
+	ctx = context.WithValue(ctx, connKey{}, st)
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	go func() {
@@ -300,6 +339,18 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		_ = c.SetReadDeadline(time.Time{})
+		if st.sasl != nil && st.sasl.raw && !st.sasl.authenticated {
+			reply, err := s.rawToken(ctx, frame)
+			if err != nil {
+				s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
+				return
+			}
+			out := binary.BigEndian.AppendUint32(nil, uint32(len(reply)))
+			if _, err := w.Write(append(out, reply...)); err != nil || w.Flush() != nil {
+				return
+			}
+			continue
+		}
 		out, err := s.handle(ctx, frame)
 		if err != nil {
 			s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
@@ -309,6 +360,10 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			continue // acks=0
 		}
 		if _, err := w.Write(out); err != nil {
+			return
+		}
+		if st.closeAfter {
+			_ = w.Flush()
 			return
 		}
 		if r.Buffered() == 0 {
@@ -428,6 +483,9 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
 	if h.version < api.min || h.version > api.max {
 		return nil, fmt.Errorf("%w: %s version %d, served %d to %d", ErrBadFrame, kmsg.NameForKey(h.key), h.version, api.min, api.max)
 	}
+	if st := connSASL(ctx); st != nil && !st.authenticated && !allowedBeforeAuth(h.key) {
+		return nil, fmt.Errorf("%w: %s before SASL authentication", errAuthFailed, kmsg.NameForKey(h.key))
+	}
 	req := kmsg.RequestForKey(h.key)
 	req.SetVersion(h.version)
 	body := h.body
@@ -462,4 +520,32 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 	out = resp.AppendTo(out)
 	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
 	return out
+}
+
+// connState is what a connection's requests share.
+type connState struct {
+	sasl       *saslState // nil when SASL is off
+	closeAfter bool       // close the connection once the response is written
+}
+
+type connKey struct{}
+
+func stateOf(ctx context.Context) *connState {
+	st, _ := ctx.Value(connKey{}).(*connState)
+	return st
+}
+
+// connSASL is the connection's SASL state, nil when SASL is off.
+func connSASL(ctx context.Context) *saslState {
+	if st := stateOf(ctx); st != nil {
+		return st.sasl
+	}
+	return nil
+}
+
+// setCloseAfter closes the connection after the response being made.
+func setCloseAfter(ctx context.Context) {
+	if st := stateOf(ctx); st != nil {
+		st.closeAfter = true
+	}
 }

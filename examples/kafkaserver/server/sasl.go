@@ -1,0 +1,271 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/pbkdf2"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The SASL mechanisms served (sasl.enabled.mechanisms).
+const (
+	MechanismPlain       = "PLAIN"
+	MechanismScramSHA256 = "SCRAM-SHA-256"
+	MechanismScramSHA512 = "SCRAM-SHA-512"
+)
+
+// scramIterations is the iteration count of the SCRAM credentials the
+// server derives from Config.Users (Kafka's kafka-configs default, 4096).
+const scramIterations = 4096
+
+const errSASLAuthenticationFailed int16 = 58
+
+// errUnsupportedSASLMechanism is UNSUPPORTED_SASL_MECHANISM.
+const errUnsupportedSASLMechanism int16 = 33
+
+// errIllegalSASLState is ILLEGAL_SASL_STATE.
+const errIllegalSASLState int16 = 34
+
+// saslState is a connection's authentication: nil when SASL is off.
+type saslState struct {
+	mechanism     string // chosen by the handshake
+	authenticated bool
+	// raw: the handshake was v0, so the tokens come as bare
+	// size-prefixed frames, not in SaslAuthenticate requests.
+	raw   bool
+	user  string
+	scram *scramExchange
+}
+
+// scramExchange is a SCRAM exchange between its two messages.
+type scramExchange struct {
+	hash                     func() hash.Hash
+	user, clientFirstBare    string
+	serverFirst, nonce       string
+	salt                     []byte
+	storedKey, serverKey     []byte
+	clientFinalWithoutProofs string
+}
+
+// credential is a user's SCRAM credential for one hash, as Kafka stores
+// them: salt, iterations, stored key and server key (RFC 5802).
+type credential struct {
+	salt                 []byte
+	storedKey, serverKey []byte
+}
+
+func (s *Server) credential(mechanism, user string) (credential, bool) {
+	s.credMu.Lock()
+	defer s.credMu.Unlock()
+	key := mechanism + "\x00" + user
+	if c, ok := s.creds[key]; ok {
+		return c, true
+	}
+	pass, ok := s.cfg.Users[user]
+	if !ok {
+		return credential{}, false
+	}
+	h := scramHash(mechanism)
+	salt := make([]byte, 16)
+	_, _ = rand.Read(salt)
+	salted, err := pbkdf2.Key(h, pass, salt, scramIterations, h().Size())
+	if err != nil {
+		return credential{}, false
+	}
+	clientKey := hmacOf(h, salted, "Client Key")
+	sum := h()
+	sum.Write(clientKey)
+	c := credential{salt: salt, storedKey: sum.Sum(nil), serverKey: hmacOf(h, salted, "Server Key")}
+	s.creds[key] = c
+	return c, true
+}
+
+func scramHash(mechanism string) func() hash.Hash {
+	if mechanism == MechanismScramSHA512 {
+		return sha512.New
+	}
+	return sha256.New
+}
+
+func hmacOf(h func() hash.Hash, key []byte, msg string) []byte {
+	m := hmac.New(h, key)
+	m.Write([]byte(msg))
+	return m.Sum(nil)
+}
+
+// allowedBeforeAuth are the requests an unauthenticated connection may
+// send when SASL is on, as Kafka allows them.
+func allowedBeforeAuth(key int16) bool {
+	return key == kmsg.ApiVersions.Int16() || key == kmsg.SASLHandshake.Int16() || key == kmsg.SASLAuthenticate.Int16()
+}
+
+// errAuthFailed closes a connection after its failed authentication was
+// answered.
+var errAuthFailed = errors.New("server: SASL authentication failed")
+
+func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.SASLHandshakeRequest)
+	resp := kmsg.NewPtrSASLHandshakeResponse()
+	resp.SupportedMechanisms = s.cfg.SASLMechanisms
+	st := connSASL(ctx)
+	switch {
+	case st == nil:
+		resp.ErrorCode = errIllegalSASLState // SASL is off on this listener
+	case st.authenticated || st.mechanism != "":
+		resp.ErrorCode = errIllegalSASLState
+	case !slices.Contains(s.cfg.SASLMechanisms, req.Mechanism):
+		resp.ErrorCode = errUnsupportedSASLMechanism
+	default:
+		st.mechanism, st.raw = req.Mechanism, req.Version == 0
+	}
+	return resp, nil
+}
+
+// rawToken answers a bare SASL token (after a v0 handshake): the reply
+// token to frame, or an error to close the connection for (a failed
+// authentication gets no answer on this path, as in Kafka).
+func (s *Server) rawToken(ctx context.Context, token []byte) ([]byte, error) {
+	req := kmsg.NewPtrSASLAuthenticateRequest()
+	req.SASLAuthBytes = token
+	resp, _ := s.handleSASLAuthenticate(ctx, req)
+	ar := resp.(*kmsg.SASLAuthenticateResponse)
+	if ar.ErrorCode != errNone {
+		return nil, fmt.Errorf("%w: %s", errAuthFailed, *ar.ErrorMessage)
+	}
+	return ar.SASLAuthBytes, nil
+}
+
+func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.SASLAuthenticateRequest)
+	resp := kmsg.NewPtrSASLAuthenticateResponse()
+	st := connSASL(ctx)
+	if st == nil || st.mechanism == "" || st.authenticated {
+		resp.ErrorCode = errIllegalSASLState
+		resp.ErrorMessage = messageOf(errors.New("SaslAuthenticate without a SaslHandshake choosing a mechanism"))
+		return resp, nil
+	}
+	fail := func(err error) (kmsg.Response, error) {
+		resp.ErrorCode, resp.ErrorMessage = errSASLAuthenticationFailed, messageOf(err)
+		s.lg.Warn("kafkaserver: SASL authentication failed", "mechanism", st.mechanism, "err", err)
+		setCloseAfter(ctx)
+		return resp, nil
+	}
+	switch st.mechanism {
+	case MechanismPlain:
+		// [authzid] NUL authcid NUL passwd (RFC 4616).
+		parts := bytes.Split(req.SASLAuthBytes, []byte{0})
+		if len(parts) != 3 {
+			return fail(errors.New("PLAIN: malformed message"))
+		}
+		user, pass := string(parts[1]), string(parts[2])
+		if want, ok := s.cfg.Users[user]; !ok || !hmac.Equal([]byte(want), []byte(pass)) {
+			return fail(fmt.Errorf("invalid credentials for user %q", user))
+		}
+		st.authenticated, st.user = true, user
+	case MechanismScramSHA256, MechanismScramSHA512:
+		if st.scram == nil {
+			out, err := s.scramFirst(st, req.SASLAuthBytes)
+			if err != nil {
+				return fail(err)
+			}
+			resp.SASLAuthBytes = out
+			return resp, nil
+		}
+		out, err := s.scramFinal(st, req.SASLAuthBytes)
+		if err != nil {
+			return fail(err)
+		}
+		resp.SASLAuthBytes = out
+		st.authenticated, st.user, st.scram = true, st.scram.user, nil
+	}
+	return resp, nil
+}
+
+// scramFirst answers the client-first message with the server-first one.
+func (s *Server) scramFirst(st *saslState, msg []byte) ([]byte, error) {
+	m := string(msg)
+	// gs2-header: "n,," (no channel binding, no authzid) or "y,,".
+	if !strings.HasPrefix(m, "n,") && !strings.HasPrefix(m, "y,") {
+		return nil, errors.New("SCRAM: channel binding is not supported")
+	}
+	rest := m[2:]
+	i := strings.IndexByte(rest, ',')
+	if i < 0 {
+		return nil, errors.New("SCRAM: malformed client-first message")
+	}
+	bare := rest[i+1:]
+	attrs := scramAttrs(bare)
+	user, nonce := attrs["n"], attrs["r"]
+	if user == "" || nonce == "" {
+		return nil, errors.New("SCRAM: client-first message without user or nonce")
+	}
+	user = strings.NewReplacer("=2C", ",", "=3D", "=").Replace(user)
+	cred, ok := s.credential(st.mechanism, user)
+	if !ok {
+		return nil, fmt.Errorf("invalid credentials for user %q", user)
+	}
+	snonce := make([]byte, 18)
+	_, _ = rand.Read(snonce)
+	full := nonce + base64.RawStdEncoding.EncodeToString(snonce)
+	first := fmt.Sprintf("r=%s,s=%s,i=%d", full, base64.StdEncoding.EncodeToString(cred.salt), scramIterations)
+	st.scram = &scramExchange{hash: scramHash(st.mechanism), user: user, clientFirstBare: bare, serverFirst: first, nonce: full,
+		salt: cred.salt, storedKey: cred.storedKey, serverKey: cred.serverKey}
+	return []byte(first), nil
+}
+
+// scramFinal checks the client-final message's proof and answers with the
+// server's signature.
+func (s *Server) scramFinal(st *saslState, msg []byte) ([]byte, error) {
+	x := st.scram
+	m := string(msg)
+	i := strings.LastIndex(m, ",p=")
+	if i < 0 {
+		return nil, errors.New("SCRAM: client-final message without a proof")
+	}
+	withoutProof := m[:i]
+	attrs := scramAttrs(withoutProof)
+	// Kafka's ScramSaslServer checks that the final nonce ends with the
+	// server's (not that it equals it): librdkafka sends its own nonce
+	// again in front of the server's, and Kafka accepts it.
+	if !strings.HasSuffix(attrs["r"], x.nonce) {
+		return nil, errors.New("SCRAM: the final message's nonce is not the server's")
+	}
+	proof, err := base64.StdEncoding.DecodeString(m[i+3:])
+	if err != nil || len(proof) != len(x.storedKey) {
+		return nil, errors.New("SCRAM: malformed proof")
+	}
+	authMessage := x.clientFirstBare + "," + x.serverFirst + "," + withoutProof
+	sig := hmacOf(x.hash, x.storedKey, authMessage)
+	clientKey := make([]byte, len(proof))
+	for j := range proof {
+		clientKey[j] = proof[j] ^ sig[j]
+	}
+	sum := x.hash()
+	sum.Write(clientKey)
+	if !hmac.Equal(sum.Sum(nil), x.storedKey) {
+		return nil, fmt.Errorf("invalid credentials for user %q", x.user)
+	}
+	return []byte("v=" + base64.StdEncoding.EncodeToString(hmacOf(x.hash, x.serverKey, authMessage))), nil
+}
+
+// scramAttrs splits "a=1,b=2" into its attributes.
+func scramAttrs(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if len(kv) >= 2 && kv[1] == '=' {
+			out[kv[:1]] = kv[2:]
+		}
+	}
+	return out
+}
