@@ -69,7 +69,9 @@ func (s *kafkaServer) stop(t *testing.T) {
 // topics; the idempotent Java producer sends keyed records with headers in
 // every codec; the Java consumer reads them back at both isolation
 // levels; kafka-topics lists and describes; the console producer and
-// consumer round-trip lines; the producer perf test runs with acks=all.
+// consumer round-trip lines; the producer perf test runs with acks=all; a
+// consumer group commits, and kafka-consumer-groups lists, describes and
+// resets it.
 // Then the server stops and Kafka's DumpLogSegments reads the directory it
 // wrote.
 func TestJavaClientsAgainstServer(t *testing.T) {
@@ -123,6 +125,30 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 	perf := k.Run(t, "", "org.apache.kafka.tools.ProducerPerformance", "--topic", "perf", "--num-records", "20000",
 		"--record-size", "100", "--throughput", "-1", "--producer-props", "bootstrap.servers="+s.addr, "acks=all")
 	require.Contains(t, perf, "20000 records sent")
+
+	// A group: the Java consumer subscribes and commits once caught up;
+	// kafka-consumer-groups describes it and resets it to the earliest
+	// offsets, which the committed offsets then show.
+	recs := Lines(k.Client(t, "", "consume", s.addr, "java-lz4", "read_committed", "jg"), "rec")
+	require.Len(t, recs, 40)
+	committed := Lines(k.Client(t, "", "committed", s.addr, "jg"), "committed")
+	var total int64
+	for _, c := range committed {
+		var off int64
+		_, err := fmt.Sscan(c[3], &off)
+		require.NoError(t, err)
+		total += off
+	}
+	require.Equal(t, int64(40), total, "committed offsets of jg: %v", committed)
+	groups := k.Run(t, "", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", s.addr, "--list")
+	require.Contains(t, groups, "jg")
+	desc := k.Run(t, "", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", s.addr, "--describe", "--group", "jg")
+	require.Contains(t, desc, "java-lz4")
+	k.Run(t, "", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", s.addr,
+		"--reset-offsets", "--group", "jg", "--topic", "java-lz4", "--to-earliest", "--execute")
+	for _, c := range Lines(k.Client(t, "", "committed", s.addr, "jg"), "committed") {
+		require.Equal(t, "0", c[3], "after --reset-offsets --to-earliest: %v", c)
+	}
 
 	s.stop(t)
 	dump := k.DumpLogSegments(t, "--files", filepath.Join(s.dir, "java-zstd-0", "00000000000000000000.log"), "--print-data-log")

@@ -44,6 +44,16 @@ func init() {
 		kmsg.DescribeCluster.Int16():  {0, 1, (*Server).handleDescribeCluster},
 		kmsg.SASLHandshake.Int16():    {0, 1, (*Server).handleSASLHandshake},
 		kmsg.SASLAuthenticate.Int16(): {0, 2, (*Server).handleSASLAuthenticate},
+		kmsg.FindCoordinator.Int16():  {0, 4, (*Server).handleFindCoordinator},
+		kmsg.JoinGroup.Int16():        {0, 9, (*Server).handleJoinGroup},
+		kmsg.SyncGroup.Int16():        {0, 5, (*Server).handleSyncGroup},
+		kmsg.Heartbeat.Int16():        {0, 4, (*Server).handleHeartbeat},
+		kmsg.LeaveGroup.Int16():       {0, 5, (*Server).handleLeaveGroup},
+		kmsg.OffsetCommit.Int16():     {0, 8, (*Server).handleOffsetCommit},
+		kmsg.OffsetFetch.Int16():      {0, 8, (*Server).handleOffsetFetch},
+		kmsg.ListGroups.Int16():       {0, 5, (*Server).handleListGroups},
+		kmsg.DescribeGroups.Int16():   {0, 5, (*Server).handleDescribeGroups},
+		kmsg.DeleteGroups.Int16():     {0, 2, (*Server).handleDeleteGroups},
 	}
 }
 

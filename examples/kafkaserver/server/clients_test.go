@@ -114,3 +114,14 @@ func TestKcatSASL(t *testing.T) {
 		})
 	}
 }
+
+// TestKcatGroup: kcat's balanced consumer (-G) reads a topic in a group
+// and commits; a second run of the same group reads only what came after.
+func TestKcatGroup(t *testing.T) {
+	kcat := requireTool(t, "kcat")
+	srv := servertest.Start(t, nil)
+	run(t, "a\nb\nc\n", kcat, "-b", srv.Addr, "-t", "kg", "-P")
+	require.Equal(t, "a\nb\nc\n", run(t, "", kcat, "-b", srv.Addr, "-G", "kgroup", "kg", "-o", "beginning", "-e", "-q"))
+	run(t, "d\n", kcat, "-b", srv.Addr, "-t", "kg", "-P")
+	require.Equal(t, "d\n", run(t, "", kcat, "-b", srv.Addr, "-G", "kgroup", "kg", "-e", "-q"))
+}

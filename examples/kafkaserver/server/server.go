@@ -9,7 +9,7 @@
 //
 // The APIs served, and the versions advertised, are listed by
 // [SupportedAPIs]; see the README of this module for what is not served
-// yet (consumer groups, transactions).
+// yet (transactions).
 //
 // A connection's requests are handled one at a time and answered in
 // order, as Kafka's broker does (it mutes a connection while one of its
@@ -118,6 +118,8 @@ type Server struct {
 
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
+
+	groups groups
 }
 
 // New returns a server for d.
@@ -483,6 +485,9 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
 	if h.version < api.min || h.version > api.max {
 		return nil, fmt.Errorf("%w: %s version %d, served %d to %d", ErrBadFrame, kmsg.NameForKey(h.key), h.version, api.min, api.max)
 	}
+	if st := stateOf(ctx); st != nil {
+		st.clientID = h.clientID
+	}
 	if st := connSASL(ctx); st != nil && !st.authenticated && !allowedBeforeAuth(h.key) {
 		return nil, fmt.Errorf("%w: %s before SASL authentication", errAuthFailed, kmsg.NameForKey(h.key))
 	}
@@ -524,6 +529,7 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 
 // connState is what a connection's requests share.
 type connState struct {
+	clientID   string     // of the request being handled
 	sasl       *saslState // nil when SASL is off
 	closeAfter bool       // close the connection once the response is written
 }

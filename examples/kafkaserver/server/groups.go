@@ -1,0 +1,581 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log"
+)
+
+// Consumer groups are served by the directory's own group coordinator
+// (the one kafkalite's in-process consumers use), so that network clients
+// and in-process consumers can be members of one group and share its
+// committed offsets in __consumer_offsets. The coordinator assigns the
+// partitions itself, with kafkalite's implementation of the protocol the
+// group chose (range, roundrobin, sticky, cooperative-sticky: Kafka's
+// algorithms); JoinGroup still gives the leader the members and their
+// subscriptions, as Kafka does, but the assignment the leader sends in
+// SyncGroup is not used. A protocol kafkalite does not implement is
+// refused with INCONSISTENT_GROUP_PROTOCOL.
+
+// Kafka's group error codes.
+const (
+	errCoordinatorNotAvailable    int16 = 15
+	errIllegalGeneration          int16 = 22
+	errInconsistentGroupProto     int16 = 23
+	errInvalidGroupID             int16 = 24
+	errUnknownMemberID            int16 = 25
+	errInvalidSessionTimeout      int16 = 26
+	errRebalanceInProgress        int16 = 27
+	errNonEmptyGroup              int16 = 68
+	errGroupIDNotFound            int16 = 69
+	errMemberIDRequired           int16 = 79
+	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
+	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
+	consumerProtocolType                = "consumer"
+	coordinatorKeyTypeTransaction int8  = 1
+)
+
+// groups is what the server keeps of its network members: their last
+// join's result (for SyncGroup) and their subscriptions (for the leader's
+// JoinGroup response and DescribeGroups).
+type groups struct {
+	mu      sync.Mutex
+	members map[string]map[string]*netMember // group → member id → member
+}
+
+type netMember struct {
+	joined   coordinator.JoinResult
+	metadata map[string][]byte // protocol name → subscription bytes
+	clientID string
+}
+
+func (g *groups) set(group, id string, m *netMember) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.members == nil {
+		g.members = map[string]map[string]*netMember{}
+	}
+	if g.members[group] == nil {
+		g.members[group] = map[string]*netMember{}
+	}
+	g.members[group][id] = m
+}
+
+func (g *groups) get(group, id string) *netMember {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.members[group][id]
+}
+
+func (g *groups) drop(group, id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.members[group], id)
+}
+
+// prune forgets the network members the coordinator no longer lists.
+func (g *groups) prune(group string, current []coordinator.MemberDescription) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id := range g.members[group] {
+		if !slices.ContainsFunc(current, func(m coordinator.MemberDescription) bool { return m.MemberID == id }) {
+			delete(g.members[group], id)
+		}
+	}
+}
+
+// coordinator returns the directory's group coordinator, made on first use.
+func (s *Server) coordinator(ctx context.Context) (*coordinator.Coordinator, error) {
+	return coordinator.For(ctx, s.dir)
+}
+
+// groupCode maps the coordinator's errors to Kafka's codes.
+func groupCode(err error) int16 {
+	switch {
+	case err == nil:
+		return errNone
+	case errors.Is(err, coordinator.ErrUnknownMember):
+		return errUnknownMemberID
+	case errors.Is(err, coordinator.ErrIllegalGeneration):
+		return errIllegalGeneration
+	case errors.Is(err, coordinator.ErrRebalanceInProgress):
+		return errRebalanceInProgress
+	case errors.Is(err, coordinator.ErrInconsistentProtocol):
+		return errInconsistentGroupProto
+	case errors.Is(err, coordinator.ErrGroupNotEmpty):
+		return errNonEmptyGroup
+	case errors.Is(err, coordinator.ErrUnknownGroup):
+		return errGroupIDNotFound
+	case errors.Is(err, coordinator.ErrClosed), errors.Is(err, log.ErrClosed):
+		return errCoordinatorNotAvailable
+	}
+	return codeOf(err)
+}
+
+func (s *Server) handleFindCoordinator(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.FindCoordinatorRequest)
+	resp := kmsg.NewPtrFindCoordinatorResponse()
+	node, host, port := s.broker()
+	answer := func(keyType int8) (int16, *string) {
+		if keyType == coordinatorKeyTypeTransaction {
+			m := "transactions are not served by this server yet"
+			return errCoordinatorNotAvailable, &m
+		}
+		return errNone, nil
+	}
+	if req.Version >= 4 {
+		for _, key := range req.CoordinatorKeys {
+			c := kmsg.NewFindCoordinatorResponseCoordinator()
+			c.Key, c.NodeID, c.Host, c.Port = key, node, host, port
+			c.ErrorCode, c.ErrorMessage = answer(req.CoordinatorType)
+			resp.Coordinators = append(resp.Coordinators, c)
+		}
+		return resp, nil
+	}
+	resp.NodeID, resp.Host, resp.Port = node, host, port
+	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorType)
+	return resp, nil
+}
+
+// subscription decodes a member's ConsumerProtocolSubscription.
+func subscription(b []byte) (kmsg.ConsumerMemberMetadata, error) {
+	md := kmsg.NewConsumerMemberMetadata()
+	return md, md.ReadFrom(b)
+}
+
+func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.JoinGroupRequest)
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.Generation, resp.MemberID = -1, req.MemberID
+	pt := consumerProtocolType
+	resp.ProtocolType = &pt
+	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+	rebalance := session
+	if req.Version >= 1 {
+		rebalance = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
+	}
+	clientID := ""
+	if st := stateOf(ctx); st != nil {
+		clientID = st.clientID
+	}
+	switch {
+	case req.Group == "":
+		resp.ErrorCode = errInvalidGroupID
+		return resp, nil
+	case req.ProtocolType != consumerProtocolType:
+		resp.ErrorCode = errInconsistentGroupProto
+		return resp, nil
+	case session < groupMinSessionTimeout || session > groupMaxSessionTimeout:
+		resp.ErrorCode = errInvalidSessionTimeout
+		return resp, nil
+	case req.MemberID == "" && req.Version >= 4:
+		// KIP-394: a new member first learns its id, then joins with it.
+		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coordinator.NewMemberID(clientID)
+		return resp, nil
+	}
+	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID,
+		SessionTimeout: session, RebalanceTimeout: rebalance, OwnedGeneration: -1}
+	if req.InstanceID != nil {
+		jr.InstanceID = *req.InstanceID
+	}
+	metadata := map[string][]byte{}
+	for _, p := range req.Protocols {
+		a, err := assignor.ByName(p.Name)
+		if err != nil {
+			continue // an assignor kafkalite does not implement
+		}
+		md, err := subscription(p.Metadata)
+		if err != nil {
+			continue
+		}
+		if jr.Assignors == nil {
+			jr.Topics = md.Topics
+			for _, op := range md.OwnedPartitions {
+				for _, part := range op.Partitions {
+					jr.Owned = append(jr.Owned, log.TopicPartition{Topic: op.Topic, Partition: part})
+				}
+			}
+			if md.Version >= 2 {
+				jr.OwnedGeneration = md.Generation
+			}
+		}
+		jr.Assignors = append(jr.Assignors, a)
+		metadata[p.Name] = p.Metadata
+	}
+	if len(jr.Assignors) == 0 {
+		resp.ErrorCode = errInconsistentGroupProto
+		return resp, nil
+	}
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	if jr.MemberID == "" {
+		jr.MemberID = coordinator.NewMemberID(clientID)
+	}
+	jctx, cancel := context.WithTimeout(ctx, rebalance+5*time.Second)
+	defer cancel()
+	res, err := coord.Join(jctx, jr)
+	if err != nil {
+		resp.ErrorCode, resp.MemberID = groupCode(err), jr.MemberID
+		if errors.Is(err, context.DeadlineExceeded) {
+			resp.ErrorCode = errRebalanceInProgress
+		}
+		return resp, nil
+	}
+	s.groups.set(req.Group, res.MemberID, &netMember{joined: res, metadata: metadata, clientID: clientID})
+	resp.Generation, resp.MemberID, resp.LeaderID = res.Generation, res.MemberID, res.Leader
+	proto := res.Protocol
+	resp.Protocol = &proto
+	if res.Leader == res.MemberID {
+		d, err := coord.Describe(req.Group)
+		if err == nil {
+			s.groups.prune(req.Group, d.Members)
+			for _, m := range d.Members {
+				jm := kmsg.NewJoinGroupResponseMember()
+				jm.MemberID = m.MemberID
+				if m.InstanceID != "" {
+					id := m.InstanceID
+					jm.InstanceID = &id
+				}
+				jm.ProtocolMetadata = s.memberMetadata(req.Group, m, proto)
+				resp.Members = append(resp.Members, jm)
+			}
+		}
+	}
+	return resp, nil
+}
+
+// memberMetadata is a member's subscription for the protocol: as the
+// network member sent it, or, for an in-process consumer, its topics
+// encoded as a ConsumerProtocolSubscription v0.
+func (s *Server) memberMetadata(group string, m coordinator.MemberDescription, protocol string) []byte {
+	if nm := s.groups.get(group, m.MemberID); nm != nil {
+		if b, ok := nm.metadata[protocol]; ok {
+			return b
+		}
+	}
+	md := kmsg.NewConsumerMemberMetadata()
+	md.Topics = m.Topics
+	return md.AppendTo(nil)
+}
+
+// assignmentBytes encodes partitions as a ConsumerProtocolAssignment v0.
+func assignmentBytes(tps []log.TopicPartition) []byte {
+	a := kmsg.NewConsumerMemberAssignment()
+	for _, tp := range tps {
+		if n := len(a.Topics); n == 0 || a.Topics[n-1].Topic != tp.Topic {
+			t := kmsg.NewConsumerMemberAssignmentTopic()
+			t.Topic = tp.Topic
+			a.Topics = append(a.Topics, t)
+		}
+		a.Topics[len(a.Topics)-1].Partitions = append(a.Topics[len(a.Topics)-1].Partitions, tp.Partition)
+	}
+	return a.AppendTo(nil)
+}
+
+func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.SyncGroupRequest)
+	resp := kmsg.NewPtrSyncGroupResponse()
+	resp.ProtocolType, resp.Protocol = req.ProtocolType, req.Protocol
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	nm := s.groups.get(req.Group, req.MemberID)
+	switch {
+	case nm == nil:
+		resp.ErrorCode = errUnknownMemberID
+	case nm.joined.Generation != req.Generation:
+		resp.ErrorCode = errIllegalGeneration
+	default:
+		// A rebalance that started since the join makes the member rejoin.
+		if err := coord.Heartbeat(req.Group, req.MemberID, req.Generation); err != nil {
+			resp.ErrorCode = groupCode(err)
+			break
+		}
+		resp.MemberAssignment = assignmentBytes(nm.joined.Assignment)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.HeartbeatRequest)
+	resp := kmsg.NewPtrHeartbeatResponse()
+	coord, err := s.coordinator(ctx)
+	if err == nil {
+		err = coord.Heartbeat(req.Group, req.MemberID, req.Generation)
+	}
+	resp.ErrorCode = groupCode(err)
+	return resp, nil
+}
+
+func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.LeaveGroupRequest)
+	resp := kmsg.NewPtrLeaveGroupResponse()
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	leave := func(id string) int16 {
+		d, err := coord.Describe(req.Group)
+		if err != nil || !slices.ContainsFunc(d.Members, func(m coordinator.MemberDescription) bool { return m.MemberID == id }) {
+			return errUnknownMemberID
+		}
+		coord.Leave(req.Group, id)
+		s.groups.drop(req.Group, id)
+		return errNone
+	}
+	if req.Version < 3 {
+		resp.ErrorCode = leave(req.MemberID)
+		return resp, nil
+	}
+	for _, m := range req.Members {
+		lm := kmsg.NewLeaveGroupResponseMember()
+		lm.MemberID, lm.InstanceID, lm.ErrorCode = m.MemberID, m.InstanceID, leave(m.MemberID)
+		resp.Members = append(resp.Members, lm)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.OffsetCommitRequest)
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			om := coordinator.OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: -1}
+			if req.Version >= 6 {
+				om.LeaderEpoch = p.LeaderEpoch
+			}
+			if p.Metadata != nil {
+				om.Metadata = *p.Metadata
+			}
+			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = om
+		}
+	}
+	generation := req.Generation
+	if req.Version == 0 {
+		generation = -1
+	}
+	coord, err := s.coordinator(ctx)
+	if err == nil {
+		err = coord.Commit(ctx, req.Group, req.MemberID, generation, offsets)
+	}
+	code := groupCode(err)
+	if req.Group == "" {
+		code = errInvalidGroupID
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// fetchOffsets answers one group's OffsetFetch: every committed offset
+// when topics is nil, else those asked (-1 where there is none).
+func (s *Server) fetchOffsets(coord *coordinator.Coordinator, group string, topics map[string][]int32, all bool) map[string]map[int32]coordinator.OffsetAndMetadata {
+	var tps []log.TopicPartition
+	if !all {
+		for t, parts := range topics {
+			for _, p := range parts {
+				tps = append(tps, log.TopicPartition{Topic: t, Partition: p})
+			}
+		}
+		if tps == nil {
+			tps = []log.TopicPartition{}
+		}
+	}
+	got := coord.Fetch(group, tps)
+	out := map[string]map[int32]coordinator.OffsetAndMetadata{}
+	add := func(tp log.TopicPartition, om coordinator.OffsetAndMetadata) {
+		if out[tp.Topic] == nil {
+			out[tp.Topic] = map[int32]coordinator.OffsetAndMetadata{}
+		}
+		out[tp.Topic][tp.Partition] = om
+	}
+	for _, tp := range tps {
+		add(tp, coordinator.OffsetAndMetadata{Offset: -1, LeaderEpoch: -1})
+	}
+	for tp, om := range got {
+		add(tp, om)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func sortedParts(m map[int32]coordinator.OffsetAndMetadata) []int32 {
+	parts := make([]int32, 0, len(m))
+	for p := range m {
+		parts = append(parts, p)
+	}
+	slices.Sort(parts)
+	return parts
+}
+
+func (s *Server) handleOffsetFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.OffsetFetchRequest)
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		for _, g := range req.Groups {
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group, rg.ErrorCode = g.Group, resp.ErrorCode
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil
+	}
+	if req.Version >= 8 {
+		for _, g := range req.Groups {
+			topics := map[string][]int32{}
+			for _, t := range g.Topics {
+				topics[t.Topic] = t.Partitions
+			}
+			got := s.fetchOffsets(coord, g.Group, topics, g.Topics == nil)
+			rg := kmsg.NewOffsetFetchResponseGroup()
+			rg.Group = g.Group
+			for _, t := range sortedKeys(got) {
+				rt := kmsg.NewOffsetFetchResponseGroupTopic()
+				rt.Topic = t
+				for _, p := range sortedParts(got[t]) {
+					om := got[t][p]
+					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					rp.Partition, rp.Offset, rp.LeaderEpoch = p, om.Offset, om.LeaderEpoch
+					md := om.Metadata
+					rp.Metadata = &md
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rg.Topics = append(rg.Topics, rt)
+			}
+			resp.Groups = append(resp.Groups, rg)
+		}
+		return resp, nil
+	}
+	topics := map[string][]int32{}
+	for _, t := range req.Topics {
+		topics[t.Topic] = t.Partitions
+	}
+	got := s.fetchOffsets(coord, req.Group, topics, req.Topics == nil && req.Version >= 2)
+	for _, t := range sortedKeys(got) {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t
+		for _, p := range sortedParts(got[t]) {
+			om := got[t][p]
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch = p, om.Offset, om.LeaderEpoch
+			md := om.Metadata
+			rp.Metadata = &md
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleListGroups(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListGroupsRequest)
+	resp := kmsg.NewPtrListGroupsResponse()
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	for _, id := range coord.ListGroups() {
+		d, err := coord.Describe(id)
+		if err != nil {
+			continue
+		}
+		// Kafka matches both filters without regard to case (the Java
+		// Admin sends "Classic" and "Consumer").
+		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, string(d.State)) }) {
+			continue
+		}
+		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "classic") }) {
+			continue
+		}
+		g := kmsg.NewListGroupsResponseGroup()
+		g.Group, g.ProtocolType, g.GroupState, g.GroupType = id, consumerProtocolType, string(d.State), "classic"
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeGroupsRequest)
+	resp := kmsg.NewPtrDescribeGroupsResponse()
+	coord, err := s.coordinator(ctx)
+	for _, id := range req.Groups {
+		g := kmsg.NewDescribeGroupsResponseGroup()
+		g.Group = id
+		if err != nil {
+			g.ErrorCode = groupCode(err)
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		d, derr := coord.Describe(id)
+		if derr != nil {
+			g.State = string(coordinator.StateDead) // as Kafka answers a group it does not know
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		g.State, g.ProtocolType, g.Protocol = string(d.State), consumerProtocolType, d.Protocol
+		for _, m := range d.Members {
+			gm := kmsg.NewDescribeGroupsResponseGroupMember()
+			gm.MemberID, gm.ClientID, gm.ClientHost = m.MemberID, m.ClientID, "/127.0.0.1"
+			if m.InstanceID != "" {
+				iid := m.InstanceID
+				gm.InstanceID = &iid
+			}
+			gm.ProtocolMetadata = s.memberMetadata(id, m, d.Protocol)
+			gm.MemberAssignment = assignmentBytes(m.Assignment)
+			g.Members = append(g.Members, gm)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDeleteGroups(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DeleteGroupsRequest)
+	resp := kmsg.NewPtrDeleteGroupsResponse()
+	coord, err := s.coordinator(ctx)
+	for _, id := range req.Groups {
+		g := kmsg.NewDeleteGroupsResponseGroup()
+		g.Group = id
+		derr := err
+		if derr == nil {
+			derr = coord.DeleteGroup(ctx, id)
+		}
+		g.ErrorCode, g.ErrorMessage = groupCode(derr), messageOf(derr)
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}

@@ -1,0 +1,224 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+	kllog "github.com/kafkalite/kafkalite/log"
+)
+
+// groupConsumer is a franz-go group member that records what it gets.
+type groupConsumer struct {
+	cl   *kgo.Client
+	mu   sync.Mutex
+	got  map[string]int
+	tps  map[int32]bool
+	done chan struct{}
+}
+
+func startGroupConsumer(t *testing.T, addr, group, topic string, balancer kgo.GroupBalancer) *groupConsumer {
+	t.Helper()
+	gc := &groupConsumer{got: map[string]int{}, tps: map[int32]bool{}, done: make(chan struct{})}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Balancers(balancer),
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond))
+	require.NoError(t, err)
+	gc.cl = cl
+	go func() {
+		defer close(gc.done)
+		for {
+			fs := cl.PollFetches(context.Background())
+			if fs.IsClientClosed() {
+				return
+			}
+			fs.EachRecord(func(r *kgo.Record) {
+				gc.mu.Lock()
+				gc.got[string(r.Value)]++
+				gc.tps[r.Partition] = true
+				gc.mu.Unlock()
+			})
+			_ = cl.CommitUncommittedOffsets(context.Background())
+		}
+	}()
+	return gc
+}
+
+func (gc *groupConsumer) close() {
+	gc.cl.Close()
+	<-gc.done
+}
+
+func (gc *groupConsumer) count() int {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	n := 0
+	for _, c := range gc.got {
+		n += c
+	}
+	return n
+}
+
+// eventually polls cond every 20 ms for up to 30 s.
+func eventually(t *testing.T, cond func() bool, msg string, args ...any) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf(msg, args...)
+		}
+		<-tick.C
+	}
+}
+
+// TestConsumerGroup: two franz-go members of one group share a topic's
+// four partitions (each with the balancer it names: the coordinator
+// assigns with kafkalite's implementation of the protocol), read every
+// record, commit; kafka's OffsetFetch returns the commits; a third
+// member that joins after the first two left reads nothing again.
+func TestConsumerGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		balancer kgo.GroupBalancer
+	}{
+		{"range", kgo.RangeBalancer()},
+		{"roundrobin", kgo.RoundRobinBalancer()},
+		{"sticky", kgo.StickyBalancer()},
+		{"cooperative-sticky", kgo.CooperativeStickyBalancer()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := servertest.Start(t, nil)
+			prod := client(t, srv.Addr, kgo.ProducerLinger(0))
+			createTopic(t, prod, "events", 4)
+			const n = 400
+			var recs []*kgo.Record
+			for i := range n {
+				recs = append(recs, &kgo.Record{Topic: "events", Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)})
+			}
+			require.NoError(t, prod.ProduceSync(context.Background(), recs...).FirstErr())
+
+			a := startGroupConsumer(t, srv.Addr, "g", "events", tc.balancer)
+			b := startGroupConsumer(t, srv.Addr, "g", "events", tc.balancer)
+			eventually(t, func() bool { return a.count()+b.count() == n }, "the group read %d+%d of %d", a.count(), b.count(), n)
+
+			// Both members hold partitions once the group is stable.
+			req := kmsg.NewPtrDescribeGroupsRequest()
+			req.Groups = []string{"g"}
+			eventually(t, func() bool {
+				resp, err := req.RequestWith(context.Background(), prod)
+				if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
+					return false
+				}
+				for _, m := range resp.Groups[0].Members {
+					var as kmsg.ConsumerMemberAssignment
+					if as.ReadFrom(m.MemberAssignment) != nil || len(as.Topics) != 1 || len(as.Topics[0].Partitions) != 2 {
+						return false
+					}
+				}
+				return resp.Groups[0].Protocol == tc.name
+			}, "the group did not settle with two members of two partitions each")
+
+			// The commits land in __consumer_offsets: OffsetFetch sees them.
+			fetch := kmsg.NewPtrOffsetFetchRequest()
+			fetch.Group = "g"
+			eventually(t, func() bool {
+				resp, err := fetch.RequestWith(context.Background(), prod)
+				if err != nil || len(resp.Topics) != 1 {
+					return false
+				}
+				var total int64
+				for _, p := range resp.Topics[0].Partitions {
+					total += p.Offset
+				}
+				return total == n
+			}, "committed offsets do not add up to %d", n)
+			a.close()
+			b.close()
+
+			c := startGroupConsumer(t, srv.Addr, "g", "events", tc.balancer)
+			defer c.close()
+			require.NoError(t, prod.ProduceSync(context.Background(), &kgo.Record{Topic: "events", Value: []byte("after")}).FirstErr())
+			eventually(t, func() bool { return c.count() == 1 }, "the third member read %d records, not the one after the commits", c.count())
+		})
+	}
+}
+
+// TestMixedGroup: a kafkalite consumer in the same process and a
+// franz-go client over the network are members of one group: once it
+// settles each holds two of the four partitions, none held by both, and
+// between them they read every record (at least once: partitions move
+// while the group forms).
+func TestMixedGroup(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	prod := client(t, srv.Addr, kgo.ProducerLinger(0))
+	createTopic(t, prod, "shared", 4)
+	const n = 200
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: "shared", Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)})
+	}
+	require.NoError(t, prod.ProduceSync(context.Background(), recs...).FirstErr())
+
+	remote := startGroupConsumer(t, srv.Addr, "mixed", "shared", kgo.RangeBalancer())
+	defer remote.close()
+	cfg := consumer.DefaultConfig()
+	cfg.GroupID = "mixed"
+	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
+	local, err := consumer.New(srv.Dir, cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, local.Close(context.Background())) }()
+	require.NoError(t, local.Subscribe([]string{"shared"}, nil))
+	seen := map[string]bool{}
+	describe := kmsg.NewPtrDescribeGroupsRequest()
+	describe.Groups = []string{"mixed"}
+	var remoteParts []int32
+	eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		rs, _ := local.Poll(ctx)
+		for _, r := range rs {
+			seen[string(r.Value)] = true
+		}
+		remote.mu.Lock()
+		for v := range remote.got {
+			seen[v] = true
+		}
+		remote.mu.Unlock()
+		resp, err := describe.RequestWith(context.Background(), prod)
+		if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
+			return false
+		}
+		remoteParts = nil
+		for _, m := range resp.Groups[0].Members {
+			if m.MemberID == local.GroupMetadata().MemberID {
+				continue
+			}
+			var as kmsg.ConsumerMemberAssignment
+			if as.ReadFrom(m.MemberAssignment) == nil && len(as.Topics) == 1 {
+				remoteParts = as.Topics[0].Partitions
+			}
+		}
+		return len(seen) == n && len(local.Assignment()) == 2 && len(remoteParts) == 2
+	}, "read %d of %d records; local assignment %v, remote %v", len(seen), n, local.Assignment(), remoteParts)
+	for _, p := range remoteParts {
+		require.False(t, containsPartition(local.Assignment(), p), "partition %d held by both members", p)
+	}
+}
+func containsPartition(tps []kllog.TopicPartition, p int32) bool {
+	for _, tp := range tps {
+		if tp.Partition == p {
+			return true
+		}
+	}
+	return false
+}
