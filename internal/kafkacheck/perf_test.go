@@ -284,3 +284,59 @@ func spread(rs []perfResult, f func(perfResult) float64, format string) string {
 	}
 	return fmt.Sprintf(format+" ("+format+"–"+format+")", vs[len(vs)/2], vs[0], vs[len(vs)-1])
 }
+
+// TestPerfServer measures Kafka's producer and consumer perf tools
+// against kafkalite's wire-protocol server (examples/kafkaserver) beside
+// the same tools against Kafka's broker, in three interleaved rounds, as
+// TestPerfAnchor does and under the same switch: -records records of 100
+// bytes to one partition, acks=1 and acks=all, then the consumer perf
+// test reading the acks=1 topic. The server's peak memory is its
+// process's peak resident set.
+func TestPerfServer(t *testing.T) {
+	k, records, _ := perfSetup(t)
+	n := strconv.Itoa(records)
+	rows := map[string][]perfResult{}
+	measure := func(name, bootstrap string, peak func() float64) {
+		for _, acks := range []string{"1", "all"} {
+			topic := "perf-acks-" + acks
+			k.Client(t, "", "create-topic", bootstrap, topic, "1")
+			got := k.Measure(t, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", n,
+				"--record-size", "100", "--throughput", "-1", "--producer-props", "bootstrap.servers="+bootstrap, "acks="+acks)
+			r := parseProduceSummary(t, got, records)
+			r.brokerPeakMB = peak()
+			rows[name+" produce acks="+acks] = append(rows[name+" produce acks="+acks], r)
+		}
+		got := k.Measure(t, "org.apache.kafka.tools.ConsumerPerformance", "--bootstrap-server", bootstrap,
+			"--topic", "perf-acks-1", "--num-records", n, "--timeout", "60000")
+		r := parseConsumeSummary(t, got, records)
+		r.brokerPeakMB = peak()
+		rows[name+" consume"] = append(rows[name+" consume"], r)
+	}
+	for range 3 {
+		b := k.NewBroker(t, nil)
+		b.Start()
+		measure("kafka broker", b.Bootstrap(), func() float64 { return float64(b.Usage().PeakRSS) / 1e6 })
+		b.Stop()
+		s := startKafkaServer(t, k)
+		measure("kafkaserver", s.addr, s.peakMB)
+		s.stop(t)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Kafka's perf tools against the broker and against kafkaserver: %d records of 100 bytes, 1 partition, %d CPUs, %s; median (range) of 3 interleaved rounds\n", records, runtime.NumCPU(), runtime.GOARCH)
+	fmt.Fprintf(&sb, "| run | records/s | MB/s | avg latency ms | p99 ms | server peak memory MB |\n|---|---|---|---|---|---|\n")
+	names := make([]string, 0, len(rows))
+	for name := range rows {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		rs := rows[name]
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s |\n", name,
+			spread(rs, func(r perfResult) float64 { return r.perSec }, "%.0f"),
+			spread(rs, func(r perfResult) float64 { return r.mbPerSec }, "%.1f"),
+			spread(rs, func(r perfResult) float64 { return r.avgMs }, "%.1f"),
+			spread(rs, func(r perfResult) float64 { return r.p99Ms }, "%.0f"),
+			spread(rs, func(r perfResult) float64 { return r.brokerPeakMB }, "%.0f"))
+	}
+	report(t, sb.String())
+}

@@ -3,6 +3,7 @@ package kafkacheck
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,26 @@ func startKafkaServer(t *testing.T, k *Kafka) *kafkaServer {
 	t.Cleanup(func() { s.stop(t) })
 	k.Run(t, "", "KafkaCheck", "ready", s.addr)
 	return s
+}
+
+// peakMB is the running server's peak resident memory in MB (VmHWM).
+func (s *kafkaServer) peakMB() float64 {
+	if s.cmd == nil {
+		return 0
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kb float64
+			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb); err == nil {
+				return kb / 1000
+			}
+		}
+	}
+	return 0
 }
 
 // stop ends the server with SIGTERM (it closes the directory cleanly).
