@@ -92,7 +92,8 @@ func (s *kafkaServer) stop(t *testing.T) {
 // levels; kafka-topics lists and describes; the console producer and
 // consumer round-trip lines; the producer perf test runs with acks=all; a
 // consumer group commits, and kafka-consumer-groups lists, describes and
-// resets it.
+// resets it; a transactional producer commits and aborts, read_committed
+// sees only the committed records, and kafka-transactions lists the id.
 // Then the server stops and Kafka's DumpLogSegments reads the directory it
 // wrote.
 func TestJavaClientsAgainstServer(t *testing.T) {
@@ -170,6 +171,32 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 	for _, c := range Lines(k.Client(t, "", "committed", s.addr, "jg"), "committed") {
 		require.Equal(t, "0", c[3], "after --reset-offsets --to-earliest: %v", c)
 	}
+
+	// Transactions: the Java transactional producer commits one and
+	// aborts one; read_committed sees only the first.
+	k.Client(t, "", "create-topic", s.addr, "java-tx", "1")
+	var tx strings.Builder
+	tx.WriteString("init\nbegin\n")
+	for i := range 5 {
+		fmt.Fprintf(&tx, "send\tjava-tx\t0\t%s\t%s\n", b64("k"), b64(fmt.Sprintf("committed %d", i)))
+	}
+	tx.WriteString("commit\nbegin\n")
+	for i := range 5 {
+		fmt.Fprintf(&tx, "send\tjava-tx\t0\t%s\t%s\n", b64("k"), b64(fmt.Sprintf("aborted %d", i)))
+	}
+	tx.WriteString("flush\nabort\n") // flushed first: an abort drops what was not sent yet
+	k.Client(t, tx.String(), "produce", s.addr, "transactional.id=java-tx")
+	byIso := map[string][]string{}
+	for _, f := range Lines(k.Client(t, "", "read", s.addr, "java-tx"), "record") {
+		byIso[f[0]] = append(byIso[f[0]], f[8])
+	}
+	require.Len(t, byIso["read_committed"], 5)
+	for i, v := range byIso["read_committed"] {
+		require.Equal(t, b64(fmt.Sprintf("committed %d", i)), v, "read_committed")
+	}
+	require.Len(t, byIso["read_uncommitted"], 10)
+	txlist := k.Run(t, "", "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", s.addr, "list")
+	require.Contains(t, txlist, "java-tx")
 
 	s.stop(t)
 	dump := k.DumpLogSegments(t, "--files", filepath.Join(s.dir, "java-zstd-0", "00000000000000000000.log"), "--print-data-log")

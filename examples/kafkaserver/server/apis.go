@@ -30,30 +30,36 @@ var apis map[int16]api
 
 func init() {
 	apis = map[int16]api{
-		kmsg.ApiVersions.Int16():      {0, 4, (*Server).handleAPIVersions},
-		kmsg.Metadata.Int16():         {0, 13, (*Server).handleMetadata},
-		kmsg.Produce.Int16():          {0, 11, (*Server).handleProduce},
-		kmsg.Fetch.Int16():            {4, 16, (*Server).handleFetch},
-		kmsg.ListOffsets.Int16():      {1, 7, (*Server).handleListOffsets},
-		kmsg.InitProducerID.Int16():   {0, 4, (*Server).handleInitProducerID},
-		kmsg.CreateTopics.Int16():     {0, 7, (*Server).handleCreateTopics},
-		kmsg.DeleteTopics.Int16():     {0, 6, (*Server).handleDeleteTopics},
-		kmsg.CreatePartitions.Int16(): {0, 3, (*Server).handleCreatePartitions},
-		kmsg.DeleteRecords.Int16():    {0, 2, (*Server).handleDeleteRecords},
-		kmsg.DescribeConfigs.Int16():  {0, 4, (*Server).handleDescribeConfigs},
-		kmsg.DescribeCluster.Int16():  {0, 1, (*Server).handleDescribeCluster},
-		kmsg.SASLHandshake.Int16():    {0, 1, (*Server).handleSASLHandshake},
-		kmsg.SASLAuthenticate.Int16(): {0, 2, (*Server).handleSASLAuthenticate},
-		kmsg.FindCoordinator.Int16():  {0, 4, (*Server).handleFindCoordinator},
-		kmsg.JoinGroup.Int16():        {0, 9, (*Server).handleJoinGroup},
-		kmsg.SyncGroup.Int16():        {0, 5, (*Server).handleSyncGroup},
-		kmsg.Heartbeat.Int16():        {0, 4, (*Server).handleHeartbeat},
-		kmsg.LeaveGroup.Int16():       {0, 5, (*Server).handleLeaveGroup},
-		kmsg.OffsetCommit.Int16():     {0, 8, (*Server).handleOffsetCommit},
-		kmsg.OffsetFetch.Int16():      {0, 8, (*Server).handleOffsetFetch},
-		kmsg.ListGroups.Int16():       {0, 5, (*Server).handleListGroups},
-		kmsg.DescribeGroups.Int16():   {0, 5, (*Server).handleDescribeGroups},
-		kmsg.DeleteGroups.Int16():     {0, 2, (*Server).handleDeleteGroups},
+		kmsg.ApiVersions.Int16():          {0, 4, (*Server).handleAPIVersions},
+		kmsg.Metadata.Int16():             {0, 13, (*Server).handleMetadata},
+		kmsg.Produce.Int16():              {0, 11, (*Server).handleProduce},
+		kmsg.Fetch.Int16():                {4, 16, (*Server).handleFetch},
+		kmsg.ListOffsets.Int16():          {1, 7, (*Server).handleListOffsets},
+		kmsg.InitProducerID.Int16():       {0, 4, (*Server).handleInitProducerID},
+		kmsg.CreateTopics.Int16():         {0, 7, (*Server).handleCreateTopics},
+		kmsg.DeleteTopics.Int16():         {0, 6, (*Server).handleDeleteTopics},
+		kmsg.CreatePartitions.Int16():     {0, 3, (*Server).handleCreatePartitions},
+		kmsg.DeleteRecords.Int16():        {0, 2, (*Server).handleDeleteRecords},
+		kmsg.DescribeConfigs.Int16():      {0, 4, (*Server).handleDescribeConfigs},
+		kmsg.DescribeCluster.Int16():      {0, 1, (*Server).handleDescribeCluster},
+		kmsg.SASLHandshake.Int16():        {0, 1, (*Server).handleSASLHandshake},
+		kmsg.SASLAuthenticate.Int16():     {0, 2, (*Server).handleSASLAuthenticate},
+		kmsg.FindCoordinator.Int16():      {0, 4, (*Server).handleFindCoordinator},
+		kmsg.JoinGroup.Int16():            {0, 9, (*Server).handleJoinGroup},
+		kmsg.SyncGroup.Int16():            {0, 5, (*Server).handleSyncGroup},
+		kmsg.Heartbeat.Int16():            {0, 4, (*Server).handleHeartbeat},
+		kmsg.LeaveGroup.Int16():           {0, 5, (*Server).handleLeaveGroup},
+		kmsg.OffsetCommit.Int16():         {0, 8, (*Server).handleOffsetCommit},
+		kmsg.OffsetFetch.Int16():          {0, 8, (*Server).handleOffsetFetch},
+		kmsg.ListGroups.Int16():           {0, 5, (*Server).handleListGroups},
+		kmsg.DescribeGroups.Int16():       {0, 5, (*Server).handleDescribeGroups},
+		kmsg.DeleteGroups.Int16():         {0, 2, (*Server).handleDeleteGroups},
+		kmsg.AddPartitionsToTxn.Int16():   {0, 3, (*Server).handleAddPartitionsToTxn},
+		kmsg.AddOffsetsToTxn.Int16():      {0, 3, (*Server).handleAddOffsetsToTxn},
+		kmsg.EndTxn.Int16():               {0, 3, (*Server).handleEndTxn},
+		kmsg.TxnOffsetCommit.Int16():      {0, 3, (*Server).handleTxnOffsetCommit},
+		kmsg.ListTransactions.Int16():     {0, 1, (*Server).handleListTransactions},
+		kmsg.DescribeTransactions.Int16(): {0, 0, (*Server).handleDescribeTransactions},
 	}
 }
 
@@ -202,9 +208,6 @@ func (s *Server) produceRecords(l *log.Log, records []byte) (res log.AppendResul
 func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := kmsg.NewPtrProduceResponse()
-	if req.TransactionID != nil {
-		return nil, fmt.Errorf("%w: transactional produce is not served yet", ErrBadFrame)
-	}
 	// acks=all: each appended partition's records are synced once every
 	// partition is appended, so that one fsync wait covers them all.
 	type synced struct {
@@ -444,8 +447,7 @@ func (s *Server) handleInitProducerID(ctx context.Context, kreq kmsg.Request) (k
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		// Transactions are not served yet: refused, not faked.
-		resp.ErrorCode = errTransactionalIDNotAllowed
+		s.initTransactional(ctx, req, resp)
 		return resp, nil
 	}
 	id, err := s.dir.AllocateProducerID(ctx)

@@ -11,29 +11,28 @@ import (
 // Kafka's error codes that the server answers with (Kafka's
 // org.apache.kafka.common.protocol.Errors).
 const (
-	errNone                      int16 = 0
-	errUnknownServerError        int16 = -1
-	errOffsetOutOfRange          int16 = 1
-	errCorruptMessage            int16 = 2
-	errUnknownTopicOrPartition   int16 = 3
-	errRequestTimedOut           int16 = 7
-	errMessageTooLarge           int16 = 10
-	errInvalidTopic              int16 = 17
-	errInvalidRequiredAcks       int16 = 21
-	errInvalidTimestamp          int16 = 32
-	errUnsupportedVersion        int16 = 35
-	errTopicAlreadyExists        int16 = 36
-	errInvalidPartitions         int16 = 37
-	errInvalidReplicationFactor  int16 = 38
-	errInvalidReplicaAssignment  int16 = 39
-	errInvalidConfig             int16 = 40
-	errInvalidRequest            int16 = 42
-	errOutOfOrderSequence        int16 = 45
-	errInvalidProducerEpoch      int16 = 47
-	errKafkaStorageError         int16 = 56
-	errInvalidRecord             int16 = 87
-	errUnknownTopicID            int16 = 100
-	errTransactionalIDNotAllowed int16 = 53 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+	errNone                     int16 = 0
+	errUnknownServerError       int16 = -1
+	errOffsetOutOfRange         int16 = 1
+	errCorruptMessage           int16 = 2
+	errUnknownTopicOrPartition  int16 = 3
+	errRequestTimedOut          int16 = 7
+	errMessageTooLarge          int16 = 10
+	errInvalidTopic             int16 = 17
+	errInvalidRequiredAcks      int16 = 21
+	errInvalidTimestamp         int16 = 32
+	errUnsupportedVersion       int16 = 35
+	errTopicAlreadyExists       int16 = 36
+	errInvalidPartitions        int16 = 37
+	errInvalidReplicationFactor int16 = 38
+	errInvalidReplicaAssignment int16 = 39
+	errInvalidConfig            int16 = 40
+	errInvalidRequest           int16 = 42
+	errOutOfOrderSequence       int16 = 45
+	errInvalidProducerEpoch     int16 = 47
+	errKafkaStorageError        int16 = 56
+	errInvalidRecord            int16 = 87
+	errUnknownTopicID           int16 = 100
 )
 
 // codeOf maps an error of kafkalite's log to Kafka's error code.

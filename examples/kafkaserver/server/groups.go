@@ -125,13 +125,8 @@ func (s *Server) handleFindCoordinator(_ context.Context, kreq kmsg.Request) (km
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	node, host, port := s.broker()
-	answer := func(keyType int8) (int16, *string) {
-		if keyType == coordinatorKeyTypeTransaction {
-			m := "transactions are not served by this server yet"
-			return errCoordinatorNotAvailable, &m
-		}
-		return errNone, nil
-	}
+	// One node coordinates every group and every transactional id.
+	answer := func(int8) (int16, *string) { return errNone, nil }
 	if req.Version >= 4 {
 		for _, key := range req.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()

@@ -1,0 +1,243 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log"
+)
+
+// Transactions are served by the directory's own transaction coordinator
+// (the one kafkalite's in-process transactional producers use), with its
+// protocol: transactions version 1, markers written by the coordinator at
+// EndTxn, the epoch bumped by InitProducerId and by fencing (KIP-890's
+// version 2 is never advertised: no finalized transaction.version).
+
+// Kafka's transaction error codes.
+const (
+	errInvalidTxnState           int16 = 48
+	errInvalidTransactionTimeout int16 = 50
+	errConcurrentTransactions    int16 = 51
+	errProducerFenced            int16 = 90
+	errTransactionalIDNotFound   int16 = 105
+)
+
+func txnCode(err error) int16 {
+	switch {
+	case err == nil:
+		return errNone
+	case errors.Is(err, coordinator.ErrProducerFenced):
+		return errProducerFenced
+	case errors.Is(err, coordinator.ErrInvalidTxnState):
+		return errInvalidTxnState
+	case errors.Is(err, coordinator.ErrInvalidTransactionTimeout):
+		return errInvalidTransactionTimeout
+	case errors.Is(err, coordinator.ErrConcurrentTransactions):
+		return errConcurrentTransactions
+	case errors.Is(err, coordinator.ErrTransactionalIDNotFound):
+		return errTransactionalIDNotFound
+	case errors.Is(err, coordinator.ErrUnknownTopicOrPartition):
+		return errUnknownTopicOrPartition
+	}
+	return groupCode(err)
+}
+
+// fencedCode is how an older request version says "fenced": Kafka
+// answers PRODUCER_FENCED only to versions that know it, and
+// INVALID_PRODUCER_EPOCH before.
+func fencedCode(code int16, version, knows int16) int16 {
+	if code == errProducerFenced && version < knows {
+		return errInvalidProducerEpoch
+	}
+	return code
+}
+
+func (s *Server) txns(ctx context.Context) (*coordinator.TxnCoordinator, error) {
+	return coordinator.Transactions(ctx, s.dir)
+}
+
+// initTransactional answers an InitProducerId with a transactional id.
+func (s *Server) initTransactional(ctx context.Context, req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) {
+	tc, err := s.txns(ctx)
+	if err == nil {
+		var pe coordinator.ProducerIDAndEpoch
+		pe, err = tc.InitProducerID(ctx, *req.TransactionalID, time.Duration(req.TransactionTimeoutMillis)*time.Millisecond)
+		if err == nil {
+			resp.ProducerID, resp.ProducerEpoch = pe.ProducerID, pe.Epoch
+		}
+	}
+	resp.ErrorCode = fencedCode(txnCode(err), req.Version, 4)
+}
+
+func (s *Server) handleAddPartitionsToTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	var tps []log.TopicPartition
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tps = append(tps, log.TopicPartition{Topic: t.Topic, Partition: p})
+		}
+	}
+	// Partitions that do not exist fail the request; the others answer
+	// OPERATION_NOT_ATTEMPTED, as Kafka answers them.
+	var unknown []log.TopicPartition
+	for _, tp := range tps {
+		if _, err := s.dir.Partition(tp.Topic, tp.Partition); err != nil {
+			unknown = append(unknown, tp)
+		}
+	}
+	var err error
+	if len(unknown) == 0 {
+		var tc *coordinator.TxnCoordinator
+		if tc, err = s.txns(ctx); err == nil {
+			err = tc.AddPartitions(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, tps)
+		}
+	}
+	code := fencedCode(txnCode(err), req.Version, 2)
+	for _, t := range req.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code
+			if len(unknown) > 0 {
+				rp.ErrorCode = 55 // OPERATION_NOT_ATTEMPTED
+				if slices.Contains(unknown, log.TopicPartition{Topic: t.Topic, Partition: p}) {
+					rp.ErrorCode = errUnknownTopicOrPartition
+				}
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleAddOffsetsToTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	resp := kmsg.NewPtrAddOffsetsToTxnResponse()
+	tc, err := s.txns(ctx)
+	if err == nil {
+		err = tc.AddOffsets(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, req.Group)
+	}
+	resp.ErrorCode = fencedCode(txnCode(err), req.Version, 2)
+	return resp, nil
+}
+
+func (s *Server) handleEndTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.EndTxnRequest)
+	resp := kmsg.NewPtrEndTxnResponse()
+	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	tc, err := s.txns(ctx)
+	if err == nil {
+		err = tc.EndTxn(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, req.Commit)
+	}
+	resp.ErrorCode = fencedCode(txnCode(err), req.Version, 2)
+	return resp, nil
+}
+
+func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	resp := kmsg.NewPtrTxnOffsetCommitResponse()
+	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			om := coordinator.OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: -1}
+			if req.Version >= 2 {
+				om.LeaderEpoch = p.LeaderEpoch
+			}
+			if p.Metadata != nil {
+				om.Metadata = *p.Metadata
+			}
+			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = om
+		}
+	}
+	generation, member := int32(-1), ""
+	if req.Version >= 3 {
+		generation, member = req.Generation, req.MemberID
+	}
+	coord, err := s.coordinator(ctx)
+	if err == nil {
+		err = coord.TxnCommit(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch},
+			req.Group, member, generation, offsets)
+	}
+	code := fencedCode(txnCode(err), req.Version, 3)
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleListTransactions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ListTransactionsRequest)
+	resp := kmsg.NewPtrListTransactionsResponse()
+	tc, err := s.txns(ctx)
+	if err != nil {
+		resp.ErrorCode = txnCode(err)
+		return resp, nil
+	}
+	for _, id := range tc.ListTransactions() {
+		d, err := tc.Describe(id)
+		if err != nil {
+			continue
+		}
+		if len(req.StateFilters) > 0 && !slices.Contains(req.StateFilters, string(d.State)) {
+			continue
+		}
+		if len(req.ProducerIDFilters) > 0 && !slices.Contains(req.ProducerIDFilters, d.ProducerID) {
+			continue
+		}
+		st := kmsg.NewListTransactionsResponseTransactionState()
+		st.TransactionalID, st.ProducerID, st.TransactionState = id, d.ProducerID, string(d.State)
+		resp.TransactionStates = append(resp.TransactionStates, st)
+	}
+	return resp, nil
+}
+
+func (s *Server) handleDescribeTransactions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.DescribeTransactionsRequest)
+	resp := kmsg.NewPtrDescribeTransactionsResponse()
+	tc, err := s.txns(ctx)
+	for _, id := range req.TransactionalIDs {
+		st := kmsg.NewDescribeTransactionsResponseTransactionState()
+		st.TransactionalID, st.ProducerID, st.ProducerEpoch, st.StartTimestamp = id, -1, -1, -1
+		if err != nil {
+			st.ErrorCode = txnCode(err)
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
+		d, derr := tc.Describe(id)
+		if derr != nil {
+			st.ErrorCode = txnCode(derr)
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
+		st.State, st.ProducerID, st.ProducerEpoch = string(d.State), d.ProducerID, d.ProducerEpoch
+		st.TimeoutMillis = int32(d.Timeout.Milliseconds())
+		if !d.StartTime.IsZero() {
+			st.StartTimestamp = d.StartTime.UnixMilli()
+		}
+		for _, tp := range d.Partitions {
+			if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
+				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+				t.Topic = tp.Topic
+				st.Topics = append(st.Topics, t)
+			}
+			st.Topics[len(st.Topics)-1].Partitions = append(st.Topics[len(st.Topics)-1].Partitions, tp.Partition)
+		}
+		resp.TransactionStates = append(resp.TransactionStates, st)
+	}
+	return resp, nil
+}
