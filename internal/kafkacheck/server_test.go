@@ -93,7 +93,8 @@ func (s *kafkaServer) stop(t *testing.T) {
 // consumer round-trip lines; the producer perf test runs with acks=all; a
 // consumer group commits, and kafka-consumer-groups lists, describes and
 // resets it; a transactional producer commits and aborts, read_committed
-// sees only the committed records, and kafka-transactions lists the id.
+// sees only the committed records, and kafka-transactions lists the id and
+// describes the partition's producers; kafka-configs alters a topic.
 // Then the server stops and Kafka's DumpLogSegments reads the directory it
 // wrote.
 func TestJavaClientsAgainstServer(t *testing.T) {
@@ -197,6 +198,16 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 	require.Len(t, byIso["read_uncommitted"], 10)
 	txlist := k.Run(t, "", "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", s.addr, "list")
 	require.Contains(t, txlist, "java-tx")
+
+	producers := k.Run(t, "", "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", s.addr,
+		"describe-producers", "--topic", "java-tx", "--partition", "0")
+	require.Contains(t, producers, "ProducerId")
+
+	// kafka-configs alters a topic's configuration incrementally.
+	k.Run(t, "", "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", s.addr, "--entity-type", "topics", "--entity-name", "java-lz4",
+		"--alter", "--add-config", "retention.ms=86400000")
+	cfgs := k.Run(t, "", "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", s.addr, "--entity-type", "topics", "--entity-name", "java-lz4", "--describe")
+	require.Contains(t, cfgs, "retention.ms=86400000")
 
 	s.stop(t)
 	dump := k.DumpLogSegments(t, "--files", filepath.Join(s.dir, "java-zstd-0", "00000000000000000000.log"), "--print-data-log")

@@ -30,36 +30,38 @@ var apis map[int16]api
 
 func init() {
 	apis = map[int16]api{
-		kmsg.ApiVersions.Int16():          {0, 4, (*Server).handleAPIVersions},
-		kmsg.Metadata.Int16():             {0, 13, (*Server).handleMetadata},
-		kmsg.Produce.Int16():              {0, 11, (*Server).handleProduce},
-		kmsg.Fetch.Int16():                {4, 16, (*Server).handleFetch},
-		kmsg.ListOffsets.Int16():          {1, 7, (*Server).handleListOffsets},
-		kmsg.InitProducerID.Int16():       {0, 4, (*Server).handleInitProducerID},
-		kmsg.CreateTopics.Int16():         {0, 7, (*Server).handleCreateTopics},
-		kmsg.DeleteTopics.Int16():         {0, 6, (*Server).handleDeleteTopics},
-		kmsg.CreatePartitions.Int16():     {0, 3, (*Server).handleCreatePartitions},
-		kmsg.DeleteRecords.Int16():        {0, 2, (*Server).handleDeleteRecords},
-		kmsg.DescribeConfigs.Int16():      {0, 4, (*Server).handleDescribeConfigs},
-		kmsg.DescribeCluster.Int16():      {0, 1, (*Server).handleDescribeCluster},
-		kmsg.SASLHandshake.Int16():        {0, 1, (*Server).handleSASLHandshake},
-		kmsg.SASLAuthenticate.Int16():     {0, 2, (*Server).handleSASLAuthenticate},
-		kmsg.FindCoordinator.Int16():      {0, 4, (*Server).handleFindCoordinator},
-		kmsg.JoinGroup.Int16():            {0, 9, (*Server).handleJoinGroup},
-		kmsg.SyncGroup.Int16():            {0, 5, (*Server).handleSyncGroup},
-		kmsg.Heartbeat.Int16():            {0, 4, (*Server).handleHeartbeat},
-		kmsg.LeaveGroup.Int16():           {0, 5, (*Server).handleLeaveGroup},
-		kmsg.OffsetCommit.Int16():         {0, 8, (*Server).handleOffsetCommit},
-		kmsg.OffsetFetch.Int16():          {0, 8, (*Server).handleOffsetFetch},
-		kmsg.ListGroups.Int16():           {0, 5, (*Server).handleListGroups},
-		kmsg.DescribeGroups.Int16():       {0, 5, (*Server).handleDescribeGroups},
-		kmsg.DeleteGroups.Int16():         {0, 2, (*Server).handleDeleteGroups},
-		kmsg.AddPartitionsToTxn.Int16():   {0, 3, (*Server).handleAddPartitionsToTxn},
-		kmsg.AddOffsetsToTxn.Int16():      {0, 3, (*Server).handleAddOffsetsToTxn},
-		kmsg.EndTxn.Int16():               {0, 3, (*Server).handleEndTxn},
-		kmsg.TxnOffsetCommit.Int16():      {0, 3, (*Server).handleTxnOffsetCommit},
-		kmsg.ListTransactions.Int16():     {0, 1, (*Server).handleListTransactions},
-		kmsg.DescribeTransactions.Int16(): {0, 0, (*Server).handleDescribeTransactions},
+		kmsg.ApiVersions.Int16():             {0, 4, (*Server).handleAPIVersions},
+		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
+		kmsg.Produce.Int16():                 {0, 11, (*Server).handleProduce},
+		kmsg.Fetch.Int16():                   {4, 16, (*Server).handleFetch},
+		kmsg.ListOffsets.Int16():             {1, 7, (*Server).handleListOffsets},
+		kmsg.InitProducerID.Int16():          {0, 4, (*Server).handleInitProducerID},
+		kmsg.CreateTopics.Int16():            {0, 7, (*Server).handleCreateTopics},
+		kmsg.DeleteTopics.Int16():            {0, 6, (*Server).handleDeleteTopics},
+		kmsg.CreatePartitions.Int16():        {0, 3, (*Server).handleCreatePartitions},
+		kmsg.DeleteRecords.Int16():           {0, 2, (*Server).handleDeleteRecords},
+		kmsg.DescribeConfigs.Int16():         {0, 4, (*Server).handleDescribeConfigs},
+		kmsg.DescribeCluster.Int16():         {0, 1, (*Server).handleDescribeCluster},
+		kmsg.SASLHandshake.Int16():           {0, 1, (*Server).handleSASLHandshake},
+		kmsg.SASLAuthenticate.Int16():        {0, 2, (*Server).handleSASLAuthenticate},
+		kmsg.FindCoordinator.Int16():         {0, 4, (*Server).handleFindCoordinator},
+		kmsg.JoinGroup.Int16():               {0, 9, (*Server).handleJoinGroup},
+		kmsg.SyncGroup.Int16():               {0, 5, (*Server).handleSyncGroup},
+		kmsg.Heartbeat.Int16():               {0, 4, (*Server).handleHeartbeat},
+		kmsg.LeaveGroup.Int16():              {0, 5, (*Server).handleLeaveGroup},
+		kmsg.OffsetCommit.Int16():            {0, 8, (*Server).handleOffsetCommit},
+		kmsg.OffsetFetch.Int16():             {0, 8, (*Server).handleOffsetFetch},
+		kmsg.ListGroups.Int16():              {0, 5, (*Server).handleListGroups},
+		kmsg.DescribeGroups.Int16():          {0, 5, (*Server).handleDescribeGroups},
+		kmsg.DeleteGroups.Int16():            {0, 2, (*Server).handleDeleteGroups},
+		kmsg.AddPartitionsToTxn.Int16():      {0, 3, (*Server).handleAddPartitionsToTxn},
+		kmsg.AddOffsetsToTxn.Int16():         {0, 3, (*Server).handleAddOffsetsToTxn},
+		kmsg.EndTxn.Int16():                  {0, 3, (*Server).handleEndTxn},
+		kmsg.TxnOffsetCommit.Int16():         {0, 3, (*Server).handleTxnOffsetCommit},
+		kmsg.ListTransactions.Int16():        {0, 1, (*Server).handleListTransactions},
+		kmsg.DescribeTransactions.Int16():    {0, 0, (*Server).handleDescribeTransactions},
+		kmsg.DescribeProducers.Int16():       {0, 0, (*Server).handleDescribeProducers},
+		kmsg.IncrementalAlterConfigs.Int16(): {0, 1, (*Server).handleIncrementalAlterConfigs},
 	}
 }
 
@@ -296,24 +298,28 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 		return rp, 0
 	}
 	// The batches below the bound, whole: a read_committed fetch stops at
-	// the last stable offset, every fetch at the high watermark.
-	var keep []byte
-	var lastOffset int64 = -1
-	_, err = res.Slice.Batches(nil, func(h *record.BatchHeader, batch []byte) error {
-		if h.BaseOffset >= upper {
-			return errStop
-		}
-		keep = append(keep, batch...)
-		lastOffset = h.LastOffset()
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStop) {
+	// the last stable offset, every fetch at the high watermark. One copy
+	// out of the file slice, trimmed in place.
+	buf, err := res.Slice.Bytes(make([]byte, 0, res.Slice.Size))
+	if err != nil {
 		rp.ErrorCode = codeOf(err)
 		return rp, 0
 	}
-	if keep != nil {
-		rp.RecordBatches = keep
+	var lastOffset int64 = -1
+	pos := 0
+	for pos < len(buf) {
+		h, err := record.ParseHeader(buf[pos:])
+		if err != nil {
+			rp.ErrorCode = codeOf(err)
+			return rp, 0
+		}
+		if h.BaseOffset >= upper || h.Size() > len(buf)-pos {
+			break
+		}
+		lastOffset, pos = h.LastOffset(), pos+h.Size()
 	}
+	keep := buf[:pos]
+	rp.RecordBatches = keep
 	if committed && lastOffset >= 0 {
 		txns, err := l.AbortedTransactions(p.FetchOffset, lastOffset+1)
 		if err != nil {
@@ -331,8 +337,6 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 	}
 	return rp, len(keep)
 }
-
-var errStop = errors.New("stop")
 
 // newFetchPartition is a partition's fetch response with no records yet:
 // empty record bytes, never null (Kafka sends an empty set; librdkafka

@@ -458,3 +458,64 @@ func TestRestart(t *testing.T) {
 		require.Equal(t, int64(i), r.Offset)
 	}
 }
+
+// TestIncrementalAlterConfigs: SET, DELETE, APPEND and SUBTRACT on a
+// topic's configuration, as kafka-configs sends them, and validate-only.
+func TestIncrementalAlterConfigs(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr)
+	createTopic(t, cl, "cfg", 1)
+	alter := func(validate bool, ops ...kmsg.IncrementalAlterConfigsRequestResourceConfig) kmsg.IncrementalAlterConfigsResponseResource {
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.ValidateOnly = validate
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName, r.Configs = kmsg.ConfigResourceTypeTopic, "cfg", ops
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
+		resp, err := req.RequestWith(context.Background(), cl)
+		require.NoError(t, err)
+		return resp.Resources[0]
+	}
+	op := func(name string, o kmsg.IncrementalAlterConfigOp, value string) kmsg.IncrementalAlterConfigsRequestResourceConfig {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Op, c.Value = name, o, &value
+		return c
+	}
+	overrides := func() map[string]string {
+		td, err := srv.Dir.DescribeTopic("cfg")
+		require.NoError(t, err)
+		return td.Overrides
+	}
+	require.Zero(t, alter(false, op("retention.ms", 0, "60000"), op("segment.bytes", 0, "1048576")).ErrorCode)
+	require.Equal(t, map[string]string{"retention.ms": "60000", "segment.bytes": "1048576"}, overrides())
+	require.Zero(t, alter(false, op("segment.bytes", 1, "")).ErrorCode, "DELETE")
+	require.Equal(t, map[string]string{"retention.ms": "60000"}, overrides())
+	require.Zero(t, alter(false, op("cleanup.policy", 2, "compact")).ErrorCode, "APPEND")
+	require.Equal(t, "delete,compact", overrides()["cleanup.policy"])
+	require.Zero(t, alter(false, op("cleanup.policy", 3, "delete")).ErrorCode, "SUBTRACT")
+	require.Equal(t, "compact", overrides()["cleanup.policy"])
+	require.Equal(t, int16(40), alter(true, op("retention.ms", 0, "soon")).ErrorCode, "validate-only refuses a bad value")
+	require.Zero(t, alter(true, op("retention.ms", 0, "1")).ErrorCode)
+	require.Equal(t, "60000", overrides()["retention.ms"], "validate-only changes nothing")
+}
+
+// TestDescribeProducers: an idempotent producer's id and last sequence,
+// as the partition's producer state holds them.
+func TestDescribeProducers(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr, kgo.ProducerLinger(0))
+	createTopic(t, cl, "prod", 1)
+	for range 3 {
+		require.NoError(t, cl.ProduceSync(context.Background(), &kgo.Record{Topic: "prod", Value: []byte("x")}).FirstErr())
+	}
+	req := kmsg.NewPtrDescribeProducersRequest()
+	rt := kmsg.NewDescribeProducersRequestTopic()
+	rt.Topic, rt.Partitions = "prod", []int32{0}
+	req.Topics = []kmsg.DescribeProducersRequestTopic{rt}
+	resp, err := req.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	p := resp.Topics[0].Partitions[0]
+	require.Zero(t, p.ErrorCode)
+	require.Len(t, p.ActiveProducers, 1)
+	require.Equal(t, int32(2), p.ActiveProducers[0].LastSequence)
+	require.Equal(t, int64(-1), p.ActiveProducers[0].CurrentTxnStartOffset)
+}
