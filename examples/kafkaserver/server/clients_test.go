@@ -125,3 +125,82 @@ func TestKcatGroup(t *testing.T) {
 	run(t, "d\n", kcat, "-b", srv.Addr, "-t", "kg", "-P")
 	require.Equal(t, "d\n", run(t, "", kcat, "-b", srv.Addr, "-G", "kgroup", "kg", "-e", "-q"))
 }
+
+// pythonWith returns the first python3 on PATH (on the project's machines
+// pyenv's, where PyPI's packages are installed; Debian's packages load
+// only in /usr/bin/python3), skipping the test unless it imports module.
+func pythonWith(t *testing.T, module string) string {
+	t.Helper()
+	python := requireTool(t, "python3")
+	if err := exec.Command(python, "-c", "import "+module).Run(); err != nil {
+		if os.Getenv("KAFKALITE_CLIENTS_REQUIRED") == "1" {
+			t.Fatalf("%s does not import %s: %v", python, module, err)
+		}
+		t.Skipf("%s does not import %s (python3 -m pip install %s)", python, module, module)
+	}
+	return python
+}
+
+// TestConfluentKafka: confluent-kafka (PyPI's wheel, a current
+// librdkafka) produces idempotently with every codec and reads back in a
+// consumer group, committing.
+func TestConfluentKafka(t *testing.T) {
+	python := pythonWith(t, "confluent_kafka")
+	srv := servertest.Start(t, nil)
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		t.Run(codec, func(t *testing.T) {
+			const n = 100
+			out := run(t, "", python, "testdata/confluentkafka.py", srv.Addr, "ck-"+codec, codec, fmt.Sprint(n), "ck-group-"+codec)
+			var want []string
+			for i := range n {
+				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
+			}
+			slices.Sort(want)
+			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+		})
+	}
+}
+
+// TestKafkaPythonLatest runs TestKafkaPython's script with PyPI's latest
+// kafka-python in the first python3 on PATH.
+func TestKafkaPythonLatest(t *testing.T) {
+	python := pythonWith(t, "kafka")
+	srv := servertest.Start(t, nil)
+	for _, codec := range []string{"none", "gzip"} {
+		t.Run(codec, func(t *testing.T) {
+			const n = 100
+			out := run(t, "", python, "testdata/kafkapython.py", srv.Addr, "pyl-"+codec, codec, fmt.Sprint(n))
+			var want []string
+			for i := range n {
+				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
+			}
+			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+		})
+	}
+}
+
+// TestKafkaJS: kafkajs (npm) creates a topic, produces idempotently with
+// acks=all uncompressed and with gzip (its own codecs), and reads back in
+// a consumer group. .ci/run installs it (npm ci in testdata/kafkajs).
+func TestKafkaJS(t *testing.T) {
+	node := requireTool(t, "node")
+	if _, err := os.Stat("testdata/kafkajs/node_modules/kafkajs"); err != nil {
+		if os.Getenv("KAFKALITE_CLIENTS_REQUIRED") == "1" {
+			t.Fatalf("kafkajs is not installed in testdata/kafkajs: %v", err)
+		}
+		t.Skip("kafkajs is not installed (cd testdata/kafkajs && npm ci)")
+	}
+	srv := servertest.Start(t, nil)
+	for _, codec := range []string{"none", "gzip"} {
+		t.Run(codec, func(t *testing.T) {
+			const n = 100
+			out := run(t, "", node, "testdata/kafkajs/check.js", srv.Addr, "js-"+codec, codec, fmt.Sprint(n), "js-group-"+codec)
+			var want []string
+			for i := range n {
+				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
+			}
+			slices.Sort(want)
+			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+		})
+	}
+}

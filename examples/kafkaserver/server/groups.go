@@ -21,7 +21,7 @@ import (
 // committed offsets in __consumer_offsets. The coordinator assigns the
 // partitions itself, with kafkalite's implementation of the protocol the
 // group chose (range, roundrobin, sticky, cooperative-sticky: Kafka's
-// algorithms); JoinGroup still gives the leader the members and their
+// algorithms; kafkajs's RoundRobinAssigner is roundrobin); JoinGroup still gives the leader the members and their
 // subscriptions, as Kafka does, but the assignment the leader sends in
 // SyncGroup is not used. A protocol kafkalite does not implement is
 // refused with INCONSISTENT_GROUP_PROTOCOL.
@@ -43,6 +43,12 @@ const (
 	consumerProtocolType                = "consumer"
 	coordinatorKeyTypeTransaction int8  = 1
 )
+
+// assignorAliases name kafkalite's assignors by the names other clients
+// give the same algorithm: kafkajs's RoundRobinAssigner assigns the
+// partitions in turn to the members sorted by id, as Kafka's roundrobin
+// does.
+var assignorAliases = map[string]string{"RoundRobinAssigner": "roundrobin"}
 
 // groups is what the server keeps of its network members: their last
 // join's result (for SyncGroup) and their subscriptions (for the leader's
@@ -183,11 +189,17 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		jr.InstanceID = *req.InstanceID
 	}
 	metadata := map[string][]byte{}
+	clientNames := map[string]string{} // kafkalite's name → the member's
 	for _, p := range req.Protocols {
-		a, err := assignor.ByName(p.Name)
+		name := p.Name
+		if alias, ok := assignorAliases[name]; ok {
+			name = alias
+		}
+		a, err := assignor.ByName(name)
 		if err != nil {
 			continue // an assignor kafkalite does not implement
 		}
+		clientNames[name] = p.Name
 		md, err := subscription(p.Metadata)
 		if err != nil {
 			continue
@@ -204,7 +216,7 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 			}
 		}
 		jr.Assignors = append(jr.Assignors, a)
-		metadata[p.Name] = p.Metadata
+		metadata[name] = p.Metadata
 	}
 	if len(jr.Assignors) == 0 {
 		resp.ErrorCode = errInconsistentGroupProto
@@ -231,7 +243,11 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	s.groups.set(req.Group, res.MemberID, &netMember{joined: res, metadata: metadata, clientID: clientID})
 	resp.Generation, resp.MemberID, resp.LeaderID = res.Generation, res.MemberID, res.Leader
 	proto := res.Protocol
-	resp.Protocol = &proto
+	named := proto
+	if n, ok := clientNames[proto]; ok {
+		named = n // the member knows the protocol by its own name
+	}
+	resp.Protocol = &named
 	if res.Leader == res.MemberID {
 		d, err := coord.Describe(req.Group)
 		if err == nil {
