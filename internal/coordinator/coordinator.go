@@ -281,6 +281,51 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
 	return c.appendTombstones(ctx, groupID, tps, true)
 }
 
+// ErrGroupSubscribedToTopic: deleting the offsets of a partition whose
+// topic a member of the group is subscribed to.
+var ErrGroupSubscribedToTopic = errors.New("coordinator: group subscribed to topic")
+
+// DeleteOffsets removes a group's committed offsets for the partitions
+// (Kafka's OffsetDelete): they get tombstones in __consumer_offsets, and
+// the group no longer has them. As Kafka does, it refuses the partitions of
+// a topic a member is subscribed to, with [ErrGroupSubscribedToTopic]; it
+// returns the refused partitions and deletes the others.
+func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []TopicPartition) (map[TopicPartition]error, error) {
+	c.mu.Lock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+	}
+	refused := map[TopicPartition]error{}
+	var del []TopicPartition
+	for _, tp := range tps {
+		subscribed := false
+		for _, m := range g.members {
+			if slices.Contains(m.topics, tp.Topic) {
+				subscribed = true
+				break
+			}
+		}
+		if subscribed {
+			refused[tp] = fmt.Errorf("%w: %s has a member subscribed to %s", ErrGroupSubscribedToTopic, groupID, tp.Topic)
+			continue
+		}
+		del = append(del, tp)
+	}
+	c.mu.Unlock()
+	if err := c.appendTombstones(ctx, groupID, del, false); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	for _, tp := range del {
+		delete(g.offsets, tp)
+		delete(g.offsetPos, tp)
+	}
+	c.mu.Unlock()
+	return refused, nil
+}
+
 // ResetOffsets replaces an empty group's committed offsets for the given
 // partitions (Kafka's kafka-consumer-groups --reset-offsets).
 func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {

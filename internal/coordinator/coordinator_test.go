@@ -152,3 +152,34 @@ func TestRebalanceStartsSignalsMembers(t *testing.T) {
 	require.False(t, closed(again.RebalanceStarts), "the new generation's signal is open")
 	require.Equal(t, again.RebalanceStarts, c.RebalanceStarts("g", again.Generation))
 }
+
+// TestDeleteOffsets: the offsets of a topic no member is subscribed to
+// are deleted (and stay deleted when the coordinator loads the group
+// again); those of a subscribed topic are refused.
+func TestDeleteOffsets(t *testing.T) {
+	d, c := openCoordinator(t)
+	ctx := context.Background()
+	_, err := d.CreateTopic(ctx, "other", 1, nil)
+	require.NoError(t, err)
+	t0, o0 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "other", Partition: 0}
+	require.NoError(t, c.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{t0: {Offset: 3, LeaderEpoch: -1}, o0: {Offset: 7, LeaderEpoch: -1}}))
+	join(t, c, "", assignor.Range()) // subscribed to t
+
+	refused, err := c.DeleteOffsets(ctx, "g", []TopicPartition{t0, o0})
+	require.NoError(t, err)
+	require.Len(t, refused, 1)
+	require.ErrorIs(t, refused[t0], ErrGroupSubscribedToTopic)
+	got := c.Fetch("g", nil)
+	require.Contains(t, got, t0)
+	require.NotContains(t, got, o0)
+
+	_, err = c.DeleteOffsets(ctx, "nobody", []TopicPartition{o0})
+	require.ErrorIs(t, err, ErrUnknownGroup)
+
+	// A coordinator loading __consumer_offsets again sees the tombstone.
+	fresh := &Coordinator{dir: d, partitions: c.partitions, groups: map[string]*group{}, now: time.Now, logger: c.logger,
+		pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{}}
+	require.NoError(t, fresh.load())
+	require.NotContains(t, fresh.Fetch("g", nil), o0)
+	require.Contains(t, fresh.Fetch("g", nil), t0)
+}

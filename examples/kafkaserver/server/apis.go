@@ -54,6 +54,7 @@ func init() {
 		kmsg.ListGroups.Int16():              {0, 5, (*Server).handleListGroups},
 		kmsg.DescribeGroups.Int16():          {0, 5, (*Server).handleDescribeGroups},
 		kmsg.DeleteGroups.Int16():            {0, 2, (*Server).handleDeleteGroups},
+		kmsg.OffsetDelete.Int16():            {0, 0, (*Server).handleOffsetDelete},
 		kmsg.AddPartitionsToTxn.Int16():      {0, 3, (*Server).handleAddPartitionsToTxn},
 		kmsg.AddOffsetsToTxn.Int16():         {0, 3, (*Server).handleAddOffsetsToTxn},
 		kmsg.EndTxn.Int16():                  {0, 3, (*Server).handleEndTxn},

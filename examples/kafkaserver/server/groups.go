@@ -590,3 +590,40 @@ func (s *Server) handleDeleteGroups(ctx context.Context, kreq kmsg.Request) (kms
 	}
 	return resp, nil
 }
+
+// errGroupSubscribedToTopic is GROUP_SUBSCRIBED_TO_TOPIC.
+const errGroupSubscribedToTopic int16 = 86
+
+func (s *Server) handleOffsetDelete(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.OffsetDeleteRequest)
+	resp := kmsg.NewPtrOffsetDeleteResponse()
+	var tps []log.TopicPartition
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			tps = append(tps, log.TopicPartition{Topic: t.Topic, Partition: p.Partition})
+		}
+	}
+	coord, err := s.coordinator(ctx)
+	var refused map[log.TopicPartition]error
+	if err == nil {
+		refused, err = coord.DeleteOffsets(ctx, req.Group, tps)
+	}
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition = p.Partition
+			if refused[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] != nil {
+				rp.ErrorCode = errGroupSubscribedToTopic
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}

@@ -222,3 +222,44 @@ func containsPartition(tps []kllog.TopicPartition, p int32) bool {
 	}
 	return false
 }
+
+// TestOffsetDelete: a group's committed offsets of a topic are deleted
+// once no member is subscribed to it, as kafka-consumer-groups
+// --delete-offsets does.
+func TestOffsetDelete(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr, kgo.ProducerLinger(0))
+	createTopic(t, cl, "od", 1)
+	ctx := context.Background()
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "odg", -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "od"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Partition, cp.Offset = 0, 5
+	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+	cresp, err := commit.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Zero(t, cresp.Topics[0].Partitions[0].ErrorCode)
+
+	del := kmsg.NewPtrOffsetDeleteRequest()
+	del.Group = "odg"
+	dt := kmsg.NewOffsetDeleteRequestTopic()
+	dt.Topic = "od"
+	dt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
+	del.Topics = []kmsg.OffsetDeleteRequestTopic{dt}
+	dresp, err := del.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Zero(t, dresp.ErrorCode)
+	require.Zero(t, dresp.Topics[0].Partitions[0].ErrorCode)
+
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Group = "odg"
+	ft := kmsg.NewOffsetFetchRequestTopic()
+	ft.Topic, ft.Partitions = "od", []int32{0}
+	fetch.Topics = []kmsg.OffsetFetchRequestTopic{ft}
+	fresp, err := fetch.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, int64(-1), fresp.Topics[0].Partitions[0].Offset, "deleted")
+}
