@@ -12,6 +12,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // api is one served API: its advertised version range and its handler.
@@ -267,15 +268,18 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 	return resp, nil
 }
 
-// fetchPartition reads one partition for a fetch: its response with the
-// record bytes (up to maxBytes, at least one batch when minOne), and the
-// bytes it holds.
-func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, committed bool, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int) {
+// fetchPartition reads one partition for a fetch: its response, the
+// record bytes it holds (up to maxBytes, at least one batch when minOne),
+// and, when its records can go out as they lie in the .log, the file
+// slice holding them, which the caller releases (the response's
+// RecordBatches are then empty). A read_committed fetch whose slice goes
+// past the last stable offset is cut there, in a copy.
+func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, committed bool, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int, *segment.Slice) {
 	rp := newFetchPartition(p.Partition)
 	l, err := s.dir.Partition(name, p.Partition)
 	if err != nil {
 		rp.ErrorCode = codeOf(err)
-		return rp, 0
+		return rp, 0, nil
 	}
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = l.HighWatermark(), l.LastStableOffset(), l.LogStartOffset()
 	upper := rp.HighWatermark
@@ -284,27 +288,36 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 	}
 	if p.FetchOffset < rp.LogStartOffset || p.FetchOffset > l.LogEndOffset() {
 		rp.ErrorCode = errOffsetOutOfRange
-		return rp, 0
+		return rp, 0, nil
 	}
 	if p.FetchOffset >= upper || maxBytes <= 0 {
-		return rp, 0
+		return rp, 0, nil
 	}
 	res, err := l.Read(p.FetchOffset, maxBytes, minOne)
 	if err != nil {
 		rp.ErrorCode = codeOf(err)
-		return rp, 0
+		return rp, 0, nil
+	}
+	if res.Slice == nil {
+		return rp, 0, nil
+	}
+	if res.Slice.LastOffset < upper {
+		// Every batch is below the bound (a log's reads end at its high
+		// watermark): the slice goes out as it is.
+		if committed && !s.abortedTxns(l, &rp, p.FetchOffset, res.Slice.LastOffset) {
+			res.Release()
+			return rp, 0, nil
+		}
+		return rp, int(res.Slice.Size), res.Slice
 	}
 	defer res.Release()
-	if res.Slice == nil {
-		return rp, 0
-	}
 	// The batches below the bound, whole: a read_committed fetch stops at
-	// the last stable offset, every fetch at the high watermark. One copy
-	// out of the file slice, trimmed in place.
+	// the last stable offset. One copy out of the file slice, trimmed in
+	// place.
 	buf, err := res.Slice.Bytes(make([]byte, 0, res.Slice.Size))
 	if err != nil {
 		rp.ErrorCode = codeOf(err)
-		return rp, 0
+		return rp, 0, nil
 	}
 	var lastOffset int64 = -1
 	pos := 0
@@ -312,31 +325,36 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 		h, err := record.ParseHeader(buf[pos:])
 		if err != nil {
 			rp.ErrorCode = codeOf(err)
-			return rp, 0
+			return rp, 0, nil
 		}
 		if h.BaseOffset >= upper || h.Size() > len(buf)-pos {
 			break
 		}
 		lastOffset, pos = h.LastOffset(), pos+h.Size()
 	}
-	keep := buf[:pos]
-	rp.RecordBatches = keep
-	if committed && lastOffset >= 0 {
-		txns, err := l.AbortedTransactions(p.FetchOffset, lastOffset+1)
-		if err != nil {
-			rp.ErrorCode = codeOf(err)
-			return rp, 0
-		}
-		for _, t := range txns {
-			at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
-			at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
-			rp.AbortedTransactions = append(rp.AbortedTransactions, at)
-		}
-		if rp.AbortedTransactions == nil {
-			rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-		}
+	rp.RecordBatches = buf[:pos]
+	if committed && lastOffset >= 0 && !s.abortedTxns(l, &rp, p.FetchOffset, lastOffset) {
+		return rp, 0, nil
 	}
-	return rp, len(keep)
+	return rp, pos, nil
+}
+
+// abortedTxns sets the aborted transactions of a read_committed fetch
+// returning the offsets from fetchOffset to lastOffset; false (with the
+// error's code set) if they could not be read.
+func (s *Server) abortedTxns(l *log.Log, rp *kmsg.FetchResponseTopicPartition, fetchOffset, lastOffset int64) bool {
+	txns, err := l.AbortedTransactions(fetchOffset, lastOffset+1)
+	if err != nil {
+		rp.ErrorCode, rp.RecordBatches = codeOf(err), []byte{}
+		return false
+	}
+	rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+	for _, t := range txns {
+		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+		at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
+		rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+	}
+	return true
 }
 
 // newFetchPartition is a partition's fetch response with no records yet:
@@ -349,19 +367,22 @@ func newFetchPartition(p int32) kmsg.FetchResponseTopicPartition {
 	return rp
 }
 
-func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	req := kreq.(*kmsg.FetchRequest)
+// fetch answers a Fetch: the response and, aligned with its topics and
+// partitions, the file slices of the records sent as they lie (nil where
+// the records are in the response), which the caller releases.
+func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, [][]*segment.Slice, error) {
 	committed := req.IsolationLevel == 1
 	limit := int(s.cfg.FetchMaxBytes)
-	if req.Version >= 3 && req.MaxBytes > 0 {
+	if req.MaxBytes > 0 {
 		limit = min(limit, int(req.MaxBytes))
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	for {
 		changed := s.dir.Changed()
 		resp := kmsg.NewPtrFetchResponse()
+		slices := make([][]*segment.Slice, len(req.Topics))
 		total := 0
-		for _, t := range req.Topics {
+		for i, t := range req.Topics {
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic, rt.TopicID = t.Topic, t.TopicID
 			name := t.Topic
@@ -369,7 +390,8 @@ func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Respo
 			if req.Version >= 13 {
 				name, known = s.topicByID(t.TopicID)
 			}
-			for _, p := range t.Partitions {
+			slices[i] = make([]*segment.Slice, len(t.Partitions))
+			for j, p := range t.Partitions {
 				if !known {
 					rp := newFetchPartition(p.Partition)
 					rp.ErrorCode = errUnknownTopicID
@@ -380,16 +402,18 @@ func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Respo
 				if p.PartitionMaxBytes >= 0 {
 					partMax = min(partMax, int(p.PartitionMaxBytes))
 				}
-				rp, n := s.fetchPartition(name, p, committed, partMax, total == 0)
+				rp, n, sl := s.fetchPartition(name, p, committed, partMax, total == 0)
 				total += n
+				slices[i][j] = sl
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
 		wait := time.Until(deadline)
 		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
-			return resp, nil
+			return resp, slices, nil
 		}
+		releaseSlices(slices)
 		timer := time.NewTimer(wait)
 		select {
 		case <-changed:
@@ -398,12 +422,45 @@ func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Respo
 			// One more read: what arrived at the deadline is sent.
 		case <-ctx.Done():
 			timer.Stop()
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		if time.Until(deadline) <= 0 {
 			deadline = time.Now() // the next round answers whatever it finds
 		}
 	}
+}
+
+func releaseSlices(slices [][]*segment.Slice) {
+	for _, ps := range slices {
+		for _, sl := range ps {
+			if sl != nil {
+				sl.Release()
+			}
+		}
+	}
+}
+
+// handleFetch answers a Fetch with its records in the response (the path
+// the fuzz target and the version checks take; connections use fetch and
+// encodeFetch, sending the slices as they lie).
+func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	resp, slices, err := s.fetch(ctx, kreq.(*kmsg.FetchRequest))
+	if err != nil {
+		return nil, err
+	}
+	defer releaseSlices(slices)
+	for i := range resp.Topics {
+		for j := range resp.Topics[i].Partitions {
+			if sl := slices[i][j]; sl != nil {
+				b, err := sl.Bytes(nil)
+				if err != nil {
+					return nil, err
+				}
+				resp.Topics[i].Partitions[j].RecordBatches = b
+			}
+		}
+	}
+	return resp, nil
 }
 
 func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {

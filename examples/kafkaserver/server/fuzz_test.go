@@ -61,8 +61,14 @@ func FuzzHandle(f *testing.F) {
 		if err != nil && !errors.Is(err, ErrBadFrame) && !errors.Is(err, context.Canceled) {
 			t.Fatalf("an error other than ErrBadFrame: %v", err)
 		}
-		if out != nil && int(binary.BigEndian.Uint32(out)) != len(out)-4 {
-			t.Fatalf("response frame of %d bytes says %d", len(out), binary.BigEndian.Uint32(out))
+		if out != nil {
+			b, err := flatten(out)
+			if err != nil {
+				t.Fatalf("reading a response's slice: %v", err)
+			}
+			if int(binary.BigEndian.Uint32(b)) != len(b)-4 {
+				t.Fatalf("response frame of %d bytes says %d", len(b), binary.BigEndian.Uint32(b))
+			}
 		}
 	})
 }
@@ -78,4 +84,21 @@ func frameOf(key, version int16, req kmsg.Request) []byte {
 		b = append(b, 0)
 	}
 	return req.AppendTo(b)
+}
+
+// flatten reads a response's chunks into one frame, releasing its slices.
+func flatten(out []chunk) ([]byte, error) {
+	defer releaseChunks(out)
+	var b []byte
+	for _, c := range out {
+		if c.sl == nil {
+			b = append(b, c.b...)
+			continue
+		}
+		var err error
+		if b, err = c.sl.Bytes(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }

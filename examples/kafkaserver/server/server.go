@@ -361,7 +361,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		if out == nil {
 			continue // acks=0
 		}
-		if _, err := w.Write(out); err != nil {
+		if err := writeChunks(w, c, out); err != nil {
 			return
 		}
 		if st.closeAfter {
@@ -464,9 +464,10 @@ func skipTags(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// handle answers one request frame: the response frame to write, nil for
-// none (acks=0), or an error to close the connection for.
-func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
+// handle answers one request frame: the response frame to write, in
+// chunks (a Fetch's records are file slices, which the writer releases),
+// nil for none (acks=0), or an error to close the connection for.
+func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	h, err := parseHeader(frame)
 	if err != nil {
 		return nil, err
@@ -480,7 +481,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
 		// version 0, with the ranges, so that the client can pick.
 		resp := s.apiVersions(errUnsupportedVersion)
 		resp.SetVersion(0)
-		return s.frame(h, resp), nil
+		return []chunk{{b: s.frame(h, resp)}}, nil
 	}
 	if h.version < api.min || h.version > api.max {
 		return nil, fmt.Errorf("%w: %s version %d, served %d to %d", ErrBadFrame, kmsg.NameForKey(h.key), h.version, api.min, api.max)
@@ -502,6 +503,13 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrBadFrame, kmsg.NameForKey(h.key), h.version, err)
 	}
+	if fr, ok := req.(*kmsg.FetchRequest); ok {
+		resp, slices, err := s.fetch(ctx, fr)
+		if err != nil {
+			return nil, err
+		}
+		return encodeFetch(h.version, h.correlation, resp, slices), nil
+	}
 	resp, err := api.fn(s, ctx, req)
 	if err != nil {
 		return nil, err
@@ -510,7 +518,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]byte, error) {
 		return nil, nil
 	}
 	resp.SetVersion(h.version)
-	return s.frame(h, resp), nil
+	return []chunk{{b: s.frame(h, resp)}}, nil
 }
 
 // frame encodes a response with its header (v0 for ApiVersions and
@@ -554,4 +562,29 @@ func setCloseAfter(ctx context.Context) {
 	if st := stateOf(ctx); st != nil {
 		st.closeAfter = true
 	}
+}
+
+// writeChunks writes a response's chunks: bytes through the buffer, a
+// file slice straight to the connection once the buffer is flushed
+// (sendfile(2) on a TCP socket). Every slice is released, written or not.
+func writeChunks(w *bufio.Writer, c net.Conn, out []chunk) error {
+	for i, ch := range out {
+		if ch.sl == nil {
+			if _, err := w.Write(ch.b); err != nil {
+				releaseChunks(out[i:])
+				return err
+			}
+			continue
+		}
+		err := w.Flush()
+		if err == nil {
+			_, err = ch.sl.WriteTo(c)
+		}
+		ch.sl.Release()
+		if err != nil {
+			releaseChunks(out[i+1:])
+			return err
+		}
+	}
+	return nil
 }
