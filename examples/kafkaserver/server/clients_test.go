@@ -89,11 +89,7 @@ func TestKafkaPython(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			const n = 100
 			out := run(t, "", python, "testdata/kafkapython.py", srv.Addr, "py-"+codec, codec, fmt.Sprint(n))
-			var want []string
-			for i := range n {
-				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
-			}
-			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+			requireScriptRecords(t, out, n, false)
 		})
 	}
 }
@@ -151,12 +147,7 @@ func TestConfluentKafka(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			const n = 100
 			out := run(t, "", python, "testdata/confluentkafka.py", srv.Addr, "ck-"+codec, codec, fmt.Sprint(n), "ck-group-"+codec)
-			var want []string
-			for i := range n {
-				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
-			}
-			slices.Sort(want)
-			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+			requireScriptRecords(t, out, n, true)
 		})
 	}
 }
@@ -170,11 +161,7 @@ func TestKafkaPythonLatest(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			const n = 100
 			out := run(t, "", python, "testdata/kafkapython.py", srv.Addr, "pyl-"+codec, codec, fmt.Sprint(n))
-			var want []string
-			for i := range n {
-				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
-			}
-			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+			requireScriptRecords(t, out, n, false)
 		})
 	}
 }
@@ -195,12 +182,21 @@ func TestKafkaJS(t *testing.T) {
 		t.Run(codec, func(t *testing.T) {
 			const n = 100
 			out := run(t, "", node, "testdata/kafkajs/check.js", srv.Addr, "js-"+codec, codec, fmt.Sprint(n), "js-group-"+codec)
-			var want []string
-			for i := range n {
-				want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
-			}
-			slices.Sort(want)
-			require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
+			requireScriptRecords(t, out, n, true)
 		})
 	}
+}
+
+// requireScriptRecords checks a client script's output: n records
+// "k<i%7>:value <i>", one per line, in order or sorted.
+func requireScriptRecords(t *testing.T, out string, n int, sorted bool) {
+	t.Helper()
+	var want []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("k%d:value %d", i%7, i))
+	}
+	if sorted {
+		slices.Sort(want)
+	}
+	require.Equal(t, want, strings.Split(strings.TrimSuffix(out, "\n"), "\n"))
 }
