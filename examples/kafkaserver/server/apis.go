@@ -15,7 +15,8 @@ import (
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// api is one served API: its advertised version range and its handler.
+// api is one served API: its advertised version range and its handler
+// (nil for Fetch, whose response handle writes in chunks).
 type api struct {
 	min, max int16
 	fn       func(s *Server, ctx context.Context, req kmsg.Request) (kmsg.Response, error)
@@ -34,7 +35,7 @@ func init() {
 		kmsg.ApiVersions.Int16():             {0, 4, (*Server).handleAPIVersions},
 		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
 		kmsg.Produce.Int16():                 {0, 11, (*Server).handleProduce},
-		kmsg.Fetch.Int16():                   {4, 16, (*Server).handleFetch},
+		kmsg.Fetch.Int16():                   {4, 16, nil}, // handle answers it with fetch and encodeFetch
 		kmsg.ListOffsets.Int16():             {1, 7, (*Server).handleListOffsets},
 		kmsg.InitProducerID.Int16():          {0, 4, (*Server).handleInitProducerID},
 		kmsg.CreateTopics.Int16():            {0, 7, (*Server).handleCreateTopics},
@@ -377,24 +378,29 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 		limit = min(limit, int(req.MaxBytes))
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	// Topic ids (v13+) name their topics once per request, not at every
+	// round of the long poll.
+	names := make([]string, len(req.Topics))
+	known := make([]bool, len(req.Topics))
+	for i, t := range req.Topics {
+		names[i], known[i] = t.Topic, true
+		if req.Version >= 13 {
+			names[i], known[i] = s.topicByID(t.TopicID)
+		}
+	}
 	for {
 		changed := s.dir.Changed()
 		resp := kmsg.NewPtrFetchResponse()
 		slices := make([][]*segment.Slice, len(req.Topics))
-		total := 0
+		total, failed := 0, false
 		for i, t := range req.Topics {
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic, rt.TopicID = t.Topic, t.TopicID
-			name := t.Topic
-			known := true
-			if req.Version >= 13 {
-				name, known = s.topicByID(t.TopicID)
-			}
 			slices[i] = make([]*segment.Slice, len(t.Partitions))
 			for j, p := range t.Partitions {
-				if !known {
+				if !known[i] {
 					rp := newFetchPartition(p.Partition)
-					rp.ErrorCode = errUnknownTopicID
+					rp.ErrorCode, failed = errUnknownTopicID, true
 					rt.Partitions = append(rt.Partitions, rp)
 					continue
 				}
@@ -402,15 +408,18 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 				if p.PartitionMaxBytes >= 0 {
 					partMax = min(partMax, int(p.PartitionMaxBytes))
 				}
-				rp, n, sl := s.fetchPartition(name, p, committed, partMax, total == 0)
+				rp, n, sl := s.fetchPartition(names[i], p, committed, partMax, total == 0)
 				total += n
+				failed = failed || rp.ErrorCode != errNone
 				slices[i][j] = sl
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			resp.Topics = append(resp.Topics, rt)
 		}
 		wait := time.Until(deadline)
-		if total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
+		// A partition's error answers at once, as Kafka's delayed fetch
+		// completes on one.
+		if failed || total >= int(req.MinBytes) || total > 0 && req.MinBytes <= 0 || wait <= 0 {
 			return resp, slices, nil
 		}
 		releaseSlices(slices)
@@ -438,29 +447,6 @@ func releaseSlices(slices [][]*segment.Slice) {
 			}
 		}
 	}
-}
-
-// handleFetch answers a Fetch with its records in the response (the path
-// the fuzz target and the version checks take; connections use fetch and
-// encodeFetch, sending the slices as they lie).
-func (s *Server) handleFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	resp, slices, err := s.fetch(ctx, kreq.(*kmsg.FetchRequest))
-	if err != nil {
-		return nil, err
-	}
-	defer releaseSlices(slices)
-	for i := range resp.Topics {
-		for j := range resp.Topics[i].Partitions {
-			if sl := slices[i][j]; sl != nil {
-				b, err := sl.Bytes(nil)
-				if err != nil {
-					return nil, err
-				}
-				resp.Topics[i].Partitions[j].RecordBatches = b
-			}
-		}
-	}
-	return resp, nil
 }
 
 func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {

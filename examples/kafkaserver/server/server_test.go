@@ -519,3 +519,62 @@ func TestDescribeProducers(t *testing.T) {
 	require.Equal(t, int32(2), p.ActiveProducers[0].LastSequence)
 	require.Equal(t, int64(-1), p.ActiveProducers[0].CurrentTxnStartOffset)
 }
+
+// TestFetchUnknownTopicID: a Fetch (v13+, by topic id) naming an id no
+// topic has answers UNKNOWN_TOPIC_ID for its partitions, at once.
+func TestFetchUnknownTopicID(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr)
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 60_000, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.TopicID = [16]byte{1, 2, 3}
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.PartitionMaxBytes = 0, 1<<20
+	rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
+	req.Topics = []kmsg.FetchRequestTopic{rt}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, resp.Version, int16(13))
+	require.Equal(t, int16(100), resp.Topics[0].Partitions[0].ErrorCode)
+}
+
+// TestFetchErrorsAnswerAtOnce: a long-polling fetch whose partition is out
+// of range or does not exist is answered with the error at once, not
+// after max.wait.ms.
+func TestFetchErrorsAnswerAtOnce(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr)
+	createTopic(t, cl, "fe", 1)
+	md := kmsg.NewPtrMetadataRequest()
+	name := "fe"
+	md.Topics = []kmsg.MetadataRequestTopic{{Topic: &name}}
+	mresp, err := md.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	id := mresp.Topics[0].TopicID
+	for _, tc := range []struct {
+		name      string
+		partition int32
+		offset    int64
+		code      int16
+	}{
+		{"offset out of range", 0, 99, 1},
+		{"unknown partition", 7, 0, 3},
+	} {
+		req := kmsg.NewPtrFetchRequest()
+		req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = -1, 60_000, 1, 1<<20
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic, rt.TopicID = "fe", id // the client picks the version: by name or by id
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = tc.partition, tc.offset, 1<<20
+		rt.Partitions = []kmsg.FetchRequestTopicPartition{rp}
+		req.Topics = []kmsg.FetchRequestTopic{rt}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := req.RequestWith(ctx, cl)
+		cancel()
+		require.NoError(t, err, tc.name)
+		require.Equal(t, tc.code, resp.Topics[0].Partitions[0].ErrorCode, tc.name)
+	}
+}
