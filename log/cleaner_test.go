@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -63,18 +64,31 @@ func put(t testing.TB, l *Log, ts int64, key, value string, tombstone bool) int6
 	return res.BaseOffset
 }
 
-// readAll returns every data record of the log.
+// readAll returns every data record of the log. With appends running, a
+// read at the last offsets can find nothing for a moment: the log end
+// offset moves before the batch is published to readers (see
+// appendedLocked), so a read that makes no progress is tried again, and
+// fails the test only if it stays stuck for seconds.
 func readAll(t testing.TB, l *Log) []kv {
 	t.Helper()
 	var out []kv
+	var stuckSince time.Time
 	for from := l.LogStartOffset(); from < l.LogEndOffset(); {
 		next, err := l.ReadRecords(from, 1<<20, func(rec *record.Record, _ *record.BatchHeader) error {
 			out = append(out, kv{off: rec.Offset, key: string(rec.Key), value: string(rec.Value), tombstone: rec.Value == nil})
 			return nil
 		})
 		require.NoError(t, err)
+		if next == from {
+			if stuckSince.IsZero() {
+				stuckSince = time.Now()
+			}
+			require.Less(t, time.Since(stuckSince), 5*time.Second, "no progress at offset %d, log end offset %d", from, l.LogEndOffset())
+			runtime.Gosched()
+			continue
+		}
 		require.Greater(t, next, from)
-		from = next
+		stuckSince, from = time.Time{}, next
 	}
 	return out
 }
@@ -550,6 +564,9 @@ func TestCompactionConcurrentAppendsAndReads(t *testing.T) {
 		written := map[string]int64{}
 		ctx, cancel := context.WithCancel(context.Background())
 		var wg sync.WaitGroup
+		// A failing check below ends the test at once: the goroutines
+		// stop first, so that they report nothing after it ended.
+		defer func() { cancel(); wg.Wait() }()
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
