@@ -6,6 +6,7 @@ package servertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 
@@ -15,12 +16,17 @@ import (
 
 // Server is a running server and its directory.
 type Server struct {
-	// Addr is the bootstrap address to give a client.
+	// Addr is the bootstrap address to give a client. It stays the same
+	// across Restart.
 	Addr string
 	// Dir is the served directory: a test may read it with kafkalite's
-	// own API while clients use the server.
-	Dir    *log.Dir
+	// own API while clients use the server. Restart replaces it.
+	Dir *log.Dir
+
+	path   string
+	cfg    server.Config
 	srv    *server.Server
+	served chan error
 	closed bool
 }
 
@@ -30,44 +36,54 @@ type Server struct {
 // server, then closes the directory, and fails t if either fails.
 func Start(t testing.TB, configure func(*server.Config)) *Server {
 	t.Helper()
-	ctx := context.Background()
-	d, err := log.Open(ctx, t.TempDir(), log.DefaultConfig())
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = d.Close()
-		t.Fatalf("servertest: %v", err)
-	}
 	cfg := server.DefaultConfig()
 	if configure != nil {
 		configure(&cfg)
 	}
-	srv, err := server.New(d, cfg)
-	if err != nil {
-		_ = ln.Close()
-		_ = d.Close()
+	s := &Server{path: t.TempDir(), cfg: cfg}
+	if err := s.start("127.0.0.1:0"); err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	s := &Server{Addr: ln.Addr().String(), Dir: d, srv: srv}
 	t.Cleanup(func() {
-		if s.closed {
-			return
-		}
-		if err := srv.Close(); err != nil {
-			t.Errorf("servertest: closing the server: %v", err)
-		}
-		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
-			t.Errorf("servertest: serving: %v", err)
-		}
-		if err := d.Close(); err != nil {
-			t.Errorf("servertest: closing the directory: %v", err)
+		if err := s.Close(); err != nil {
+			t.Errorf("servertest: %v", err)
 		}
 	})
 	return s
+}
+
+// start opens the directory and serves it on addr.
+func (s *Server) start(addr string) error {
+	d, err := log.Open(context.Background(), s.path, log.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errors.Join(err, d.Close())
+	}
+	srv, err := server.New(d, s.cfg)
+	if err != nil {
+		return errors.Join(err, ln.Close(), d.Close())
+	}
+	s.served = make(chan error, 1)
+	go func() { s.served <- srv.Serve(context.Background(), ln) }()
+	s.Addr, s.Dir, s.srv, s.closed = ln.Addr().String(), d, srv, false
+	return nil
+}
+
+// Restart stops the server and closes its directory as Close does, then
+// opens the directory again and serves it on the same address: clients
+// connected before reconnect to it and carry on, as across a broker's
+// restart. It fails t if the stop or the new start fails.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatalf("servertest: restart: %v", err)
+	}
+	if err := s.start(s.Addr); err != nil {
+		t.Fatalf("servertest: restart: %v", err)
+	}
 }
 
 // Close stops the server and closes its directory before the test ends
@@ -78,5 +94,15 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
-	return errors.Join(s.srv.Close(), s.Dir.Close())
+	var errs []error
+	if err := s.srv.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the server: %w", err))
+	}
+	if err := <-s.served; err != nil && !errors.Is(err, server.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("serving: %w", err))
+	}
+	if err := s.Dir.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the directory: %w", err))
+	}
+	return errors.Join(errs...)
 }

@@ -55,3 +55,21 @@ func BenchmarkStart(b *testing.B) {
 		}
 	}
 }
+
+// TestRestart: a restarted server serves the same directory on the same
+// address, and a client connected before carries on.
+func TestRestart(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	addr := srv.Addr
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.AllowAutoTopicCreation(), kgo.ProducerLinger(0), kgo.RecordRetries(100))
+	require.NoError(t, err)
+	defer cl.Close()
+	ctx := context.Background()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("before")}).FirstErr())
+	srv.Restart(t)
+	require.Equal(t, addr, srv.Addr)
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("after")}).FirstErr())
+	l, err := srv.Dir.Partition("t", 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), l.LogEndOffset())
+}
