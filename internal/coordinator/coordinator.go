@@ -210,6 +210,12 @@ func (g *group) checkCommitter(memberID string, generation int32) error {
 	if generation != g.generation {
 		return fmt.Errorf("%w: commit from generation %d, group %s is at %d", ErrIllegalGeneration, generation, g.id, g.generation)
 	}
+	if g.state == StateCompletingRebalance {
+		// The member has its generation but not yet its assignment: Kafka
+		// answers REBALANCE_IN_PROGRESS and the member commits once it has
+		// synced.
+		return fmt.Errorf("%w: group %s awaits its leader's assignment", ErrRebalanceInProgress, g.id)
+	}
 	return nil
 }
 
@@ -252,12 +258,13 @@ func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
 	if !ok {
 		return GroupDescription{}, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
 	}
-	d := GroupDescription{GroupID: g.id, State: g.state, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
-		Offsets: maps.Clone(g.offsets)}
+	d := GroupDescription{GroupID: g.id, State: g.state, Generation: g.generation, ProtocolType: g.protocolType,
+		Protocol: g.protocol, Leader: g.leader, Offsets: maps.Clone(g.offsets)}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
 		d.Members = append(d.Members, MemberDescription{MemberID: m.id, ClientID: m.clientID, InstanceID: m.instanceID,
-			Topics: slices.Clone(m.topics), Assignment: slices.Clone(m.assignment), LastHeartbeat: m.lastHeartbeat})
+			Topics: slices.Clone(m.topics), Assignment: slices.Clone(m.assignment), LastHeartbeat: m.lastHeartbeat,
+			Metadata: m.metadata(g.protocol), AssignmentBytes: m.assignmentOut()})
 	}
 	return d, nil
 }

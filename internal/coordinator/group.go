@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,23 +16,31 @@ import (
 // group is one consumer group. Its fields are guarded by the coordinator's
 // mutex.
 type group struct {
-	id         string
-	state      GroupState
-	generation int32
-	protocol   string // the assignor's name
-	leader     string
-	members    map[string]*member
-	joinOrder  []string // member ids in the order they joined: the first is the leader
-	// rebalanceDone is closed when the running rebalance completes; nil
-	// when none runs.
+	id           string
+	state        GroupState
+	generation   int32
+	protocolType string // the members' protocol type ("consumer" for consumers)
+	protocol     string // the assignor's name
+	leader       string
+	members      map[string]*member
+	joinOrder    []string // member ids in the order they joined: the first is the leader
+	// rebalanceDone is closed when the running rebalance's join phase
+	// completes; nil when none runs.
 	rebalanceDone chan struct{}
+	// syncDone is closed when the leader's assignment arrives, or a new
+	// rebalance starts, while the group is CompletingRebalance; nil
+	// otherwise.
+	syncDone chan struct{}
 	// nextRebalance is closed when the next rebalance starts, and replaced:
 	// members waiting on it learn at once that they must rejoin, where a
 	// broker's members wait for their next heartbeat.
 	nextRebalance chan struct{}
-	deadline      time.Time // when members that did not rejoin are dropped
-	initialWait   time.Time // a new group waits until then for more members
-	offsets       map[TopicPartition]OffsetAndMetadata
+	// deadline is when members that did not rejoin are dropped
+	// (PreparingRebalance), or those that did not ask for their assignment
+	// (CompletingRebalance).
+	deadline    time.Time
+	initialWait time.Time // a new group waits until then for more members
+	offsets     map[TopicPartition]OffsetAndMetadata
 	// offsetPos is the __consumer_offsets offset of the batch that wrote
 	// each committed offset: a transactional commit applied at its marker
 	// does not replace a commit written after it (Kafka compares the
@@ -40,18 +49,36 @@ type group struct {
 	commitMu  chan struct{} // a one-slot semaphore: commits of a group are appended in order
 }
 
-// member is a group member.
+// member is a group member: an in-process consumer (assignors set) or a
+// network client (its protocols' metadata set).
 type member struct {
 	id, clientID, instanceID string
-	topics                   []string
-	owned                    []TopicPartition
-	ownedGeneration          int32
-	assignors                []assignor.Assignor
-	sessionTimeout           time.Duration
-	rebalanceTimeout         time.Duration
-	lastHeartbeat            time.Time
-	joined                   bool // rejoined the running rebalance
-	assignment               []TopicPartition
+	protocolType             string
+	// protocols are the member's protocol names in its order of
+	// preference, with the metadata it sent for each: a network client's
+	// bytes as it sent them; nil for an in-process consumer, whose
+	// subscription is encoded from topics, owned and ownedGeneration when
+	// a network leader needs it.
+	protocols []Protocol
+	// assignors are an in-process consumer's assignor implementations, in
+	// the order of protocols; nil for a network client.
+	assignors []assignor.Assignor
+	// topics, owned and ownedGeneration are the member's subscription:
+	// given by an in-process consumer, decoded from a network client's
+	// preferred protocol's metadata.
+	topics           []string
+	owned            []TopicPartition
+	ownedGeneration  int32
+	sessionTimeout   time.Duration
+	rebalanceTimeout time.Duration
+	lastHeartbeat    time.Time
+	joined           bool // rejoined the running rebalance
+	synced           bool // asked for its assignment in this generation
+	assignment       []TopicPartition
+	// assignmentBytes is the assignment as the leader gave it (a network
+	// leader's bytes); nil when an in-process leader assigned, and then
+	// encoded from assignment.
+	assignmentBytes []byte
 }
 
 func newGroup(id string) *group {
@@ -59,7 +86,19 @@ func newGroup(id string) *group {
 		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1), nextRebalance: make(chan struct{})}
 }
 
+// Protocol is one protocol a network member offers in JoinGroup: an
+// assignor's name and the member's metadata for it (for the "consumer"
+// protocol type, a ConsumerProtocolSubscription).
+type Protocol struct {
+	Name     string
+	Metadata []byte
+}
+
 // JoinRequest is what a consumer sends to join (or rejoin) its group.
+//
+// An in-process consumer sets Assignors (and Topics, Owned,
+// OwnedGeneration); a network client sets ProtocolType and Protocols, as
+// its JoinGroup request carries them.
 type JoinRequest struct {
 	GroupID string
 	// MemberID is empty for a new member; a rejoining member sends its id.
@@ -73,7 +112,13 @@ type JoinRequest struct {
 	OwnedGeneration int32
 	// Assignors in the member's order of preference
 	// (partition.assignment.strategy).
-	Assignors        []assignor.Assignor
+	Assignors []assignor.Assignor
+	// ProtocolType is a network client's protocol type; empty means
+	// "consumer".
+	ProtocolType string
+	// Protocols are a network client's protocols in its order of
+	// preference, with their metadata.
+	Protocols        []Protocol
 	SessionTimeout   time.Duration
 	RebalanceTimeout time.Duration // max.poll.interval.ms
 }
@@ -84,7 +129,12 @@ type JoinResult struct {
 	Generation int32
 	Protocol   string
 	Leader     string
-	// Assignment is the member's partitions in the new generation. With a
+	// Members are the group's members with their metadata for the chosen
+	// protocol, given to a network leader (which assigns them in its
+	// SyncGroup); nil for everyone else.
+	Members []JoinedMember
+	// Assignment is an in-process member's partitions in the new
+	// generation (a network member asks for its own with Sync). With a
 	// cooperative assignor, partitions moving away from their owner are in
 	// no one's assignment this generation; the owner revokes them and
 	// rejoins, and a second rebalance assigns them.
@@ -95,6 +145,13 @@ type JoinResult struct {
 	RebalanceStarts <-chan struct{}
 }
 
+// JoinedMember is a member as a network leader sees it in its JoinGroup
+// response.
+type JoinedMember struct {
+	MemberID, InstanceID string
+	Metadata             []byte
+}
+
 // NewMemberID makes a member id as Kafka does: the client id and a UUID.
 func NewMemberID(clientID string) string {
 	var b [16]byte
@@ -102,14 +159,33 @@ func NewMemberID(clientID string) string {
 	return clientID + "-" + hex.EncodeToString(b[:])
 }
 
-// Join adds the member to its group (or updates a rejoining one; a
-// member id the group does not know joins as a new member), starts a
-// rebalance if none runs, and waits for it to complete: until every member
-// has rejoined, or the rebalance timeout drops those that did not. It
-// returns the member's assignment in the new generation.
+// Join adds the member to its group (or updates a rejoining one; a member
+// id the group does not know joins as a new member), starts a rebalance if
+// none runs, and waits for its join phase to complete: until every member
+// has rejoined, or the rebalance timeout drops those that did not.
+//
+// Kafka's group leader assigns the partitions, with its own assignor.
+// When the leader is an in-process consumer, its assignor runs at the end
+// of the join phase (client and coordinator are one process: the round
+// trip of a SyncGroup is skipped). When the leader is a network client,
+// the group waits in CompletingRebalance for its Sync; an in-process
+// member's Join waits for it too. A network member's Join returns after
+// the join phase, and the member then asks for its assignment with Sync.
 func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, error) {
-	if len(req.Assignors) == 0 {
+	network := req.Assignors == nil
+	if network && len(req.Protocols) == 0 {
 		return JoinResult{}, fmt.Errorf("%w: no assignor", ErrInconsistentProtocol)
+	}
+	protocolType := req.ProtocolType
+	if protocolType == "" {
+		protocolType = consumerProtocolType
+	}
+	protocols := req.Protocols
+	if !network {
+		protocols = make([]Protocol, len(req.Assignors))
+		for i, a := range req.Assignors {
+			protocols[i] = Protocol{Name: a.Name()}
+		}
 	}
 	c.mu.Lock()
 	if c.closed {
@@ -118,19 +194,26 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 	}
 	g := c.groupLocked(req.GroupID)
 	m := g.members[req.MemberID]
-	if len(g.members) > 0 && len(g.commonProtocols(req.Assignors, m)) == 0 {
+	if len(g.members) > 0 && (protocolType != g.protocolType || len(g.commonProtocols(protocols, m)) == 0) {
 		c.mu.Unlock()
-		return JoinResult{}, fmt.Errorf("%w: group %s uses %v", ErrInconsistentProtocol, req.GroupID, g.protocolNames())
+		return JoinResult{}, fmt.Errorf("%w: group %s uses %s %v", ErrInconsistentProtocol, req.GroupID, g.protocolType, g.protocolNames())
 	}
-	if m != nil && g.rebalanceDone == nil && g.state == StateStable && slices.Equal(m.topics, req.Topics) && sameAssignors(m.assignors, req.Assignors) {
-		// A known member rejoining a stable group with nothing changed (its
-		// last join was cut short, or it only wants the current
-		// assignment): as Kafka does, answer with the current generation
-		// instead of rebalancing.
+	if m != nil && g.rebalanceDone == nil && m.matches(req, protocols) &&
+		(g.state == StateCompletingRebalance || (g.state == StateStable && (!network || g.leader != m.id))) {
+		// A known member rejoining with nothing changed (its last join was
+		// cut short, or it only wants the current assignment): as Kafka
+		// does, answer with the current generation instead of
+		// rebalancing; a network leader of a stable group rejoins to
+		// assign again, so it rebalances.
 		m.lastHeartbeat = c.now()
-		res := c.resultLocked(g, m)
+		if g.state == StateStable || network {
+			res := c.resultLocked(g, m)
+			c.mu.Unlock()
+			return res, nil
+		}
+		sync, generation := g.syncDone, g.generation
 		c.mu.Unlock()
-		return res, nil
+		return c.awaitSync(ctx, g, m, sync, generation)
 	}
 	if m == nil {
 		// A new member: with the id it chose (so that a join interrupted by
@@ -144,12 +227,24 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		g.members[m.id] = m
 		g.joinOrder = append(g.joinOrder, m.id)
 	}
-	m.clientID, m.instanceID = req.ClientID, req.InstanceID
-	m.topics = slices.Clone(req.Topics)
-	m.owned, m.ownedGeneration = slices.Clone(req.Owned), req.OwnedGeneration
+	m.clientID, m.instanceID, m.protocolType = req.ClientID, req.InstanceID, protocolType
+	// The metadata is copied: a server's request buffer holds it.
+	m.protocols = make([]Protocol, len(protocols))
+	for i, p := range protocols {
+		m.protocols[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)}
+	}
 	m.assignors = slices.Clone(req.Assignors)
+	if network {
+		m.subscribeFromMetadata(c)
+	} else {
+		m.topics = slices.Clone(req.Topics)
+		m.owned, m.ownedGeneration = slices.Clone(req.Owned), req.OwnedGeneration
+	}
 	m.sessionTimeout, m.rebalanceTimeout = req.SessionTimeout, req.RebalanceTimeout
 	m.lastHeartbeat = c.now()
+	if len(g.members) == 1 {
+		g.protocolType = protocolType
+	}
 	if g.rebalanceDone == nil {
 		c.prepareRebalanceLocked(g)
 	}
@@ -165,24 +260,67 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		return JoinResult{}, ctx.Err()
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if g.members[m.id] != m {
+		c.mu.Unlock()
 		return JoinResult{}, fmt.Errorf("%w: %s was dropped from group %s (it did not rejoin in time)", ErrUnknownMember, m.id, g.id)
 	}
 	if g.rebalanceDone != nil {
 		// Another rebalance started right after this one: rejoin.
+		c.mu.Unlock()
+		return JoinResult{}, ErrRebalanceInProgress
+	}
+	if network || g.state != StateCompletingRebalance {
+		res := c.resultLocked(g, m)
+		c.mu.Unlock()
+		return res, nil
+	}
+	sync, generation := g.syncDone, g.generation
+	c.mu.Unlock()
+	return c.awaitSync(ctx, g, m, sync, generation)
+}
+
+// awaitSync waits, for an in-process member, for the network leader's
+// assignment of the generation, whose syncDone is sync.
+func (c *Coordinator) awaitSync(ctx context.Context, g *group, m *member, sync chan struct{}, generation int32) (JoinResult, error) {
+	select {
+	case <-sync:
+	case <-ctx.Done():
+		return JoinResult{}, ctx.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case g.members[m.id] != m:
+		return JoinResult{}, fmt.Errorf("%w: %s was dropped from group %s", ErrUnknownMember, m.id, g.id)
+	case g.generation != generation || g.state != StateStable:
 		return JoinResult{}, ErrRebalanceInProgress
 	}
 	return c.resultLocked(g, m), nil
 }
 
+// matches reports whether a rejoining member sends what it sent last.
+func (m *member) matches(req JoinRequest, protocols []Protocol) bool {
+	if req.Assignors == nil {
+		return slices.EqualFunc(m.protocols, protocols, func(a, b Protocol) bool {
+			return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
+		})
+	}
+	return slices.Equal(m.topics, req.Topics) && sameAssignors(m.assignors, req.Assignors)
+}
+
 func (c *Coordinator) resultLocked(g *group, m *member) JoinResult {
 	res := JoinResult{MemberID: m.id, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
 		Assignment: slices.Clone(m.assignment), RebalanceStarts: g.nextRebalance}
+	if m.assignors == nil && g.leader == m.id {
+		for _, id := range g.joinOrder {
+			o := g.members[id]
+			res.Members = append(res.Members, JoinedMember{MemberID: o.id, InstanceID: o.instanceID, Metadata: o.metadata(g.protocol)})
+		}
+	}
 	// As Kafka's ConsumerCoordinator decides it: the highest protocol every
 	// assignor the member configured supports ([range, cooperative-sticky]
 	// stays eager even when cooperative-sticky is chosen).
-	if p, err := assignor.RebalanceProtocol(m.assignors); err == nil {
+	if p, err := assignor.RebalanceProtocol(m.assignors); err == nil && m.assignors != nil {
 		res.Cooperative = p == assignor.Cooperative
 	}
 	return res
@@ -200,16 +338,28 @@ func (c *Coordinator) prepareRebalanceLocked(g *group) {
 	if g.state == StateEmpty && c.initialDelay > 0 {
 		g.initialWait = c.now().Add(c.initialDelay)
 	}
+	if g.syncDone != nil {
+		// Members waiting for the leader's assignment learn they must
+		// rejoin.
+		close(g.syncDone)
+		g.syncDone = nil
+	}
 	g.state = StatePreparingRebalance
 	g.rebalanceDone = make(chan struct{})
 	close(g.nextRebalance)
 	g.nextRebalance = make(chan struct{})
-	var longest time.Duration
+	g.deadline = c.now().Add(max(g.longestRebalanceTimeout(), c.initialDelay))
 	for _, m := range g.members {
 		m.joined = false
+	}
+}
+
+func (g *group) longestRebalanceTimeout() time.Duration {
+	var longest time.Duration
+	for _, m := range g.members {
 		longest = max(longest, m.rebalanceTimeout)
 	}
-	g.deadline = c.now().Add(max(longest, c.initialDelay))
+	return longest
 }
 
 // maybeCompleteLocked completes the rebalance once every member rejoined
@@ -226,8 +376,10 @@ func (c *Coordinator) maybeCompleteLocked(g *group) {
 	c.completeRebalanceLocked(g)
 }
 
-// completeRebalanceLocked drops members that did not rejoin, picks the
-// assignor, assigns, bumps the generation and wakes the joiners.
+// completeRebalanceLocked ends the join phase: it drops members that did
+// not rejoin, picks the protocol and the leader, bumps the generation and
+// wakes the joiners. An in-process leader's assignor assigns at once; a
+// network leader's assignment is awaited (CompletingRebalance).
 func (c *Coordinator) completeRebalanceLocked(g *group) {
 	for id, m := range g.members {
 		if !m.joined {
@@ -248,19 +400,40 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 	g.protocol = g.selectProtocol()
 	g.leader = g.joinOrder[0]
 	g.generation++
+	for _, m := range g.members {
+		m.synced = m.assignors != nil // an in-process member is waiting for its assignment
+		m.assignment, m.assignmentBytes = m.assignment[:0], nil
+		m.lastHeartbeat = c.now()
+	}
+	if g.members[g.leader].assignors == nil {
+		// A network leader assigns in its SyncGroup; members that do not
+		// ask for their assignment within the rebalance timeout are
+		// dropped, as Kafka drops pending-sync members.
+		g.state = StateCompletingRebalance
+		g.syncDone = make(chan struct{})
+		g.deadline = c.now().Add(g.longestRebalanceTimeout())
+		c.logger.Info("awaiting the leader's assignment", "group", g.id, "generation", g.generation, "leader", g.leader, "protocol", g.protocol)
+		return
+	}
+	c.assignLocked(g)
+	g.state = StateStable
+	c.persistGroupLocked(g)
+	c.logger.Info("rebalanced", "group", g.id, "generation", g.generation, "members", len(g.members), "assignor", g.protocol)
+}
+
+// assignLocked runs the in-process leader's assignor over every member's
+// subscription.
+func (c *Coordinator) assignLocked(g *group) {
 	a := g.assignorLocked()
 	if a == nil {
 		c.logger.Error("no assignor common to the group's members", "group", g.id)
-		g.state = StateStable
 		return
 	}
 	members := make([]assignor.Member, 0, len(g.members))
 	topics := map[string]bool{}
 	for _, id := range g.sortedMemberIDs() {
-		m := g.members[id]
-		members = append(members, assignor.Member{ID: m.id, InstanceID: m.instanceID, Topics: m.topics,
-			Generation: m.ownedGeneration, OwnedPartitions: slices.Clone(m.owned)})
-		for _, t := range m.topics {
+		members = append(members, g.members[id].assignorMember(g.protocol))
+		for _, t := range g.members[id].topics {
 			topics[t] = true
 		}
 	}
@@ -277,11 +450,7 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 	for id, m := range g.members {
 		m.assignment = append(m.assignment[:0], result[id]...)
 		sort.Slice(m.assignment, func(i, j int) bool { return less(m.assignment[i], m.assignment[j]) })
-		m.lastHeartbeat = c.now()
 	}
-	g.state = StateStable
-	c.persistGroupLocked(g)
-	c.logger.Info("rebalanced", "group", g.id, "generation", g.generation, "members", len(g.members), "assignor", g.protocol)
 }
 
 func less(a, b TopicPartition) bool {
@@ -300,23 +469,23 @@ func (g *group) sortedMemberIDs() []string {
 	return ids
 }
 
-// commonProtocols returns the assignor names every member (the joining one
+// commonProtocols returns the protocol names every member (the joining one
 // with its new list, in place of its old) supports.
-func (g *group) commonProtocols(joining []assignor.Assignor, self *member) []string {
+func (g *group) commonProtocols(joining []Protocol, self *member) []string {
 	var names []string
-	for _, a := range joining {
+	for _, p := range joining {
 		ok := true
 		for _, m := range g.members {
 			if m == self {
 				continue
 			}
-			if !slices.ContainsFunc(m.assignors, func(x assignor.Assignor) bool { return x.Name() == a.Name() }) {
+			if !slices.ContainsFunc(m.protocols, func(x Protocol) bool { return x.Name == p.Name }) {
 				ok = false
 				break
 			}
 		}
 		if ok {
-			names = append(names, a.Name())
+			names = append(names, p.Name)
 		}
 	}
 	return names
@@ -325,9 +494,9 @@ func (g *group) commonProtocols(joining []assignor.Assignor, self *member) []str
 func (g *group) protocolNames() []string {
 	var names []string
 	for _, m := range g.members {
-		for _, a := range m.assignors {
-			if !slices.Contains(names, a.Name()) {
-				names = append(names, a.Name())
+		for _, p := range m.protocols {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
 			}
 		}
 	}
@@ -335,7 +504,7 @@ func (g *group) protocolNames() []string {
 }
 
 // selectProtocol is Kafka's ClassicGroup.selectProtocol: among the
-// assignors every member supports, each member votes for its most
+// protocols every member supports, each member votes for its most
 // preferred; the most votes win, ties broken as Kafka's hash map breaks
 // them.
 func (g *group) selectProtocol() string {
@@ -343,8 +512,8 @@ func (g *group) selectProtocol() string {
 	for _, id := range g.joinOrder {
 		m := g.members[id]
 		mp := assignor.MemberProtocols{MemberID: id}
-		for _, a := range m.assignors {
-			mp.Protocols = append(mp.Protocols, a.Name())
+		for _, p := range m.protocols {
+			mp.Protocols = append(mp.Protocols, p.Name)
 		}
 		ms = append(ms, mp)
 	}
@@ -355,7 +524,8 @@ func (g *group) selectProtocol() string {
 	return name
 }
 
-// assignorLocked returns the leader's implementation of the chosen assignor.
+// assignorLocked returns the in-process leader's implementation of the
+// chosen assignor.
 func (g *group) assignorLocked() assignor.Assignor {
 	if len(g.joinOrder) == 0 {
 		return nil
@@ -375,7 +545,9 @@ func (c *Coordinator) removeMemberLocked(g *group, id string) {
 
 // Heartbeat keeps a member alive. It fails with ErrRebalanceInProgress when
 // the member must rejoin, ErrUnknownMember when it was dropped, and
-// ErrIllegalGeneration for a stale generation.
+// ErrIllegalGeneration for a stale generation. While the group awaits its
+// leader's assignment (CompletingRebalance) a heartbeat of the new
+// generation succeeds, as Kafka's does.
 func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -438,6 +610,10 @@ func (c *Coordinator) RequestRebalance(groupID string) {
 
 func (c *Coordinator) triggerRebalanceLocked(g *group) {
 	if len(g.members) == 0 {
+		if g.syncDone != nil {
+			close(g.syncDone)
+			g.syncDone = nil
+		}
 		if g.rebalanceDone != nil {
 			c.completeRebalanceLocked(g)
 		} else if g.state != StateEmpty {
@@ -454,20 +630,35 @@ func (c *Coordinator) triggerRebalanceLocked(g *group) {
 	c.maybeCompleteLocked(g)
 }
 
-// expireLocked drops members whose session timed out and completes
-// rebalances whose deadline passed. The coordinator's goroutine calls it.
+// expireLocked drops members whose session timed out, completes
+// rebalances whose deadline passed, and drops the members that did not
+// ask for their assignment in time (the leader among them, the whole
+// group rejoins). The coordinator's goroutine calls it.
 func (c *Coordinator) expireLocked(now time.Time) {
 	for _, g := range c.groups {
 		for id, m := range g.members {
-			if m.sessionTimeout > 0 && now.Sub(m.lastHeartbeat) > m.sessionTimeout {
+			// A member waiting for the join phase or for the leader's
+			// assignment is kept alive, as Kafka keeps it
+			// (shouldKeepAlive): the rebalance's deadline bounds the wait.
+			waiting := (g.rebalanceDone != nil && m.joined) || (g.state == StateCompletingRebalance && m.synced)
+			if !waiting && m.sessionTimeout > 0 && now.Sub(m.lastHeartbeat) > m.sessionTimeout {
 				c.logger.Info("member session expired", "group", g.id, "member", id, "sessionTimeout", m.sessionTimeout)
 				c.removeMemberLocked(g, id)
 				c.triggerRebalanceLocked(g)
 			}
 		}
-		if g.rebalanceDone != nil && !now.Before(g.deadline) {
+		switch {
+		case g.rebalanceDone != nil && !now.Before(g.deadline):
 			c.completeRebalanceLocked(g)
-		} else {
+		case g.state == StateCompletingRebalance && !now.Before(g.deadline):
+			for id, m := range g.members {
+				if !m.synced { // the leader among them: it has not assigned
+					c.logger.Info("dropping a member that did not sync in time", "group", g.id, "member", id)
+					c.removeMemberLocked(g, id)
+				}
+			}
+			c.triggerRebalanceLocked(g)
+		default:
 			c.maybeCompleteLocked(g)
 		}
 	}

@@ -107,8 +107,11 @@ func (c *Coordinator) persistGroupLocked(g *group) {
 		c.logger.Warn("encoding group metadata failed", "group", g.id, "err", err)
 		return
 	}
-	v := groupcodec.GroupMetadataValue{ProtocolType: "consumer", Generation: g.generation,
+	v := groupcodec.GroupMetadataValue{ProtocolType: g.protocolType, Generation: g.generation,
 		CurrentStateTimestamp: c.now().UnixMilli()}
+	if v.ProtocolType == "" {
+		v.ProtocolType = consumerProtocolType
+	}
 	if g.protocol != "" {
 		p, leader := g.protocol, g.leader
 		v.Protocol, v.Leader = &p, &leader
@@ -116,19 +119,11 @@ func (c *Coordinator) persistGroupLocked(g *group) {
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
 		mm := groupcodec.MemberMetadata{MemberID: m.id, ClientID: m.clientID, ClientHost: "/127.0.0.1",
-			RebalanceTimeout: int32(m.rebalanceTimeout.Milliseconds()), SessionTimeout: int32(m.sessionTimeout.Milliseconds())}
+			RebalanceTimeout: int32(m.rebalanceTimeout.Milliseconds()), SessionTimeout: int32(m.sessionTimeout.Milliseconds()),
+			Subscription: m.metadata(g.protocol), Assignment: m.assignmentOut()}
 		if m.instanceID != "" {
 			inst := m.instanceID
 			mm.GroupInstanceID = &inst
-		}
-		sub := groupcodec.Subscription{Topics: m.topics, GenerationID: m.ownedGeneration}
-		sub.OwnedPartitions = groupTPs(m.owned)
-		if mm.Subscription, err = groupcodec.AppendSubscription(nil, sub); err == nil {
-			mm.Assignment, err = groupcodec.AppendAssignment(nil, groupcodec.Assignment{Partitions: groupTPs(m.assignment)})
-		}
-		if err != nil {
-			c.logger.Warn("encoding a member's protocol metadata failed", "group", g.id, "member", id, "err", err)
-			return
 		}
 		v.Members = append(v.Members, mm)
 	}

@@ -6,10 +6,16 @@
 // reading the directory sees the same groups.
 //
 // Kafka splits a rebalance between the broker (membership, generations) and
-// the group leader's client (the assignment). In process both are here: the
-// coordinator runs the assignor the members agreed on with the
-// subscriptions it already holds, which gives the leader's result without a
-// round trip.
+// the group leader's client (the assignment, with the leader's own
+// assignor). Members are in-process consumers or network clients (a wire
+// server's JoinGroup and SyncGroup), in one group alike. When the leader is
+// an in-process consumer, the coordinator runs its assignor at the end of
+// the join phase, over every member's subscription (a network member's
+// decoded from the metadata it sent): client and coordinator are one
+// process, so the SyncGroup round trip is skipped. When the leader is a
+// network client, the group waits in CompletingRebalance for its SyncGroup
+// ([Coordinator.Sync]) with every member's assignment, as Kafka's does, and
+// in-process members take theirs from it.
 //
 // # Transactions
 //
@@ -101,15 +107,23 @@ type MemberDescription struct {
 	Topics                         []string
 	Assignment                     []TopicPartition
 	LastHeartbeat                  time.Time
+	// Metadata is the member's metadata for the group's protocol (a
+	// ConsumerProtocolSubscription in a consumer group), as DescribeGroups
+	// gives it.
+	Metadata []byte
+	// AssignmentBytes is the member's assignment as its leader made it
+	// (a ConsumerProtocolAssignment in a consumer group).
+	AssignmentBytes []byte
 }
 
 // GroupDescription describes a group.
 type GroupDescription struct {
-	GroupID    string
-	State      GroupState
-	Generation int32
-	Protocol   string // the assignor in use
-	Leader     string
-	Members    []MemberDescription
-	Offsets    map[TopicPartition]OffsetAndMetadata
+	GroupID      string
+	State        GroupState
+	Generation   int32
+	ProtocolType string // "consumer" for consumer groups
+	Protocol     string // the assignor in use
+	Leader       string
+	Members      []MemberDescription
+	Offsets      map[TopicPartition]OffsetAndMetadata
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
 )
@@ -18,13 +16,16 @@ import (
 // Consumer groups are served by the directory's own group coordinator
 // (the one kafkalite's in-process consumers use), so that network clients
 // and in-process consumers can be members of one group and share its
-// committed offsets in __consumer_offsets. The coordinator assigns the
-// partitions itself, with kafkalite's implementation of the protocol the
-// group chose (range, roundrobin, sticky, cooperative-sticky: Kafka's
-// algorithms; kafkajs's RoundRobinAssigner is roundrobin); JoinGroup still gives the leader the members and their
-// subscriptions, as Kafka does, but the assignment the leader sends in
-// SyncGroup is not used. A protocol kafkalite does not implement is
-// refused with INCONSISTENT_GROUP_PROTOCOL.
+// committed offsets in __consumer_offsets. They are Kafka's classic
+// groups: the coordinator keeps membership and generations, and the
+// group's leader assigns the partitions with its own assignor. A network
+// leader gets every member's metadata in its JoinGroup response and sends
+// the assignments in its SyncGroup, which the coordinator hands to the
+// other members; an in-process leader's assignor runs inside the
+// coordinator (see package coordinator). Any protocol type and protocol
+// names the members share are accepted, as Kafka accepts them; a group
+// whose leader is an in-process consumer needs a protocol kafkalite
+// implements (range, roundrobin, sticky, cooperative-sticky).
 
 // Kafka's group error codes.
 const (
@@ -40,64 +41,8 @@ const (
 	errMemberIDRequired           int16 = 79
 	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
 	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
-	consumerProtocolType                = "consumer"
 	coordinatorKeyTypeTransaction int8  = 1
 )
-
-// assignorAliases name kafkalite's assignors by the names other clients
-// give the same algorithm: kafkajs's RoundRobinAssigner assigns the
-// partitions in turn to the members sorted by id, as Kafka's roundrobin
-// does.
-var assignorAliases = map[string]string{"RoundRobinAssigner": "roundrobin"}
-
-// groups is what the server keeps of its network members: their last
-// join's result (for SyncGroup) and their subscriptions (for the leader's
-// JoinGroup response and DescribeGroups).
-type groups struct {
-	mu      sync.Mutex
-	members map[string]map[string]*netMember // group → member id → member
-}
-
-type netMember struct {
-	joined   coordinator.JoinResult
-	metadata map[string][]byte // protocol name → subscription bytes
-	clientID string
-}
-
-func (g *groups) set(group, id string, m *netMember) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.members == nil {
-		g.members = map[string]map[string]*netMember{}
-	}
-	if g.members[group] == nil {
-		g.members[group] = map[string]*netMember{}
-	}
-	g.members[group][id] = m
-}
-
-func (g *groups) get(group, id string) *netMember {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.members[group][id]
-}
-
-func (g *groups) drop(group, id string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.members[group], id)
-}
-
-// prune forgets the network members the coordinator no longer lists.
-func (g *groups) prune(group string, current []coordinator.MemberDescription) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for id := range g.members[group] {
-		if !slices.ContainsFunc(current, func(m coordinator.MemberDescription) bool { return m.MemberID == id }) {
-			delete(g.members[group], id)
-		}
-	}
-}
 
 // coordinator returns the directory's group coordinator, made on first use.
 func (s *Server) coordinator(ctx context.Context) (*coordinator.Coordinator, error) {
@@ -147,17 +92,11 @@ func (s *Server) handleFindCoordinator(_ context.Context, kreq kmsg.Request) (km
 	return resp, nil
 }
 
-// subscription decodes a member's ConsumerProtocolSubscription.
-func subscription(b []byte) (kmsg.ConsumerMemberMetadata, error) {
-	md := kmsg.NewConsumerMemberMetadata()
-	return md, md.ReadFrom(b)
-}
-
 func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.JoinGroupRequest)
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Generation, resp.MemberID = -1, req.MemberID
-	pt := consumerProtocolType
+	pt := req.ProtocolType
 	resp.ProtocolType = &pt
 	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
 	rebalance := session
@@ -172,7 +111,7 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	case req.Group == "":
 		resp.ErrorCode = errInvalidGroupID
 		return resp, nil
-	case req.ProtocolType != consumerProtocolType:
+	case req.ProtocolType == "" || len(req.Protocols) == 0:
 		resp.ErrorCode = errInconsistentGroupProto
 		return resp, nil
 	case session < groupMinSessionTimeout || session > groupMaxSessionTimeout:
@@ -184,43 +123,12 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		return resp, nil
 	}
 	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID,
-		SessionTimeout: session, RebalanceTimeout: rebalance, OwnedGeneration: -1}
+		ProtocolType: req.ProtocolType, SessionTimeout: session, RebalanceTimeout: rebalance}
 	if req.InstanceID != nil {
 		jr.InstanceID = *req.InstanceID
 	}
-	metadata := map[string][]byte{}
-	clientNames := map[string]string{} // kafkalite's name → the member's
 	for _, p := range req.Protocols {
-		name := p.Name
-		if alias, ok := assignorAliases[name]; ok {
-			name = alias
-		}
-		a, err := assignor.ByName(name)
-		if err != nil {
-			continue // an assignor kafkalite does not implement
-		}
-		clientNames[name] = p.Name
-		md, err := subscription(p.Metadata)
-		if err != nil {
-			continue
-		}
-		if jr.Assignors == nil {
-			jr.Topics = md.Topics
-			for _, op := range md.OwnedPartitions {
-				for _, part := range op.Partitions {
-					jr.Owned = append(jr.Owned, log.TopicPartition{Topic: op.Topic, Partition: part})
-				}
-			}
-			if md.Version >= 2 {
-				jr.OwnedGeneration = md.Generation
-			}
-		}
-		jr.Assignors = append(jr.Assignors, a)
-		metadata[name] = p.Metadata
-	}
-	if len(jr.Assignors) == 0 {
-		resp.ErrorCode = errInconsistentGroupProto
-		return resp, nil
+		jr.Protocols = append(jr.Protocols, coordinator.Protocol{Name: p.Name, Metadata: p.Metadata})
 	}
 	coord, err := s.coordinator(ctx)
 	if err != nil {
@@ -240,59 +148,19 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		}
 		return resp, nil
 	}
-	s.groups.set(req.Group, res.MemberID, &netMember{joined: res, metadata: metadata, clientID: clientID})
 	resp.Generation, resp.MemberID, resp.LeaderID = res.Generation, res.MemberID, res.Leader
 	proto := res.Protocol
-	named := proto
-	if n, ok := clientNames[proto]; ok {
-		named = n // the member knows the protocol by its own name
-	}
-	resp.Protocol = &named
-	if res.Leader == res.MemberID {
-		d, err := coord.Describe(req.Group)
-		if err == nil {
-			s.groups.prune(req.Group, d.Members)
-			for _, m := range d.Members {
-				jm := kmsg.NewJoinGroupResponseMember()
-				jm.MemberID = m.MemberID
-				if m.InstanceID != "" {
-					id := m.InstanceID
-					jm.InstanceID = &id
-				}
-				jm.ProtocolMetadata = s.memberMetadata(req.Group, m, proto)
-				resp.Members = append(resp.Members, jm)
-			}
+	resp.Protocol = &proto
+	for _, m := range res.Members {
+		jm := kmsg.NewJoinGroupResponseMember()
+		jm.MemberID, jm.ProtocolMetadata = m.MemberID, m.Metadata
+		if m.InstanceID != "" {
+			id := m.InstanceID
+			jm.InstanceID = &id
 		}
+		resp.Members = append(resp.Members, jm)
 	}
 	return resp, nil
-}
-
-// memberMetadata is a member's subscription for the protocol: as the
-// network member sent it, or, for an in-process consumer, its topics
-// encoded as a ConsumerProtocolSubscription v0.
-func (s *Server) memberMetadata(group string, m coordinator.MemberDescription, protocol string) []byte {
-	if nm := s.groups.get(group, m.MemberID); nm != nil {
-		if b, ok := nm.metadata[protocol]; ok {
-			return b
-		}
-	}
-	md := kmsg.NewConsumerMemberMetadata()
-	md.Topics = m.Topics
-	return md.AppendTo(nil)
-}
-
-// assignmentBytes encodes partitions as a ConsumerProtocolAssignment v0.
-func assignmentBytes(tps []log.TopicPartition) []byte {
-	a := kmsg.NewConsumerMemberAssignment()
-	for _, tp := range tps {
-		if n := len(a.Topics); n == 0 || a.Topics[n-1].Topic != tp.Topic {
-			t := kmsg.NewConsumerMemberAssignmentTopic()
-			t.Topic = tp.Topic
-			a.Topics = append(a.Topics, t)
-		}
-		a.Topics[len(a.Topics)-1].Partitions = append(a.Topics[len(a.Topics)-1].Partitions, tp.Partition)
-	}
-	return a.AppendTo(nil)
 }
 
 func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
@@ -304,19 +172,27 @@ func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		resp.ErrorCode = groupCode(err)
 		return resp, nil
 	}
-	nm := s.groups.get(req.Group, req.MemberID)
-	switch {
-	case nm == nil:
-		resp.ErrorCode = errUnknownMemberID
-	case nm.joined.Generation != req.Generation:
-		resp.ErrorCode = errIllegalGeneration
-	default:
-		// A rebalance that started since the join makes the member rejoin.
-		if err := coord.Heartbeat(req.Group, req.MemberID, req.Generation); err != nil {
-			resp.ErrorCode = groupCode(err)
-			break
+	if req.Version >= 5 {
+		// The protocol type and name, when sent, must be the group's.
+		if d, err := coord.Describe(req.Group); err == nil &&
+			((req.ProtocolType != nil && *req.ProtocolType != d.ProtocolType) || (req.Protocol != nil && d.Protocol != "" && *req.Protocol != d.Protocol)) {
+			resp.ErrorCode = errInconsistentGroupProto
+			return resp, nil
 		}
-		resp.MemberAssignment = assignmentBytes(nm.joined.Assignment)
+	}
+	assignments := make(map[string][]byte, len(req.GroupAssignment))
+	for _, a := range req.GroupAssignment {
+		assignments[a.MemberID] = a.MemberAssignment
+	}
+	sctx, cancel := context.WithTimeout(ctx, groupMaxSessionTimeout)
+	defer cancel()
+	b, err := coord.Sync(sctx, req.Group, req.MemberID, req.Generation, assignments)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = coordinator.ErrRebalanceInProgress
+	}
+	resp.ErrorCode, resp.MemberAssignment = groupCode(err), b
+	if b == nil {
+		resp.MemberAssignment = []byte{}
 	}
 	return resp, nil
 }
@@ -346,7 +222,6 @@ func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.
 			return errUnknownMemberID
 		}
 		coord.Leave(req.Group, id)
-		s.groups.drop(req.Group, id)
 		return errNone
 	}
 	if req.Version < 3 {
@@ -533,7 +408,7 @@ func (s *Server) handleListGroups(ctx context.Context, kreq kmsg.Request) (kmsg.
 			continue
 		}
 		g := kmsg.NewListGroupsResponseGroup()
-		g.Group, g.ProtocolType, g.GroupState, g.GroupType = id, consumerProtocolType, string(d.State), "classic"
+		g.Group, g.ProtocolType, g.GroupState, g.GroupType = id, d.ProtocolType, string(d.State), "classic"
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
@@ -557,7 +432,7 @@ func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (k
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		g.State, g.ProtocolType, g.Protocol = string(d.State), consumerProtocolType, d.Protocol
+		g.State, g.ProtocolType, g.Protocol = string(d.State), d.ProtocolType, d.Protocol
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()
 			gm.MemberID, gm.ClientID, gm.ClientHost = m.MemberID, m.ClientID, "/127.0.0.1"
@@ -565,8 +440,7 @@ func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (k
 				iid := m.InstanceID
 				gm.InstanceID = &iid
 			}
-			gm.ProtocolMetadata = s.memberMetadata(id, m, d.Protocol)
-			gm.MemberAssignment = assignmentBytes(m.Assignment)
+			gm.ProtocolMetadata, gm.MemberAssignment = m.Metadata, m.AssignmentBytes
 			g.Members = append(g.Members, gm)
 		}
 		resp.Groups = append(resp.Groups, g)

@@ -118,8 +118,6 @@ type Server struct {
 
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
-
-	groups groups
 }
 
 // New returns a server for d.
