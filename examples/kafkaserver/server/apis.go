@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -34,8 +33,8 @@ func init() {
 	apis = map[int16]api{
 		kmsg.ApiVersions.Int16():             {0, 4, (*Server).handleAPIVersions},
 		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
-		kmsg.Produce.Int16():                 {0, 11, (*Server).handleProduce},
-		kmsg.Fetch.Int16():                   {4, 16, nil}, // handle answers it with fetch and encodeFetch
+		kmsg.Produce.Int16():                 {0, 13, (*Server).handleProduce},
+		kmsg.Fetch.Int16():                   {4, 18, nil}, // handle answers it with fetch and encodeFetch
 		kmsg.ListOffsets.Int16():             {1, 7, (*Server).handleListOffsets},
 		kmsg.InitProducerID.Int16():          {0, 4, (*Server).handleInitProducerID},
 		kmsg.CreateTopics.Int16():            {0, 7, (*Server).handleCreateTopics},
@@ -92,27 +91,6 @@ func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
 
 func (s *Server) handleAPIVersions(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
 	return s.apiVersions(errNone), nil
-}
-
-// topicID is a topic's id as the wire carries it (16 bytes), from
-// kafkalite's base64 form.
-func topicID(id string) [16]byte {
-	var out [16]byte
-	b, err := base64.RawURLEncoding.DecodeString(id)
-	if err == nil && len(b) == 16 {
-		copy(out[:], b)
-	}
-	return out
-}
-
-// topicByID finds a topic's name by its wire id.
-func (s *Server) topicByID(id [16]byte) (string, bool) {
-	for _, name := range s.dir.Topics() {
-		if td, err := s.dir.DescribeTopic(name); err == nil && topicID(td.ID) == id {
-			return name, true
-		}
-	}
-	return "", false
 }
 
 func (s *Server) broker() (int32, string, int32) {
@@ -224,6 +202,11 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 	for ti, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		name, known := t.Topic, true
+		if req.Version >= 13 {
+			// v13 names the topic by its id (KIP-516).
+			name, known = s.topicByID(t.TopicID)
+		}
 		for pi, p := range t.Partitions {
 			rp := kmsg.NewProduceResponseTopicPartition()
 			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, -1, -1, -1
@@ -232,8 +215,10 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 				rp.ErrorCode = errUnsupportedVersion // only magic-2 batches are stored
 			case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 				rp.ErrorCode = errInvalidRequiredAcks
+			case !known:
+				rp.ErrorCode = errUnknownTopicID
 			default:
-				l, err := s.dir.Partition(t.Topic, p.Partition)
+				l, err := s.dir.Partition(name, p.Partition)
 				if err != nil {
 					rp.ErrorCode = codeOf(err)
 					break

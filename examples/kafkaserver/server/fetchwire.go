@@ -25,9 +25,10 @@ func releaseChunks(cs []chunk) {
 	}
 }
 
-// fetchEncoder writes a Fetch response frame (versions 4 to 16) field by
-// field, as Kafka's FetchResponse schema orders them, so that a
-// partition's records can be a file slice instead of bytes in memory.
+// fetchEncoder writes a Fetch response frame (versions 4 to 18: 17 and 18
+// changed only the request) field by field, as Kafka's FetchResponse
+// schema orders them, so that a partition's records can be a file slice
+// instead of bytes in memory.
 // TestFetchEncoderMatchesKmsg checks it byte for byte against kmsg.
 type fetchEncoder struct {
 	flexible bool

@@ -118,6 +118,8 @@ type Server struct {
 
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
+
+	ids topicIDs
 }
 
 // New returns a server for d.
