@@ -7,6 +7,9 @@ replace github.com/kafkalite/kafkalite => ../..
 require (
 	github.com/kafkalite/kafkalite v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	github.com/twmb/franz-go v1.22.3
+	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 )
 
 require (

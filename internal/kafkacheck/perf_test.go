@@ -260,7 +260,7 @@ func atof(t *testing.T, s string) float64 {
 }
 
 // spread formats the median and the range of a measure over runs.
-func spread(rs []perfResult, f func(perfResult) float64, format string) string {
+func spread[R any](rs []R, f func(R) float64, format string) string {
 	vs := make([]float64, len(rs))
 	for i, r := range rs {
 		vs[i] = f(r)
@@ -317,25 +317,46 @@ func TestPerfServer(t *testing.T) {
 // writeRows writes a table of rows by name, sorted: records/s, MB/s and
 // latencies, and with peak the server's peak memory.
 func writeRows(sb *strings.Builder, rows map[string][]perfResult, peak bool) {
-	head, sep := "| run | records/s | MB/s | avg latency ms | p99 ms |", "|---|---|---|---|---|"
-	if peak {
-		head, sep = head+" server peak memory MB |", sep+"---|"
+	cols := []column[perfResult]{
+		{"records/s", "%.0f", func(r perfResult) float64 { return r.perSec }},
+		{"MB/s", "%.1f", func(r perfResult) float64 { return r.mbPerSec }},
+		{"avg latency ms", "%.1f", func(r perfResult) float64 { return r.avgMs }},
+		{"p99 ms", "%.0f", func(r perfResult) float64 { return r.p99Ms }},
 	}
-	fmt.Fprintf(sb, "%s\n%s\n", head, sep)
+	if peak {
+		cols = append(cols, column[perfResult]{"server peak memory MB", "%.0f", func(r perfResult) float64 { return r.brokerPeakMB }})
+	}
+	writeTable(sb, rows, cols)
+}
+
+// column is a column of a table of runs: its heading, the format of its
+// numbers, and the measure it shows.
+type column[R any] struct {
+	head, format string
+	f            func(R) float64
+}
+
+// writeTable writes a markdown table of rows by name, sorted, with the
+// median (range) of each column's measure over a row's runs.
+func writeTable[R any](sb *strings.Builder, rows map[string][]R, cols []column[R]) {
+	sb.WriteString("| run |")
+	for _, c := range cols {
+		fmt.Fprintf(sb, " %s |", c.head)
+	}
+	sb.WriteString("\n|---|")
+	for range cols {
+		sb.WriteString("---|")
+	}
+	sb.WriteString("\n")
 	names := make([]string, 0, len(rows))
 	for name := range rows {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		rs := rows[name]
-		fmt.Fprintf(sb, "| %s | %s | %s | %s | %s |", name,
-			spread(rs, func(r perfResult) float64 { return r.perSec }, "%.0f"),
-			spread(rs, func(r perfResult) float64 { return r.mbPerSec }, "%.1f"),
-			spread(rs, func(r perfResult) float64 { return r.avgMs }, "%.1f"),
-			spread(rs, func(r perfResult) float64 { return r.p99Ms }, "%.0f"))
-		if peak {
-			fmt.Fprintf(sb, " %s |", spread(rs, func(r perfResult) float64 { return r.brokerPeakMB }, "%.0f"))
+		fmt.Fprintf(sb, "| %s |", name)
+		for _, c := range cols {
+			fmt.Fprintf(sb, " %s |", spread(rows[name], c.f, c.format))
 		}
 		sb.WriteString("\n")
 	}
