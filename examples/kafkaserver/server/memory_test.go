@@ -299,3 +299,39 @@ func memProduce(c net.Conn, frame []byte) error {
 	}
 	return nil
 }
+
+// TestAnnouncedSizeHoldsNoMemory: a request's size alone holds no memory.
+// Connections that announce a request of the full socket.request.max.bytes
+// (100 MiB) and send only its first bytes cost the server what they sent
+// and a step of its read buffer (1 MiB), not the size they announced; a
+// server that allocated the announced size would hold 3.2 GiB here.
+func TestAnnouncedSizeHoldsNoMemory(t *testing.T) {
+	srv := servertest.Start(t, func(c *server.Config) { c.Logger = slog.New(slog.DiscardHandler) })
+	const conns = 32
+	base := heapLive()
+	var open []net.Conn
+	for range conns {
+		c := memDial(t, srv.Addr)
+		open = append(open, c)
+		var frame [4 + 14]byte
+		binary.BigEndian.PutUint32(frame[:], 100<<20)
+		// The start of a Produce v8 header: key, version, correlation id.
+		binary.BigEndian.PutUint16(frame[4:], 0)
+		binary.BigEndian.PutUint16(frame[6:], 8)
+		_, err := c.Write(frame[:])
+		require.NoError(t, err)
+	}
+	// Every connection's first bytes have reached the server when a new
+	// connection's request is answered after them (connections are
+	// accepted and read in order of arrival only loosely, so the check
+	// is that the heap stays bounded however far the reads have got).
+	cl := client(t, srv.Addr)
+	require.NoError(t, cl.Ping(context.Background()))
+	held := heapLive()
+	bound := uint64(conns*(1<<20+128<<10) + 16<<20)
+	require.LessOrEqual(t, held, base+bound, "%d connections announcing 100 MiB each hold %.1f MiB (bound %.1f MiB)",
+		conns, inMiB(held-min(held, base)), inMiB(bound))
+	for _, c := range open {
+		require.NoError(t, c.Close())
+	}
+}

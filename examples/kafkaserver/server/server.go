@@ -31,6 +31,7 @@ import (
 	"io"
 	stdlog "log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -354,6 +355,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			continue
 		}
 		out, err := s.handle(ctx, frame)
+		if cap(frame) > keptFrameBytes {
+			frame = nil
+		}
 		if err != nil {
 			s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
@@ -385,8 +389,8 @@ var ErrFrameTooLarge = errors.New("server: request larger than socket.request.ma
 var ErrBadFrame = errors.New("server: malformed request")
 
 // readFrame reads one size-prefixed request into buf (grown as needed,
-// never past max).
-func readFrame(r *bufio.Reader, buf []byte, max int32) ([]byte, error) {
+// never past limit).
+func readFrame(r *bufio.Reader, buf []byte, limit int32) ([]byte, error) {
 	var size [4]byte
 	if _, err := io.ReadFull(r, size[:]); err != nil {
 		return buf, err
@@ -395,20 +399,42 @@ func readFrame(r *bufio.Reader, buf []byte, max int32) ([]byte, error) {
 	switch {
 	case n < 0:
 		return buf, fmt.Errorf("%w: negative size %d", ErrBadFrame, n)
-	case n > max:
-		return buf, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, max)
+	case n > limit:
+		return buf, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, limit)
 	case n < 8:
 		return buf, fmt.Errorf("%w: %d bytes cannot hold a request header", ErrBadFrame, n)
 	}
-	if cap(buf) < int(n) {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
+	if cap(buf) >= int(n) {
+		buf = buf[:n]
+		_, err := io.ReadFull(r, buf)
 		return buf, err
+	}
+	// A large request's buffer grows as its bytes arrive, a step at a
+	// time, so that a size alone (a client that announces 100 MiB and
+	// sends nothing) holds no memory.
+	buf = buf[:0]
+	for len(buf) < int(n) {
+		step := min(int(n)-len(buf), frameStep)
+		if cap(buf)-len(buf) < step {
+			buf = slices.Grow(buf, min(int(n), max(2*cap(buf), len(buf)+step))-len(buf))
+		}
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+step])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
 	}
 	return buf, nil
 }
+
+// frameStep is how far a request's buffer grows ahead of the bytes read;
+// keptFrameBytes is the largest buffer a connection keeps between
+// requests (a larger one, for a large produce, is dropped once the
+// request is handled instead of staying with the connection).
+const (
+	frameStep      = 1 << 20
+	keptFrameBytes = 1 << 20
+)
 
 // header is a request header (v1, or v2 with tagged fields).
 type header struct {
