@@ -96,11 +96,11 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 	if dup {
 		return res, nil
 	}
-	base := l.LogEndOffset()
-	if err := errors.Join(record.SetBaseOffset(batch, base), record.SetPartitionLeaderEpoch(batch, l.leaderEpoch)); err != nil {
+	base, epoch := l.LogEndOffset(), l.leaderEpoch.Load()
+	if err := errors.Join(record.SetBaseOffset(batch, base), record.SetPartitionLeaderEpoch(batch, epoch)); err != nil {
 		return AppendResult{}, l.perr(err)
 	}
-	h.BaseOffset, h.PartitionLeaderEpoch = base, l.leaderEpoch
+	h.BaseOffset, h.PartitionLeaderEpoch = base, epoch
 	if l.Config().MessageTimestampType == record.LogAppendTime {
 		res.LogAppendTime = l.now().UnixMilli()
 		if err := record.SetLogAppendTime(batch, res.LogAppendTime); err != nil {
@@ -168,10 +168,11 @@ var errRewrite = errors.New("not appended as it came")
 func (l *Log) appendOverlappedLocked(batch []byte, h0 record.BatchHeader, origin appendOrigin) (AppendResult, error) {
 	// The leader epoch lies in the bytes written ahead (outside the CRC);
 	// the base offset does not.
-	if err := record.SetPartitionLeaderEpoch(batch, l.leaderEpoch); err != nil {
+	epoch := l.leaderEpoch.Load()
+	if err := record.SetPartitionLeaderEpoch(batch, epoch); err != nil {
 		return AppendResult{}, l.perr(err)
 	}
-	h0.BaseOffset, h0.PartitionLeaderEpoch = l.LogEndOffset(), l.leaderEpoch
+	h0.BaseOffset, h0.PartitionLeaderEpoch = l.LogEndOffset(), epoch
 	if err := l.maybeRollLocked(&h0, len(batch)); err != nil {
 		return AppendResult{}, err
 	}
@@ -493,6 +494,11 @@ func (l *Log) appendedLocked(seg *segment.Segment, batch []byte, h *record.Batch
 		}
 		if err != nil {
 			l.logger.Warn("updating leader-epoch-checkpoint failed", "partition", l.tp(), "err", err)
+		}
+		if h.PartitionLeaderEpoch > l.leaderEpoch.Load() {
+			// A replica's batch of a later epoch (AppendAsReplica): the
+			// log's epoch is the latest it holds, as after a reopen.
+			l.leaderEpoch.Store(h.PartitionLeaderEpoch)
 		}
 	}
 	l.unflushedMessages += int64(h.LastOffsetDelta) + 1

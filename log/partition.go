@@ -46,7 +46,7 @@ type Log struct {
 
 	mu                sync.Mutex // the write lock: appends, rolls, truncation, retention
 	epochs            *checkpoint.LeaderEpochCache
-	leaderEpoch       int32
+	leaderEpoch       atomic.Int32 // written under mu; read by LeaderEpoch without it
 	unflushedMessages int64
 	failed            error // sticky storage error
 	dirDirty          bool  // a segment was created or removed since the last directory sync
@@ -459,7 +459,7 @@ func (l *Log) loadLeaderEpochs() error {
 		}
 	}
 	if e, ok := c.LatestEpoch(); ok {
-		l.leaderEpoch = e
+		l.leaderEpoch.Store(e)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func (l *Log) AppendTxnMarker(_ access.Internal, producerID int64, producerEpoch
 	base := l.LogEndOffset()
 	ts := l.now().UnixMilli()
 	var err error
-	l.markerBuf, err = record.AppendEndTxnMarkerBatch(l.markerBuf[:0], base, l.leaderEpoch, producerID, producerEpoch, ts, m)
+	l.markerBuf, err = record.AppendEndTxnMarkerBatch(l.markerBuf[:0], base, l.leaderEpoch.Load(), producerID, producerEpoch, ts, m)
 	if err != nil {
 		return AppendResult{}, l.perr(err)
 	}

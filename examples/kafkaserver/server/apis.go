@@ -37,6 +37,7 @@ func init() {
 		kmsg.Fetch.Int16():                   {4, 18, nil}, // handle answers it with fetch and encodeFetch
 		kmsg.ListOffsets.Int16():             {1, 7, (*Server).handleListOffsets},
 		kmsg.InitProducerID.Int16():          {0, 4, (*Server).handleInitProducerID},
+		kmsg.OffsetForLeaderEpoch.Int16():    {0, 4, (*Server).handleOffsetForLeaderEpoch},
 		kmsg.CreateTopics.Int16():            {0, 7, (*Server).handleCreateTopics},
 		kmsg.DeleteTopics.Int16():            {0, 6, (*Server).handleDeleteTopics},
 		kmsg.CreatePartitions.Int16():        {0, 3, (*Server).handleCreatePartitions},
@@ -150,7 +151,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt.TopicID, mt.IsInternal = topicID(td.ID), td.Internal
 		for p := range td.Partitions {
 			mp := kmsg.NewMetadataResponseTopicPartition()
-			mp.Partition, mp.Leader, mp.LeaderEpoch = p, node, 0
+			mp.Partition, mp.Leader, mp.LeaderEpoch = p, node, s.leaderEpoch(name, p)
 			mp.Replicas, mp.ISR = []int32{node}, []int32{node}
 			mt.Partitions = append(mt.Partitions, mp)
 		}
@@ -191,6 +192,7 @@ func (s *Server) produceRecords(l *log.Log, records []byte) (res log.AppendResul
 func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ProduceRequest)
 	resp := kmsg.NewPtrProduceResponse()
+	resp.Topics = make([]kmsg.ProduceResponseTopic, 0, len(req.Topics))
 	// acks=all: each appended partition's records are synced once every
 	// partition is appended, so that one fsync wait covers them all.
 	type synced struct {
@@ -202,6 +204,7 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 	for ti, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(t.Partitions))
 		name, known := t.Topic, true
 		if req.Version >= 13 {
 			// v13 names the topic by its id (KIP-516).
@@ -376,11 +379,13 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 	for {
 		changed := s.dir.Changed()
 		resp := kmsg.NewPtrFetchResponse()
+		resp.Topics = make([]kmsg.FetchResponseTopic, 0, len(req.Topics))
 		slices := make([][]*segment.Slice, len(req.Topics))
 		total, failed := 0, false
 		for i, t := range req.Topics {
 			rt := kmsg.NewFetchResponseTopic()
 			rt.Topic, rt.TopicID = t.Topic, t.TopicID
+			rt.Partitions = make([]kmsg.FetchResponseTopicPartition, 0, len(t.Partitions))
 			slices[i] = make([]*segment.Slice, len(t.Partitions))
 			for j, p := range t.Partitions {
 				if !known[i] {
@@ -451,9 +456,9 @@ func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.R
 			}
 			switch {
 			case p.Timestamp == log.LatestTimestamp && req.IsolationLevel == 1:
-				rp.Offset = l.LastStableOffset()
+				rp.Offset, rp.LeaderEpoch = l.LastStableOffset(), l.LeaderEpoch()
 			case p.Timestamp == log.LatestTimestamp:
-				rp.Offset = l.HighWatermark()
+				rp.Offset, rp.LeaderEpoch = l.HighWatermark(), l.LeaderEpoch()
 			case p.Timestamp < log.MaxTimestamp:
 				rp.ErrorCode = errUnsupportedVersion // -4, -5: tiered storage's, not served
 			default:
@@ -463,8 +468,10 @@ func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.R
 					rp.ErrorCode = codeOf(err)
 				case ok:
 					rp.Offset, rp.Timestamp = ot.Offset, ot.Timestamp
-					if p.Timestamp >= 0 {
-						rp.LeaderEpoch = 0
+					// The epoch of the batch found, as Kafka answers (of
+					// the earliest epoch for EarliestTimestamp).
+					if e, ok := l.EpochForOffset(ot.Offset); ok {
+						rp.LeaderEpoch = e
 					}
 				}
 			}
