@@ -1,10 +1,13 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -101,4 +104,39 @@ func flatten(out []chunk) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// FuzzReadFrame feeds an arbitrary byte stream to the connection's frame
+// reader: it returns each size-prefixed frame exactly as it was written,
+// refuses a size over the limit or below a header's with a typed error,
+// never holds more than the limit, and never panics.
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 8, 0, 18, 0, 3, 0, 0, 0, 1})
+	f.Add([]byte{0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x7f, 0, 0, 0, 0, 8})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0, 0x10, 0, 0, 1, 2, 3})
+	const limit = 3 << 20 // above frameStep, so that growth in steps is fuzzed
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		r := bufio.NewReaderSize(bytes.NewReader(stream), 16)
+		var buf []byte
+		pos := 0
+		for {
+			frame, err := readFrame(r, buf, limit)
+			if len(frame) > limit {
+				t.Fatalf("a frame of %d bytes, over the limit", len(frame))
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, ErrBadFrame) && !errors.Is(err, ErrFrameTooLarge) {
+					t.Fatalf("an untyped error: %v", err)
+				}
+				return
+			}
+			size := int(binary.BigEndian.Uint32(stream[pos:]))
+			if size != len(frame) || !bytes.Equal(frame, stream[pos+4:pos+4+size]) {
+				t.Fatalf("frame at %d: got %d bytes, the stream holds %d", pos, len(frame), size)
+			}
+			pos += 4 + size
+			buf = frame
+		}
+	})
 }
