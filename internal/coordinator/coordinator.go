@@ -262,7 +262,7 @@ func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
 		Protocol: g.protocol, Leader: g.leader, Offsets: maps.Clone(g.offsets)}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
-		d.Members = append(d.Members, MemberDescription{MemberID: m.id, ClientID: m.clientID, InstanceID: m.instanceID,
+		d.Members = append(d.Members, MemberDescription{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost, InstanceID: m.instanceID,
 			Topics: slices.Clone(m.topics), Assignment: slices.Clone(m.assignment), LastHeartbeat: m.lastHeartbeat,
 			Metadata: m.metadata(g.protocol), AssignmentBytes: m.assignmentOut()})
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/groupcodec"
 )
 
 // group is one consumer group. Its fields are guarded by the coordinator's
@@ -47,13 +48,19 @@ type group struct {
 	// appended batch offsets the same way).
 	offsetPos map[TopicPartition]int64
 	commitMu  chan struct{} // a one-slot semaphore: commits of a group are appended in order
+	// stored is the group's last metadata read from __consumer_offsets
+	// while the coordinator loads; nil after.
+	stored *groupcodec.GroupMetadataValue
 }
 
 // member is a group member: an in-process consumer (assignors set) or a
 // network client (its protocols' metadata set).
 type member struct {
 	id, clientID, instanceID string
-	protocolType             string
+	// clientHost is a network member's address as Kafka writes it
+	// ("/127.0.0.1"); an in-process member's is inProcessHost.
+	clientHost   string
+	protocolType string
 	// protocols are the member's protocol names in its order of
 	// preference, with the metadata it sent for each: a network client's
 	// bytes as it sent them; nil for an in-process consumer, whose
@@ -105,6 +112,9 @@ type JoinRequest struct {
 	MemberID   string
 	ClientID   string
 	InstanceID string
+	// ClientHost is a network client's address as Kafka writes it
+	// ("/" and the IP address); empty for an in-process consumer.
+	ClientHost string
 	Topics     []string
 	// Owned and OwnedGeneration are the partitions the member holds now
 	// (the cooperative protocol and the sticky assignors use them).
@@ -228,6 +238,10 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		g.joinOrder = append(g.joinOrder, m.id)
 	}
 	m.clientID, m.instanceID, m.protocolType = req.ClientID, req.InstanceID, protocolType
+	m.clientHost = req.ClientHost
+	if !network {
+		m.clientHost = inProcessHost
+	}
 	// The metadata is copied: a server's request buffer holds it.
 	m.protocols = make([]Protocol, len(protocols))
 	for i, p := range protocols {

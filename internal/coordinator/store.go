@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
@@ -118,7 +120,7 @@ func (c *Coordinator) persistGroupLocked(g *group) {
 	}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
-		mm := groupcodec.MemberMetadata{MemberID: m.id, ClientID: m.clientID, ClientHost: "/127.0.0.1",
+		mm := groupcodec.MemberMetadata{MemberID: m.id, ClientID: m.clientID, ClientHost: m.clientHost,
 			RebalanceTimeout: int32(m.rebalanceTimeout.Milliseconds()), SessionTimeout: int32(m.sessionTimeout.Milliseconds()),
 			Subscription: m.metadata(g.protocol), Assignment: m.assignmentOut()}
 		if m.instanceID != "" {
@@ -150,9 +152,8 @@ func groupTPs(tps []TopicPartition) []groupcodec.TopicPartitions {
 }
 
 // load reads every partition of __consumer_offsets: offset commits and
-// their tombstones, and each group's last generation. Members are not
-// loaded: they were processes that are gone, so a group's next member
-// starts a new generation at once. Offsets committed in a transaction
+// their tombstones, and each group's last metadata, whose network members
+// it restores (see restoreLocked). Offsets committed in a transaction
 // (transactional batches) stay pending until their producer's COMMIT
 // marker, which applies them, or ABORT marker, which drops them; those
 // still pending at the end wait for the transaction coordinator, which
@@ -182,6 +183,9 @@ func (c *Coordinator) load() error {
 			}
 			off = next
 		}
+	}
+	for _, g := range c.groups {
+		c.restoreLocked(g)
 	}
 	return nil
 }
@@ -266,8 +270,69 @@ func (c *Coordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *recor
 		}
 		g := c.groupLocked(k.Group)
 		g.generation = max(g.generation, v.Generation)
+		g.stored = &v
 	default:
 		// Other coordinator record types (the new consumer protocol, share
 		// groups) are not used by kafkalite; Kafka skips unknown ones too.
+	}
+}
+
+// inProcessHost is the client host written for an in-process member: it
+// has no address, and the coordinator that loads the group again does not
+// restore it.
+const inProcessHost = "in-process"
+
+// restoreLocked brings back the members of a group's last stored metadata
+// as Kafka's coordinator does when it loads a group
+// (GroupMetadataManager.onLoaded): the same generation, protocol, leader,
+// subscriptions and assignments, their sessions starting now, so that
+// network clients that reconnect after a restart carry on as members (a
+// commit of theirs is accepted; a member that does not come back expires
+// with its session). In-process members are not restored: their process
+// ended with the directory's last opening. Without them, or without the
+// leader, the restored members rebalance at once.
+func (c *Coordinator) restoreLocked(g *group) {
+	v := g.stored
+	g.stored = nil
+	if v == nil || v.Generation != g.generation || len(v.Members) == 0 || v.Protocol == nil {
+		return
+	}
+	now := c.now()
+	missing := false
+	for _, mm := range v.Members {
+		if mm.ClientHost == inProcessHost {
+			missing = true
+			continue
+		}
+		m := &member{id: mm.MemberID, clientID: mm.ClientID, clientHost: mm.ClientHost, protocolType: v.ProtocolType,
+			protocols:      []Protocol{{Name: *v.Protocol, Metadata: mm.Subscription}},
+			sessionTimeout: time.Duration(mm.SessionTimeout) * time.Millisecond, rebalanceTimeout: time.Duration(mm.RebalanceTimeout) * time.Millisecond,
+			lastHeartbeat: now, joined: true, synced: true, assignmentBytes: mm.Assignment}
+		if mm.GroupInstanceID != nil {
+			m.instanceID = *mm.GroupInstanceID
+		}
+		m.subscribeFromMetadata(c)
+		if v.ProtocolType == consumerProtocolType {
+			if a, err := groupcodec.ParseAssignment(mm.Assignment); err == nil {
+				m.assignment = flatTPs(a.Partitions)
+			}
+		}
+		g.members[m.id] = m
+		g.joinOrder = append(g.joinOrder, m.id)
+	}
+	if len(g.members) == 0 {
+		return
+	}
+	g.protocolType, g.protocol, g.state = v.ProtocolType, *v.Protocol, StateStable
+	if v.Leader != nil && g.members[*v.Leader] != nil {
+		g.leader = *v.Leader
+		// The leader first, as it joined first.
+		g.joinOrder = append([]string{g.leader}, slices.DeleteFunc(g.joinOrder, func(id string) bool { return id == g.leader })...)
+	} else {
+		missing = true
+	}
+	c.logger.Info("restored a group's members", "group", g.id, "generation", g.generation, "members", len(g.members))
+	if missing {
+		c.prepareRebalanceLocked(g)
 	}
 }

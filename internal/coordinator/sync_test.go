@@ -9,6 +9,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // subscriptionOf is a network consumer's metadata for topic t.
@@ -136,4 +138,91 @@ func TestLeaderThatNeverSyncs(t *testing.T) {
 	require.Len(t, res.Assignment, 4)
 	_, err = c.Sync(ctx, "g", "a", a.Generation, nil)
 	require.ErrorIs(t, err, ErrUnknownMember)
+}
+
+// TestRestoreNetworkMembers: a coordinator loading __consumer_offsets
+// again (the directory reopened, a server restarted) restores the network
+// members of each group's last metadata as Kafka's coordinator restores a
+// classic group: same generation, leader, subscriptions and assignments,
+// so that their commits and heartbeats are accepted. In-process members
+// are not restored (their process is gone): a group that had one
+// rebalances at once, and a group of in-process members only is empty.
+func TestRestoreNetworkMembers(t *testing.T) {
+	mem := vfs.NewMem()
+	cfg := log.DefaultConfig()
+	cfg.FS = mem
+	cfg.OffsetsTopicNumPartitions = 3
+	ctx := context.Background()
+	open := func() (*log.Dir, *Coordinator) {
+		d, err := log.Open(ctx, "/data", cfg)
+		require.NoError(t, err)
+		c, err := For(ctx, d)
+		require.NoError(t, err)
+		return d, c
+	}
+	d, c := open()
+	_, err := d.CreateTopic(ctx, "t", 4, nil)
+	require.NoError(t, err)
+	joinAs := func(group, id string) JoinResult {
+		res, err := c.Join(ctx, JoinRequest{GroupID: group, MemberID: id, ClientID: "net", ClientHost: "/10.0.0.7", ProtocolType: "consumer",
+			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+		require.NoError(t, err)
+		return res
+	}
+	// "net": one network member. "mixed": a network leader and an
+	// in-process member. "local": one in-process member.
+	a := joinAs("net", "a")
+	_, err = c.Sync(ctx, "net", "a", a.Generation, map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)})
+	require.NoError(t, err)
+	m := joinAs("mixed", "m")
+	_, err = c.Sync(ctx, "mixed", "m", m.Generation, map[string][]byte{"m": assignmentOf(t, 0, 1, 2, 3)})
+	require.NoError(t, err)
+	local := JoinRequest{MemberID: "l", ClientID: "local", Topics: []string{"t"}, Assignors: []assignor.Assignor{assignor.Range()},
+		SessionTimeout: time.Minute, RebalanceTimeout: time.Minute, OwnedGeneration: -1}
+	joined := make(chan error, 1)
+	go func() {
+		r := local
+		r.GroupID = "mixed"
+		_, err := c.Join(ctx, r)
+		joined <- err
+	}()
+	<-m.RebalanceStarts
+	m = joinAs("mixed", "m")
+	_, err = c.Sync(ctx, "mixed", "m", m.Generation, map[string][]byte{"m": assignmentOf(t, 0, 1), "l": assignmentOf(t, 2, 3)})
+	require.NoError(t, err)
+	require.NoError(t, <-joined)
+	local.GroupID = "local"
+	_, err = c.Join(ctx, local)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+
+	d, c = open()
+	defer d.Close()
+	net, err := c.Describe("net")
+	require.NoError(t, err)
+	require.Equal(t, StateStable, net.State)
+	require.Equal(t, a.Generation, net.Generation)
+	require.Equal(t, "a", net.Leader)
+	require.Equal(t, "range", net.Protocol)
+	require.Len(t, net.Members, 1)
+	require.Equal(t, "/10.0.0.7", net.Members[0].ClientHost)
+	require.Equal(t, []string{"t"}, net.Members[0].Topics)
+	require.Equal(t, assignmentOf(t, 0, 1, 2, 3), net.Members[0].AssignmentBytes)
+	require.Len(t, net.Members[0].Assignment, 4)
+	require.NoError(t, c.Heartbeat("net", "a", a.Generation))
+	require.NoError(t, c.Commit(ctx, "net", "a", a.Generation, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}))
+	got, err := c.Sync(ctx, "net", "a", a.Generation, nil)
+	require.NoError(t, err)
+	require.Equal(t, assignmentOf(t, 0, 1, 2, 3), got)
+
+	mixed, err := c.Describe("mixed")
+	require.NoError(t, err)
+	require.Equal(t, StatePreparingRebalance, mixed.State, "the in-process member is gone: the rest rebalance")
+	require.Len(t, mixed.Members, 1)
+	require.ErrorIs(t, c.Heartbeat("mixed", "m", m.Generation), ErrRebalanceInProgress)
+
+	lonely, err := c.Describe("local")
+	require.NoError(t, err)
+	require.Equal(t, StateEmpty, lonely.State)
+	require.Empty(t, lonely.Members)
 }

@@ -104,9 +104,12 @@ const (
 // MemberDescription describes a member.
 type MemberDescription struct {
 	MemberID, ClientID, InstanceID string
-	Topics                         []string
-	Assignment                     []TopicPartition
-	LastHeartbeat                  time.Time
+	// ClientHost is a network member's address ("/127.0.0.1"), or
+	// "in-process".
+	ClientHost    string
+	Topics        []string
+	Assignment    []TopicPartition
+	LastHeartbeat time.Time
 	// Metadata is the member's metadata for the group's protocol (a
 	// ConsumerProtocolSubscription in a consumer group), as DescribeGroups
 	// gives it.

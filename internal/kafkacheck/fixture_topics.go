@@ -382,7 +382,7 @@ func (f *fixture) writeGroup() {
 	}
 	f.coordinatorBatch(otp, -1, -1, []Record{{Group: &GroupMetadata{Group: GroupSubscribed, ProtocolType: "consumer",
 		Generation: 1, Protocol: "range", Leader: gm.MemberID, CurrentStateTimestamp: f.clock.nowMs(),
-		Members: []GroupMember{{MemberID: gm.MemberID, ClientID: ccfg.ClientID, ClientHost: "/127.0.0.1",
+		Members: []GroupMember{{MemberID: gm.MemberID, ClientID: ccfg.ClientID, ClientHost: "in-process",
 			RebalanceTimeout: int32(ccfg.MaxPollInterval.Milliseconds()), SessionTimeout: int32(ccfg.SessionTimeout.Milliseconds()),
 			Topics: []string{TopicCodecs}, Assignment: map[string][]int32{TopicCodecs: all}}}}}})
 	f.checkEnds()

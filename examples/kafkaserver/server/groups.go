@@ -103,9 +103,9 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	if req.Version >= 1 {
 		rebalance = time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	}
-	clientID := ""
+	clientID, clientHost := "", ""
 	if st := stateOf(ctx); st != nil {
-		clientID = st.clientID
+		clientID, clientHost = st.clientID, st.clientHost
 	}
 	switch {
 	case req.Group == "":
@@ -122,7 +122,7 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coordinator.NewMemberID(clientID)
 		return resp, nil
 	}
-	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID,
+	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID, ClientHost: clientHost,
 		ProtocolType: req.ProtocolType, SessionTimeout: session, RebalanceTimeout: rebalance}
 	if req.InstanceID != nil {
 		jr.InstanceID = *req.InstanceID
@@ -435,7 +435,7 @@ func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (k
 		g.State, g.ProtocolType, g.Protocol = string(d.State), d.ProtocolType, d.Protocol
 		for _, m := range d.Members {
 			gm := kmsg.NewDescribeGroupsResponseGroupMember()
-			gm.MemberID, gm.ClientID, gm.ClientHost = m.MemberID, m.ClientID, "/127.0.0.1"
+			gm.MemberID, gm.ClientID, gm.ClientHost = m.MemberID, m.ClientID, m.ClientHost
 			if m.InstanceID != "" {
 				iid := m.InstanceID
 				gm.InstanceID = &iid

@@ -312,7 +312,10 @@ var errCloseConn = errors.New("server: closing the connection")
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := &connState{}
+	st := &connState{clientHost: "/" + c.RemoteAddr().String()}
+	if host, _, err := net.SplitHostPort(c.RemoteAddr().String()); err == nil {
+		st.clientHost = "/" + host
+	}
 	if len(s.cfg.SASLMechanisms) > 0 {
 		st.sasl = &saslState{}
 	}
@@ -564,6 +567,7 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 // connState is what a connection's requests share.
 type connState struct {
 	clientID   string     // of the request being handled
+	clientHost string     // "/" and the client's IP address, as Kafka writes it
 	sasl       *saslState // nil when SASL is off
 	closeAfter bool       // close the connection once the response is written
 }
