@@ -3,6 +3,7 @@ package kafkacheck
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,35 +18,80 @@ import (
 
 // kafkaServer runs examples/kafkaserver (the wire-protocol server, built
 // from its module) over a directory of the test, on a free loopback port,
-// until the test ends or stop is called.
+// until the test ends or stop is called; restart serves the same directory
+// again on the same address.
 type kafkaServer struct {
 	addr string
 	dir  string
+	bin  string
+	log  string // what the server printed, all its runs
 	cmd  *exec.Cmd
 	done chan error
 }
 
 func startKafkaServer(t *testing.T, k *Kafka) *kafkaServer {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kafkaserver")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	root := t.TempDir()
+	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(root, "kafkalite"),
+		bin: filepath.Join(root, "kafkaserver"), log: filepath.Join(root, "kafkaserver.log")}
+	build := exec.Command("go", "build", "-o", s.bin, ".")
 	build.Dir = filepath.Join(moduleDir(), "..", "..", "examples", "kafkaserver")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building examples/kafkaserver: %s", out)
-	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(t.TempDir(), "kafkalite")}
-	s.cmd = exec.Command(bin, "-dir", s.dir, "-listen", s.addr)
-	stdout, err := s.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, s.cmd.Start())
-	// The command prints one line once it listens.
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
-	require.Contains(t, line, "serving")
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.cmd.Wait() }()
+	s.start(t)
+	// Cleanups run last first: a failed test shows the server's log after
+	// it stopped.
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the server's log:\n%s", s.logTail())
+		}
+	})
 	t.Cleanup(func() { s.stop(t) })
 	k.Run(t, "", "KafkaCheck", "ready", s.addr)
 	return s
+}
+
+// start runs the server over s.dir on s.addr and waits until it prints
+// that it serves.
+func (s *kafkaServer) start(t *testing.T) {
+	t.Helper()
+	require.Nil(t, s.cmd, "the server is already running")
+	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	cmd := exec.Command(s.bin, "-dir", s.dir, "-listen", s.addr)
+	cmd.Stderr = logf
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	// The command prints one line once it listens; the rest of its output
+	// goes to the log.
+	r := bufio.NewReader(stdout)
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.Contains(line, "serving") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+		t.Fatalf("the server did not start: %q %v\n%s", line, err, s.logTail())
+	}
+	s.cmd, s.done = cmd, make(chan error, 1)
+	go func() {
+		_, _ = io.Copy(logf, r)
+		err := cmd.Wait()
+		logf.Close()
+		s.done <- err
+	}()
+}
+
+// restart stops the server with SIGTERM, runs whileDown (if not nil) once
+// it exited, and starts it again over the same directory on the same
+// address: clients reconnect to it.
+func (s *kafkaServer) restart(t *testing.T, whileDown func()) {
+	t.Helper()
+	s.stop(t)
+	if whileDown != nil {
+		whileDown()
+	}
+	s.start(t)
 }
 
 // peakMB is the running server's peak resident memory in MB (VmHWM).
@@ -68,21 +114,30 @@ func (s *kafkaServer) peakMB() float64 {
 	return 0
 }
 
-// stop ends the server with SIGTERM (it closes the directory cleanly).
+// stop ends the server with SIGTERM (it closes the directory cleanly) and
+// waits for it.
 func (s *kafkaServer) stop(t *testing.T) {
+	t.Helper()
 	if s.cmd == nil {
 		return
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	cmd := s.cmd
+	s.cmd = nil
+	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case err := <-s.done:
-		require.NoError(t, err, "the server's exit")
+		require.NoError(t, err, "the server's exit; its log:\n%s", s.logTail())
 	case <-time.After(time.Minute):
-		_ = s.cmd.Process.Kill()
+		_ = cmd.Process.Kill()
 		<-s.done
-		t.Error("the server did not stop within a minute")
+		t.Errorf("the server did not stop within a minute; its log:\n%s", s.logTail())
 	}
-	s.cmd = nil
+}
+
+// logTail is the end of what the server printed.
+func (s *kafkaServer) logTail() string {
+	out, _ := os.ReadFile(s.log)
+	return tail(string(out))
 }
 
 // TestJavaClientsAgainstServer: Kafka 4.4's Java clients and command-line
@@ -95,18 +150,26 @@ func (s *kafkaServer) stop(t *testing.T) {
 // resets it; a transactional producer commits and aborts, read_committed
 // sees only the committed records, and kafka-transactions lists the id and
 // describes the partition's producers; kafka-configs alters a topic.
-// Then the server stops and Kafka's DumpLogSegments reads the directory it
-// wrote.
+// Records are found by timestamp (checkJavaByTime); two consumers share a
+// group through a rebalance (checkJavaGroupPair); the server restarts while
+// an idempotent producer and consumers carry on (checkJavaRestart), and
+// kafka-transactions then describes the transactional id from the state
+// the server loaded. Then the server stops and Kafka's DumpLogSegments
+// reads every file of the directory it wrote (checkServerDir).
 func TestJavaClientsAgainstServer(t *testing.T) {
 	k := Get(t)
 	s := startKafkaServer(t, k)
 	codecs := []string{"none", "gzip", "snappy", "lz4", "zstd"}
+	// Record i of each codec's topic goes to partition i%2 with timestamp
+	// base+i s (checkJavaByTime finds them by it).
+	base := time.Now().Add(-time.Hour).Truncate(time.Second).UnixMilli()
 	for _, codec := range codecs {
 		topic := "java-" + codec
 		k.Client(t, "", "create-topic", s.addr, topic, "2")
 		var in strings.Builder
 		for i := range 40 {
-			fmt.Fprintf(&in, "send\t%s\t%d\t%s\t%s\t%s\t%s\n", topic, i%2, b64(fmt.Sprintf("k%d", i)), b64(fmt.Sprintf("value %d", i)), b64("h"), b64(codec))
+			fmt.Fprintf(&in, "send-at\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", topic, i%2, base+int64(i)*1000,
+				b64(fmt.Sprintf("k%d", i)), b64(fmt.Sprintf("value %d", i)), b64("h"), b64(codec))
 		}
 		acks := Lines(k.Client(t, in.String(), "produce", s.addr, "compression.type="+codec, "acks=all"), "ack")
 		require.Len(t, acks, 40, codec)
@@ -120,11 +183,11 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 				// ISOLATION TOPIC PARTITION OFFSET LEADER_EPOCH TIMESTAMP TYPE KEY VALUE HKEY HVALUE
 				require.Equal(t, "CreateTime", f[6], codec)
 				require.Equal(t, []string{b64("h"), b64(codec)}, f[9:11], codec)
-				got = append(got, f[7]+"="+f[8])
+				got = append(got, f[7]+"="+f[8]+"@"+f[5])
 			}
 			var want []string
 			for i := range 40 {
-				want = append(want, b64(fmt.Sprintf("k%d", i))+"="+b64(fmt.Sprintf("value %d", i)))
+				want = append(want, b64(fmt.Sprintf("k%d", i))+"="+b64(fmt.Sprintf("value %d", i))+"@"+fmt.Sprint(base+int64(i)*1000))
 			}
 			slices.Sort(got)
 			slices.Sort(want)
@@ -149,6 +212,14 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 		"--record-size", "100", "--throughput", "-1", "--producer-props", "bootstrap.servers="+s.addr, "acks=all")
 	require.Contains(t, perf, "20000 records sent")
 
+	t.Run("by timestamp", func(t *testing.T) {
+		var topics []string
+		for _, codec := range codecs {
+			topics = append(topics, "java-"+codec)
+		}
+		checkJavaByTime(t, k, s, topics, base, 40)
+	})
+
 	// A group: the Java consumer subscribes and commits once caught up;
 	// kafka-consumer-groups describes it and resets it to the earliest
 	// offsets, which the committed offsets then show.
@@ -172,6 +243,8 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 	for _, c := range Lines(k.Client(t, "", "committed", s.addr, "jg"), "committed") {
 		require.Equal(t, "0", c[3], "after --reset-offsets --to-earliest: %v", c)
 	}
+
+	t.Run("group of two", func(t *testing.T) { checkJavaGroupPair(t, k, s) })
 
 	// Transactions: the Java transactional producer commits one and
 	// aborts one; read_committed sees only the first.
@@ -203,6 +276,13 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 		"describe-producers", "--topic", "java-tx", "--partition", "0")
 	require.Contains(t, producers, "ProducerId")
 
+	t.Run("restart", func(t *testing.T) { checkJavaRestart(t, k, s) })
+	// The transaction coordinator the restarted server loaded knows the
+	// id, its producer and its last transaction's end.
+	txdesc := k.Run(t, "", "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", s.addr,
+		"describe", "--transactional-id", "java-tx")
+	require.Regexp(t, `(?m)^\S+\s+java-tx\s+\d+\s+\d+\s+CompleteAbort\s`, txdesc)
+
 	// kafka-configs alters a topic's configuration incrementally.
 	k.Run(t, "", "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", s.addr, "--entity-type", "topics", "--entity-name", "java-lz4",
 		"--alter", "--add-config", "retention.ms=86400000")
@@ -210,7 +290,13 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 	require.Contains(t, cfgs, "retention.ms=86400000")
 
 	s.stop(t)
-	dump := k.DumpLogSegments(t, "--files", filepath.Join(s.dir, "java-zstd-0", "00000000000000000000.log"), "--print-data-log")
-	require.Contains(t, dump, "compresscodec: zstd")
-	require.Contains(t, dump, "payload: value 0")
+	dump := checkServerDir(t, k, s.dir)
+	for _, codec := range codecs {
+		for p := range int32(2) {
+			require.Equal(t, []string{codec}, dumpedCodecs(t, dump, s.dir, TopicPartition{"java-" + codec, p}), "java-%s-%d", codec, p)
+		}
+	}
+	for p := range int32(restartPartitions) {
+		require.Equal(t, restartValues(p), dumpedValues(t, dump, s.dir, TopicPartition{restartTopic, p}), "%s-%d: every record once, in order", restartTopic, p)
+	}
 }
