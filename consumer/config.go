@@ -336,8 +336,13 @@ type Config struct {
 	// GroupInstanceID mirrors group.instance.id (default unset, ""): a
 	// static member's id, unique in its group. When set it must be at most
 	// 249 characters of ASCII letters, digits, '.', '_' and '-', and not
-	// "." or "..", as Kafka checks. Stored; static membership semantics are
-	// not implemented.
+	// "." or "..", as Kafka checks. The group coordinator treats the
+	// member as Kafka treats a static member: a consumer joining with the
+	// id of a member still in the group takes that member's place (and,
+	// its subscription unchanged, its partitions) without a rebalance, and
+	// the old member is fenced. Unlike Kafka's consumer, Close still
+	// leaves the group, and in-process members are not kept across a
+	// reopening of the directory.
 	GroupInstanceID string
 	// ClientID mirrors client.id (default ""): the name in log lines and
 	// errors. Empty means the consumer names itself "consumer-<group.id>-N",

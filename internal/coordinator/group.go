@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -162,7 +163,8 @@ type JoinedMember struct {
 	Metadata             []byte
 }
 
-// NewMemberID makes a member id as Kafka does: the client id and a UUID.
+// NewMemberID makes a member id as Kafka does: the client id (a static
+// member's group.instance.id) and a UUID.
 func NewMemberID(clientID string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -208,14 +210,35 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		c.mu.Unlock()
 		return JoinResult{}, fmt.Errorf("%w: group %s uses %s %v", ErrInconsistentProtocol, req.GroupID, g.protocolType, g.protocolNames())
 	}
+	replaced := false
+	if m == nil && req.InstanceID != "" {
+		if old := g.staticMember(req.InstanceID); old != nil {
+			if req.MemberID != "" {
+				// A member id that is neither the static member's nor new.
+				c.mu.Unlock()
+				return JoinResult{}, fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, req.InstanceID, old.id, g.id, req.MemberID)
+			}
+			// A static member joining again (its process restarted): it
+			// takes its old member's place under a new id, and the old id
+			// is fenced, as Kafka replaces a static member.
+			m, replaced = c.replaceMemberLocked(g, old, NewMemberID(req.InstanceID)), true
+		}
+	}
 	if m != nil && g.rebalanceDone == nil && m.matches(req, protocols) &&
 		(g.state == StateCompletingRebalance || (g.state == StateStable && (!network || g.leader != m.id))) {
 		// A known member rejoining with nothing changed (its last join was
-		// cut short, or it only wants the current assignment): as Kafka
-		// does, answer with the current generation instead of
-		// rebalancing; a network leader of a stable group rejoins to
-		// assign again, so it rebalances.
+		// cut short, or it only wants the current assignment, or a static
+		// member came back): as Kafka does, answer with the current
+		// generation instead of rebalancing; a network leader of a stable
+		// group rejoins to assign again, so it rebalances.
 		m.lastHeartbeat = c.now()
+		if replaced {
+			m.clientID, m.clientHost = req.ClientID, req.ClientHost
+			if !network {
+				m.clientHost = inProcessHost
+			}
+			c.persistGroupLocked(g)
+		}
 		if g.state == StateStable || network {
 			res := c.resultLocked(g, m)
 			c.mu.Unlock()
@@ -231,7 +254,7 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		// allows), or one made here.
 		id := req.MemberID
 		if id == "" {
-			id = NewMemberID(req.ClientID)
+			id = NewMemberID(cmp.Or(req.InstanceID, req.ClientID))
 		}
 		m = &member{id: id}
 		g.members[m.id] = m
@@ -548,6 +571,57 @@ func (g *group) assignorLocked() assignor.Assignor {
 		if a.Name() == g.protocol {
 			return a
 		}
+	}
+	return nil
+}
+
+// staticMember returns the member with the group.instance.id, or nil.
+func (g *group) staticMember(instanceID string) *member {
+	for _, m := range g.members {
+		if m.instanceID == instanceID {
+			return m
+		}
+	}
+	return nil
+}
+
+// replaceMemberLocked puts a copy of old, under id, in its place (and its
+// leadership). The old member is gone: its callers still waiting see that
+// it is no longer a member.
+func (c *Coordinator) replaceMemberLocked(g *group, old *member, id string) *member {
+	m := *old
+	m.id = id
+	delete(g.members, old.id)
+	g.members[id] = &m
+	for i, x := range g.joinOrder {
+		if x == old.id {
+			g.joinOrder[i] = id
+		}
+	}
+	if g.leader == old.id {
+		g.leader = id
+	}
+	c.logger.Info("a static member joined again under a new id", "group", g.id, "instance", m.instanceID, "old", old.id, "new", id)
+	return &m
+}
+
+// CheckInstance fences a static member's old member id: it fails with
+// ErrFencedInstanceID when another member of the group has the
+// group.instance.id (Kafka answers FENCED_INSTANCE_ID to the heartbeats,
+// syncs, commits and leaves of a replaced static member). An empty
+// instance id passes.
+func (c *Coordinator) CheckInstance(groupID, instanceID, memberID string) error {
+	if instanceID == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g, ok := c.groups[groupID]
+	if !ok {
+		return nil
+	}
+	if m := g.staticMember(instanceID); m != nil && m.id != memberID {
+		return fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, instanceID, m.id, groupID, memberID)
 	}
 	return nil
 }

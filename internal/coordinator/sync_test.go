@@ -226,3 +226,56 @@ func TestRestoreNetworkMembers(t *testing.T) {
 	require.Equal(t, StateEmpty, lonely.State)
 	require.Empty(t, lonely.Members)
 }
+
+// TestStaticMemberRejoins: a static member (group.instance.id) that joins
+// again under no member id, its process restarted, takes its old
+// member's place under a new id without a rebalance when it sends what it
+// sent before, and keeps its assignment; its old id is fenced
+// (ErrFencedInstanceID), and a join naming another member id for the
+// instance is refused.
+func TestStaticMemberRejoins(t *testing.T) {
+	_, c := openCoordinator(t)
+	ctx := context.Background()
+	join := func(id, instance string) (JoinResult, error) {
+		return c.Join(ctx, JoinRequest{GroupID: "g", MemberID: id, InstanceID: instance, ClientID: "net", ProtocolType: "consumer",
+			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+	}
+	lead, err := join("lead", "")
+	require.NoError(t, err)
+	_, err = c.Sync(ctx, "g", "lead", lead.Generation, map[string][]byte{"lead": assignmentOf(t, 0, 1, 2, 3)})
+	require.NoError(t, err)
+	static := make(chan JoinResult, 1)
+	go func() {
+		res, err := join("", "instance-1")
+		if err != nil {
+			res.MemberID = err.Error() // the check of the generation below fails and shows it
+		}
+		static <- res
+	}()
+	<-lead.RebalanceStarts
+	lead, err = join("lead", "")
+	require.NoError(t, err)
+	first := <-static
+	require.Equal(t, lead.Generation, first.Generation, first.MemberID)
+	_, err = c.Sync(ctx, "g", "lead", lead.Generation, map[string][]byte{"lead": assignmentOf(t, 0, 1), first.MemberID: assignmentOf(t, 2, 3)})
+	require.NoError(t, err)
+
+	again, err := join("", "instance-1")
+	require.NoError(t, err)
+	require.NotEqual(t, first.MemberID, again.MemberID, "a new member id")
+	require.Equal(t, first.Generation, again.Generation, "no rebalance")
+	d, err := c.Describe("g")
+	require.NoError(t, err)
+	require.Equal(t, StateStable, d.State)
+	require.Len(t, d.Members, 2)
+	got, err := c.Sync(ctx, "g", again.MemberID, again.Generation, nil)
+	require.NoError(t, err)
+	require.Equal(t, assignmentOf(t, 2, 3), got, "the old member's assignment")
+
+	require.ErrorIs(t, c.CheckInstance("g", "instance-1", first.MemberID), ErrFencedInstanceID)
+	require.NoError(t, c.CheckInstance("g", "instance-1", again.MemberID))
+	require.NoError(t, c.CheckInstance("g", "", first.MemberID), "a dynamic member is not checked")
+	require.ErrorIs(t, c.Heartbeat("g", first.MemberID, first.Generation), ErrUnknownMember)
+	_, err = join("someone-else", "instance-1")
+	require.ErrorIs(t, err, ErrFencedInstanceID)
+}

@@ -83,6 +83,9 @@ var (
 	ErrInconsistentProtocol = errors.New("coordinator: inconsistent group protocol")
 	// ErrGroupNotEmpty: deleting or resetting a group that has members.
 	ErrGroupNotEmpty = errors.New("coordinator: group not empty")
+	// ErrFencedInstanceID: a static member's old member id, after another
+	// member joined with its group.instance.id.
+	ErrFencedInstanceID = errors.New("coordinator: fenced instance id")
 	// ErrUnknownGroup: no such group.
 	ErrUnknownGroup = errors.New("coordinator: unknown group")
 	// ErrClosed: the coordinator's Dir closed. It wraps log.ErrClosed, so

@@ -39,6 +39,7 @@ const (
 	errNonEmptyGroup              int16 = 68
 	errGroupIDNotFound            int16 = 69
 	errMemberIDRequired           int16 = 79
+	errFencedInstanceID           int16 = 82
 	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
 	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
 	coordinatorKeyTypeTransaction int8  = 1
@@ -62,6 +63,8 @@ func groupCode(err error) int16 {
 		return errRebalanceInProgress
 	case errors.Is(err, coordinator.ErrInconsistentProtocol):
 		return errInconsistentGroupProto
+	case errors.Is(err, coordinator.ErrFencedInstanceID):
+		return errFencedInstanceID
 	case errors.Is(err, coordinator.ErrGroupNotEmpty):
 		return errNonEmptyGroup
 	case errors.Is(err, coordinator.ErrUnknownGroup):
@@ -117,8 +120,9 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	case session < groupMinSessionTimeout || session > groupMaxSessionTimeout:
 		resp.ErrorCode = errInvalidSessionTimeout
 		return resp, nil
-	case req.MemberID == "" && req.Version >= 4:
-		// KIP-394: a new member first learns its id, then joins with it.
+	case req.MemberID == "" && req.Version >= 4 && req.InstanceID == nil:
+		// KIP-394: a new member first learns its id, then joins with it
+		// (a static member gets its id in its join).
 		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coordinator.NewMemberID(clientID)
 		return resp, nil
 	}
@@ -135,7 +139,7 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		resp.ErrorCode = groupCode(err)
 		return resp, nil
 	}
-	if jr.MemberID == "" {
+	if jr.MemberID == "" && jr.InstanceID == "" {
 		jr.MemberID = coordinator.NewMemberID(clientID)
 	}
 	jctx, cancel := context.WithTimeout(ctx, rebalance+5*time.Second)
@@ -184,6 +188,10 @@ func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	for _, a := range req.GroupAssignment {
 		assignments[a.MemberID] = a.MemberAssignment
 	}
+	if err := coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID); err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
 	sctx, cancel := context.WithTimeout(ctx, groupMaxSessionTimeout)
 	defer cancel()
 	b, err := coord.Sync(sctx, req.Group, req.MemberID, req.Generation, assignments)
@@ -202,10 +210,21 @@ func (s *Server) handleHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	resp := kmsg.NewPtrHeartbeatResponse()
 	coord, err := s.coordinator(ctx)
 	if err == nil {
+		err = coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID)
+	}
+	if err == nil {
 		err = coord.Heartbeat(req.Group, req.MemberID, req.Generation)
 	}
 	resp.ErrorCode = groupCode(err)
 	return resp, nil
+}
+
+// deref is a nullable string's value, "" for null.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
@@ -216,21 +235,35 @@ func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.
 		resp.ErrorCode = groupCode(err)
 		return resp, nil
 	}
-	leave := func(id string) int16 {
+	// leave removes a member by its id, or a static member by its
+	// instance id alone (as kafka-consumer-groups --delete of a static
+	// member sends it); a member id that is not the instance's is fenced.
+	leave := func(id, instance string) int16 {
 		d, err := coord.Describe(req.Group)
-		if err != nil || !slices.ContainsFunc(d.Members, func(m coordinator.MemberDescription) bool { return m.MemberID == id }) {
+		if err != nil {
 			return errUnknownMemberID
 		}
-		coord.Leave(req.Group, id)
+		if instance != "" {
+			if err := coord.CheckInstance(req.Group, instance, id); err != nil && id != "" {
+				return groupCode(err)
+			}
+		}
+		i := slices.IndexFunc(d.Members, func(m coordinator.MemberDescription) bool {
+			return (id != "" && m.MemberID == id) || (id == "" && instance != "" && m.InstanceID == instance)
+		})
+		if i < 0 {
+			return errUnknownMemberID
+		}
+		coord.Leave(req.Group, d.Members[i].MemberID)
 		return errNone
 	}
 	if req.Version < 3 {
-		resp.ErrorCode = leave(req.MemberID)
+		resp.ErrorCode = leave(req.MemberID, "")
 		return resp, nil
 	}
 	for _, m := range req.Members {
 		lm := kmsg.NewLeaveGroupResponseMember()
-		lm.MemberID, lm.InstanceID, lm.ErrorCode = m.MemberID, m.InstanceID, leave(m.MemberID)
+		lm.MemberID, lm.InstanceID, lm.ErrorCode = m.MemberID, m.InstanceID, leave(m.MemberID, deref(m.InstanceID))
 		resp.Members = append(resp.Members, lm)
 	}
 	return resp, nil
@@ -257,6 +290,9 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 		generation = -1
 	}
 	coord, err := s.coordinator(ctx)
+	if err == nil {
+		err = coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID)
+	}
 	if err == nil {
 		err = coord.Commit(ctx, req.Group, req.MemberID, generation, offsets)
 	}

@@ -25,12 +25,12 @@ type groupConsumer struct {
 	done chan struct{}
 }
 
-func startGroupConsumer(t *testing.T, addr, group, topic string, balancer kgo.GroupBalancer) *groupConsumer {
+func startGroupConsumer(t *testing.T, addr, group, topic string, balancer kgo.GroupBalancer, opts ...kgo.Opt) *groupConsumer {
 	t.Helper()
 	gc := &groupConsumer{got: map[string]int{}, tps: map[int32]bool{}, done: make(chan struct{})}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Balancers(balancer),
-		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200*time.Millisecond))
+		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	gc.cl = cl
 	go func() {

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+	"github.com/kafkalite/kafkalite/internal/coordinator"
 )
 
 // takeAllProtocol is a protocol name kafkalite's own assignors do not
@@ -325,4 +328,55 @@ func TestSyncGroupErrors(t *testing.T) {
 		got2[m.MemberID] = string(m.ProtocolMetadata) + "/" + string(m.MemberAssignment)
 	}
 	require.Equal(t, map[string]string{"worker-a": "meta-a/A", "worker-b": "meta-b/B"}, got2)
+}
+
+// TestStaticMembership: a franz-go member with a group.instance.id that
+// closes (a static member does not leave its group) and starts again
+// takes its old place without a rebalance: the generation stays, the
+// partitions it had are its again, and its new member id is made from its
+// instance id, as Kafka makes it.
+func TestStaticMembership(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	admin := client(t, srv.Addr, kgo.ProducerLinger(0))
+	createTopic(t, admin, "static", 4)
+	dynamic := startGroupConsumer(t, srv.Addr, "g", "static", kgo.RangeBalancer())
+	defer dynamic.close()
+	eventually(t, func() bool { return describeAssignments(t, admin, "g", 1) != nil }, "the first member did not settle")
+	static := startGroupConsumer(t, srv.Addr, "g", "static", kgo.RangeBalancer(), kgo.InstanceID("worker-1"))
+	var before map[string][]int32
+	eventually(t, func() bool {
+		before = describeAssignments(t, admin, "g", 2)
+		return before != nil && len(before) == 2 && !slices.ContainsFunc(slices.Collect(maps.Values(before)), func(p []int32) bool { return len(p) != 2 })
+	}, "the group did not settle with two members")
+	coord, err := coordinator.For(context.Background(), srv.Dir)
+	require.NoError(t, err)
+	d, err := coord.Describe("g")
+	require.NoError(t, err)
+	generation := d.Generation
+	staticID := ""
+	for id := range before {
+		if strings.HasPrefix(id, "worker-1-") {
+			staticID = id
+		}
+	}
+	require.NotEmpty(t, staticID, "the static member's id is made from its instance id: %v", before)
+	static.close()
+
+	again := startGroupConsumer(t, srv.Addr, "g", "static", kgo.RangeBalancer(), kgo.InstanceID("worker-1"))
+	defer again.close()
+	var after map[string][]int32
+	eventually(t, func() bool {
+		after = describeAssignments(t, admin, "g", 2)
+		return after != nil && after[staticID] == nil && len(after) == 2
+	}, "the static member did not come back under a new id")
+	for id, parts := range after {
+		if strings.HasPrefix(id, "worker-1-") {
+			require.ElementsMatch(t, before[staticID], parts, "the static member's partitions are its again")
+		} else {
+			require.Contains(t, before, id, "the dynamic member stayed")
+		}
+	}
+	d, err = coord.Describe("g")
+	require.NoError(t, err)
+	require.Equal(t, generation, d.Generation, "no rebalance")
 }
