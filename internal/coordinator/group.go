@@ -49,6 +49,9 @@ type group struct {
 	// appended batch offsets the same way).
 	offsetPos map[TopicPartition]int64
 	commitMu  chan struct{} // a one-slot semaphore: commits of a group are appended in order
+	// pending are the member ids PendingMember gave network clients
+	// that have not joined with them yet, with when they expire.
+	pending map[string]time.Time
 	// stored is the group's last metadata read from __consumer_offsets
 	// while the coordinator loads; nil after.
 	stored *groupcodec.GroupMetadataValue
@@ -249,10 +252,19 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		return c.awaitSync(ctx, g, m, sync, generation)
 	}
 	if m == nil {
-		// A new member: with the id it chose (so that a join interrupted by
-		// its context can be resumed, as Kafka's member-id handshake
-		// allows), or one made here.
+		// A new member: an in-process consumer with the id it chose (so
+		// that a join interrupted by its context can be resumed, as
+		// Kafka's member-id handshake allows), a network client with the
+		// id PendingMember gave it; or one made here. Another id is
+		// refused, as Kafka refuses it.
 		id := req.MemberID
+		if network && id != "" {
+			if _, ok := g.pending[id]; !ok {
+				c.mu.Unlock()
+				return JoinResult{}, fmt.Errorf("%w: %s is not a member of group %s", ErrUnknownMember, id, g.id)
+			}
+			delete(g.pending, id)
+		}
 		if id == "" {
 			id = NewMemberID(cmp.Or(req.InstanceID, req.ClientID))
 		}
@@ -575,6 +587,21 @@ func (g *group) assignorLocked() assignor.Assignor {
 	return nil
 }
 
+// PendingMember makes a member id for a network client's first JoinGroup
+// (KIP-394's MEMBER_ID_REQUIRED answer), which its next JoinGroup may use
+// within the session timeout.
+func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout time.Duration) string {
+	id := NewMemberID(clientID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groupLocked(groupID)
+	if g.pending == nil {
+		g.pending = map[string]time.Time{}
+	}
+	g.pending[id] = c.now().Add(sessionTimeout)
+	return id
+}
+
 // staticMember returns the member with the group.instance.id, or nil.
 func (g *group) staticMember(instanceID string) *member {
 	for _, m := range g.members {
@@ -724,6 +751,11 @@ func (c *Coordinator) triggerRebalanceLocked(g *group) {
 // group rejoins). The coordinator's goroutine calls it.
 func (c *Coordinator) expireLocked(now time.Time) {
 	for _, g := range c.groups {
+		for id, deadline := range g.pending {
+			if now.After(deadline) {
+				delete(g.pending, id)
+			}
+		}
 		for id, m := range g.members {
 			// A member waiting for the join phase or for the leader's
 			// assignment is kept alive, as Kafka keeps it

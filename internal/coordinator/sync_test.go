@@ -29,8 +29,23 @@ func assignmentOf(t *testing.T, parts ...int32) []byte {
 	return b
 }
 
+// allowID lets a network member join group g under id, as if a
+// MEMBER_ID_REQUIRED answer had given it.
+func allowID(c *Coordinator, group, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.groupLocked(group)
+	if g.members[id] == nil && id != "" {
+		if g.pending == nil {
+			g.pending = map[string]time.Time{}
+		}
+		g.pending[id] = c.now().Add(time.Hour)
+	}
+}
+
 func networkJoin(ctx context.Context, t *testing.T, c *Coordinator, id string, rebalance time.Duration) (JoinResult, error) {
 	t.Helper()
+	allowID(c, "g", id)
 	return c.Join(ctx, JoinRequest{GroupID: "g", MemberID: id, ClientID: "net", ProtocolType: "consumer",
 		Protocols:      []Protocol{{Name: "range", Metadata: subscriptionOf(t)}},
 		SessionTimeout: time.Minute, RebalanceTimeout: rebalance})
@@ -164,6 +179,7 @@ func TestRestoreNetworkMembers(t *testing.T) {
 	_, err := d.CreateTopic(ctx, "t", 4, nil)
 	require.NoError(t, err)
 	joinAs := func(group, id string) JoinResult {
+		allowID(c, group, id)
 		res, err := c.Join(ctx, JoinRequest{GroupID: group, MemberID: id, ClientID: "net", ClientHost: "/10.0.0.7", ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 		require.NoError(t, err)
@@ -237,6 +253,9 @@ func TestStaticMemberRejoins(t *testing.T) {
 	_, c := openCoordinator(t)
 	ctx := context.Background()
 	join := func(id, instance string) (JoinResult, error) {
+		if instance == "" {
+			allowID(c, "g", id)
+		}
 		return c.Join(ctx, JoinRequest{GroupID: "g", MemberID: id, InstanceID: instance, ClientID: "net", ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	}

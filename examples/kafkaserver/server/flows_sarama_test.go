@@ -109,6 +109,11 @@ func newSaramaReader(t *testing.T, addr string, cfg *sarama.Config, topic string
 		pc, err := cons.ConsumePartition(topic, p, offset)
 		require.NoError(t, err)
 		r.pcs[p] = pc
+		// Before the consumer (cleanups run last first): a partition
+		// consumer's Close drains the errors it still holds, which it
+		// would otherwise block on sending (errors of the restart), and
+		// sarama's Consumer.Close wants its partition consumers closed.
+		t.Cleanup(func() { _ = pc.Close() })
 	}
 	return r
 }

@@ -388,8 +388,8 @@ func groupAssignment(t *testing.T, srv *servertest.Server, group string, n int) 
 // restart, from the group's committed offsets.
 type scriptFlow struct {
 	interpreter, script string
-	env            []string
-	keepsGroup     bool
+	env                 []string
+	keepsGroup          bool
 }
 
 func (f scriptFlow) start(t *testing.T, args ...string) *proc {

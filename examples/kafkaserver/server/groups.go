@@ -120,10 +120,16 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	case session < groupMinSessionTimeout || session > groupMaxSessionTimeout:
 		resp.ErrorCode = errInvalidSessionTimeout
 		return resp, nil
-	case req.MemberID == "" && req.Version >= 4 && req.InstanceID == nil:
+	}
+	coord, err := s.coordinator(ctx)
+	if err != nil {
+		resp.ErrorCode = groupCode(err)
+		return resp, nil
+	}
+	if req.MemberID == "" && req.Version >= 4 && req.InstanceID == nil {
 		// KIP-394: a new member first learns its id, then joins with it
 		// (a static member gets its id in its join).
-		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coordinator.NewMemberID(clientID)
+		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coord.PendingMember(req.Group, clientID, session)
 		return resp, nil
 	}
 	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID, ClientHost: clientHost,
@@ -133,14 +139,6 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	}
 	for _, p := range req.Protocols {
 		jr.Protocols = append(jr.Protocols, coordinator.Protocol{Name: p.Name, Metadata: p.Metadata})
-	}
-	coord, err := s.coordinator(ctx)
-	if err != nil {
-		resp.ErrorCode = groupCode(err)
-		return resp, nil
-	}
-	if jr.MemberID == "" && jr.InstanceID == "" {
-		jr.MemberID = coordinator.NewMemberID(clientID)
 	}
 	jctx, cancel := context.WithTimeout(ctx, rebalance+5*time.Second)
 	defer cancel()

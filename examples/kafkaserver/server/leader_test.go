@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -240,27 +241,37 @@ func TestSyncGroupErrors(t *testing.T) {
 	clients := map[string]*kgo.Client{"worker-a": client(t, srv.Addr), "worker-b": client(t, srv.Addr)}
 	cl := client(t, srv.Addr)
 	ctx := context.Background()
-	join := func(member string, meta string) *kmsg.JoinGroupResponse {
+	// ids are the member ids the workers were given (KIP-394: a first
+	// JoinGroup without one is answered MEMBER_ID_REQUIRED with it).
+	ids := map[string]string{}
+	rawJoin := func(worker, id, meta string) *kmsg.JoinGroupResponse {
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Version = 5
-		req.Group, req.MemberID, req.ProtocolType = "connect-like", member, "connect"
+		req.Group, req.MemberID, req.ProtocolType = "connect-like", id, "connect"
 		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
 		p := kmsg.NewJoinGroupRequestProtocol()
 		p.Name, p.Metadata = "sessioned", []byte(meta)
 		req.Protocols = append(req.Protocols, p)
-		resp, err := req.RequestWith(ctx, clients[member])
+		resp, err := req.RequestWith(ctx, clients[worker])
 		require.NoError(t, err)
 		return resp
 	}
+	for _, w := range []string{"worker-a", "worker-b"} {
+		resp := rawJoin(w, "", "")
+		require.Equal(t, int16(79), resp.ErrorCode, "MEMBER_ID_REQUIRED")
+		ids[w] = resp.MemberID
+	}
+	join := func(worker, meta string) *kmsg.JoinGroupResponse { return rawJoin(worker, ids[worker], meta) }
+	idOf := func(name string) string { return cmp.Or(ids[name], name) }
 	sync := func(member string, gen int32, protocol string, assign map[string]string) *kmsg.SyncGroupResponse {
 		req := kmsg.NewPtrSyncGroupRequest()
 		req.Version = 5
-		req.Group, req.MemberID, req.Generation = "connect-like", member, gen
+		req.Group, req.MemberID, req.Generation = "connect-like", idOf(member), gen
 		pt := "connect"
 		req.ProtocolType, req.Protocol = &pt, &protocol
-		for id, b := range assign {
+		for name, b := range assign {
 			a := kmsg.NewSyncGroupRequestGroupAssignment()
-			a.MemberID, a.MemberAssignment = id, []byte(b)
+			a.MemberID, a.MemberAssignment = idOf(name), []byte(b)
 			req.GroupAssignment = append(req.GroupAssignment, a)
 		}
 		c := clients[member]
@@ -273,7 +284,7 @@ func TestSyncGroupErrors(t *testing.T) {
 	}
 	leader := join("worker-a", "meta-a")
 	require.Equal(t, int16(0), leader.ErrorCode)
-	require.Equal(t, "worker-a", leader.LeaderID)
+	require.Equal(t, ids["worker-a"], leader.LeaderID)
 	require.Len(t, leader.Members, 1)
 	require.Equal(t, "meta-a", string(leader.Members[0].ProtocolMetadata), "the metadata is passed through")
 
@@ -301,14 +312,14 @@ func TestSyncGroupErrors(t *testing.T) {
 	var again *kmsg.JoinGroupResponse
 	eventually(t, func() bool {
 		hb := kmsg.NewPtrHeartbeatRequest()
-		hb.Group, hb.MemberID, hb.Generation = "connect-like", "worker-a", leader.Generation
+		hb.Group, hb.MemberID, hb.Generation = "connect-like", ids["worker-a"], leader.Generation
 		r, err := hb.RequestWith(ctx, clients["worker-a"])
 		return err == nil && r.ErrorCode == 27 // REBALANCE_IN_PROGRESS: rejoin
 	}, "the leader was not told to rejoin")
 	again = join("worker-a", "meta-a")
 	follower := <-second
 	require.Equal(t, again.Generation, follower.Generation)
-	require.Equal(t, "worker-a", again.LeaderID)
+	require.Equal(t, ids["worker-a"], again.LeaderID)
 	require.Len(t, again.Members, 2)
 	require.Empty(t, follower.Members, "only the leader gets the members")
 	followerSync := make(chan *kmsg.SyncGroupResponse, 1)
@@ -327,7 +338,7 @@ func TestSyncGroupErrors(t *testing.T) {
 	for _, m := range dr.Groups[0].Members {
 		got2[m.MemberID] = string(m.ProtocolMetadata) + "/" + string(m.MemberAssignment)
 	}
-	require.Equal(t, map[string]string{"worker-a": "meta-a/A", "worker-b": "meta-b/B"}, got2)
+	require.Equal(t, map[string]string{ids["worker-a"]: "meta-a/A", ids["worker-b"]: "meta-b/B"}, got2)
 }
 
 // TestStaticMembership: a franz-go member with a group.instance.id that
@@ -379,4 +390,32 @@ func TestStaticMembership(t *testing.T) {
 	d, err = coord.Describe("g")
 	require.NoError(t, err)
 	require.Equal(t, generation, d.Generation, "no rebalance")
+}
+
+// TestJoinWithUnknownMemberID: a JoinGroup naming a member id the group
+// never gave is refused with UNKNOWN_MEMBER_ID, as Kafka refuses it; the
+// id a MEMBER_ID_REQUIRED answer gave joins.
+func TestJoinWithUnknownMemberID(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr)
+	join := func(member string) *kmsg.JoinGroupResponse {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Version = 5
+		req.Group, req.MemberID, req.ProtocolType = "g", member, "consumer"
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 10000
+		md := kmsg.NewConsumerMemberMetadata()
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", md.AppendTo(nil)
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(context.Background(), cl)
+		require.NoError(t, err)
+		return resp
+	}
+	require.Equal(t, int16(25), join("made-up").ErrorCode, "UNKNOWN_MEMBER_ID")
+	first := join("")
+	require.Equal(t, int16(79), first.ErrorCode, "MEMBER_ID_REQUIRED")
+	joined := join(first.MemberID)
+	require.Equal(t, int16(0), joined.ErrorCode)
+	require.Equal(t, first.MemberID, joined.MemberID)
+	require.Equal(t, first.MemberID, joined.LeaderID)
 }
