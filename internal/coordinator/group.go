@@ -598,9 +598,24 @@ func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout tim
 	if g.pending == nil {
 		g.pending = map[string]time.Time{}
 	}
+	if len(g.pending) >= maxPendingMembers {
+		// A client asking for ids it never uses: the oldest go first (a
+		// client whose id went joins with UNKNOWN_MEMBER_ID and asks
+		// again).
+		oldest, at := "", time.Time{}
+		for p, deadline := range g.pending {
+			if oldest == "" || deadline.Before(at) {
+				oldest, at = p, deadline
+			}
+		}
+		delete(g.pending, oldest)
+	}
 	g.pending[id] = c.now().Add(sessionTimeout)
 	return id
 }
+
+// maxPendingMembers bounds the member ids PendingMember keeps per group.
+const maxPendingMembers = 1024
 
 // staticMember returns the member with the group.instance.id, or nil.
 func (g *group) staticMember(instanceID string) *member {

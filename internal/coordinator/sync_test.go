@@ -298,3 +298,22 @@ func TestStaticMemberRejoins(t *testing.T) {
 	_, err = join("someone-else", "instance-1")
 	require.ErrorIs(t, err, ErrFencedInstanceID)
 }
+
+// TestPendingMembersBounded: the ids handed out for first joins are kept
+// for a group up to a bound, the oldest forgotten first, however many a
+// client asks for; the newest still join.
+func TestPendingMembersBounded(t *testing.T) {
+	_, c := openCoordinator(t)
+	var last string
+	for range 3 * maxPendingMembers {
+		last = c.PendingMember("g", "spam", time.Minute)
+	}
+	c.mu.Lock()
+	n := len(c.groups["g"].pending)
+	c.mu.Unlock()
+	require.Equal(t, maxPendingMembers, n)
+	res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", MemberID: last, ProtocolType: "consumer",
+		Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+	require.NoError(t, err)
+	require.Equal(t, last, res.MemberID)
+}
