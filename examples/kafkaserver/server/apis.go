@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -244,8 +245,17 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 		timeout := time.Duration(req.TimeoutMillis) * time.Millisecond
 		sctx, cancel := context.WithTimeout(ctx, max(timeout, time.Millisecond))
 		defer cancel()
-		for _, sy := range syncs {
-			if err := sy.l.Sync(sctx, sy.next); err != nil {
+		// The partitions' fsyncs run at once: each waits on its own
+		// file, so the request waits for the slowest, not their sum.
+		errs := make([]error, len(syncs))
+		var wg sync.WaitGroup
+		for i, sy := range syncs[1:] {
+			wg.Go(func() { errs[i+1] = sy.l.Sync(sctx, sy.next) })
+		}
+		errs[0] = syncs[0].l.Sync(sctx, syncs[0].next)
+		wg.Wait()
+		for i, sy := range syncs {
+			if err := errs[i]; err != nil {
 				rp := &resp.Topics[sy.ti].Partitions[sy.pi]
 				rp.ErrorCode, rp.ErrorMessage = codeOf(err), messageOf(err)
 			}
