@@ -1,15 +1,17 @@
 // Package server serves a kafkalite directory over Kafka's wire protocol,
 // so that unmodified Kafka clients (franz-go, librdkafka, the Java client,
-// sarama, kafka-python, kafkajs) produce to it and fetch from it. It is
-// built on kafkalite's public raw API only: log.Log.Append and Sync for
-// Produce, log.Log.Read file slices for Fetch, OffsetForTimestamp for
-// ListOffsets, the log.Dir's topic administration for the admin APIs.
-// Requests and responses are encoded with franz-go's kmsg, the generated
-// message package of Kafka's protocol.
+// sarama, kafka-python, kafkajs) produce to it, fetch from it, join
+// consumer groups and run transactions. It is built on kafkalite's public
+// raw API: log.Log.Append and Sync for Produce, log.Log.Read file slices
+// for Fetch, OffsetForTimestamp for ListOffsets, EndOffsetForEpoch for
+// OffsetForLeaderEpoch, the log.Dir's topic administration for the admin
+// APIs; and on the directory's group and transaction coordinators
+// (kafkalite's internal/coordinator, which only packages of this
+// repository can import). Requests and responses are encoded with
+// franz-go's kmsg, the generated message package of Kafka's protocol.
 //
 // The APIs served, and the versions advertised, are listed by
-// [SupportedAPIs]; see the README of this module for what is not served
-// yet (transactions).
+// [SupportedAPIs] and in the README's "Serve Kafka's clients".
 //
 // A connection's requests are handled one at a time and answered in
 // order, as Kafka's broker does (it mutes a connection while one of its
