@@ -99,7 +99,7 @@ func run(args []string) int {
 		}
 		if err != nil {
 			if !errors.Is(err, migrate.ErrDifferent) {
-				fmt.Fprintln(os.Stderr, "migrate:", err)
+				printError(err)
 			}
 			return 1
 		}
@@ -110,7 +110,7 @@ func run(args []string) int {
 		sum.Print(os.Stdout)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "migrate:", err)
+		printError(err)
 		if errors.Is(err, migrate.ErrUsage) {
 			return 2
 		}
@@ -133,4 +133,15 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// printError prints err, each of joined errors on its line, with the
+// command's name once.
+func printError(err error) {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		if !strings.HasPrefix(line, "migrate:") {
+			line = "migrate: " + line
+		}
+		fmt.Fprintln(os.Stderr, line)
+	}
 }

@@ -196,6 +196,8 @@ func TestCommandLine(t *testing.T) {
 		{name: "copy", args: []string{"-from", dir, "-to", brokers, "-progress", "log"}, status: 0,
 			out: "to-cluster: 30 records"},
 		{name: "verify", args: []string{"-from", dir, "-to", brokers, "-verify"}, status: 0, out: "both sides agree"},
+		{name: "dry run back", args: []string{"-from", brokers, "-to", dir + "-dry", "-topics", "orders", "-dry-run"}, status: 0,
+			out: "topic orders: 3 partitions, to create, 30 offsets to copy"},
 		{name: "back, since an hour ago", args: []string{"-from", brokers, "-to", dir + "-copy", "-topics", "orders", "-since", "1h"},
 			status: 0, out: "from-cluster: 30 records"},
 		{name: "verify back", args: []string{"-from", brokers, "-to", dir + "-copy", "-topics", "orders", "-verify"},
@@ -214,6 +216,7 @@ func TestCommandLine(t *testing.T) {
 			require.Contains(t, string(out), tt.out)
 		})
 	}
+	require.NoDirExists(t, dir+"-dry", "a dry run creates nothing")
 }
 
 func TestParseSince(t *testing.T) {

@@ -421,25 +421,7 @@ func (b *Broker) Start() {
 	if b.cmd != nil {
 		b.t.Fatal("kafkacheck: broker already running")
 	}
-	logf, err := os.OpenFile(b.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	fmt.Fprintf(logf, "==== kafkacheck: starting the broker at %s\n", time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(b.k.java, "-Xmx1g", "-XX:+UseG1GC",
-		"-Dlog4j2.configurationFile="+filepath.Join(moduleDir(), "testdata", "log4j2-broker.properties"),
-		"-cp", b.k.classpath(), "kafka.Kafka", b.configFile())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		b.t.Fatal(err)
-	}
-	b.cmd, b.done = cmd, make(chan error, 1)
-	go func() {
-		err := cmd.Wait()
-		logf.Close()
-		b.done <- err
-	}()
+	b.launch("-Xmx1g")
 	if _, err := b.k.run("", "KafkaCheck", "ready", b.Bootstrap()); err != nil {
 		b.Kill()
 		b.t.Fatalf("kafkacheck: the broker did not come up: %v\nbroker log:\n%s", err, tail(b.Log()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -24,7 +25,17 @@ type fromClusterRun struct {
 
 func runFromCluster(ctx context.Context, o Options) (*Summary, error) {
 	began := time.Now()
-	d, err := log.Open(ctx, o.Dir, log.DefaultConfig())
+	path := o.Dir
+	if _, err := os.Stat(path); o.DryRun && errors.Is(err, os.ErrNotExist) {
+		// A dry run creates nothing: it plans against an empty directory.
+		tmp, err := os.MkdirTemp("", "migrate-dry-run-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		path = tmp
+	}
+	d, err := log.Open(ctx, path, log.DefaultConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -35,11 +46,9 @@ func runFromCluster(ctx context.Context, o Options) (*Summary, error) {
 	}
 	defer cl.Close()
 	r := &fromClusterRun{migration: newMigration(o, d, cl)}
-	if err := r.run(ctx); err != nil {
-		return &r.sum, err
-	}
+	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(began)
-	return &r.sum, nil
+	return &r.sum, err
 }
 
 func (r *fromClusterRun) run(ctx context.Context) error {
@@ -98,6 +107,17 @@ func (r *fromClusterRun) plan(ctx context.Context, topics []string) (*migrationP
 	if err != nil {
 		return nil, fmt.Errorf("migrate: describing the cluster's topics: %w", err)
 	}
+	starts, err := r.adm.ListStartOffsets(ctx, topics...)
+	if err == nil && !r.o.Since.IsZero() {
+		starts, err = r.adm.ListOffsetsAfterMilli(ctx, r.o.Since.UnixMilli(), topics...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("migrate: the cluster's start offsets: %w", err)
+	}
+	ends, err := r.adm.ListCommittedOffsets(ctx, topics...)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: the cluster's last stable offsets: %w", err)
+	}
 	var errs []error
 	for _, name := range topics {
 		td, ok := listed[name]
@@ -125,6 +145,15 @@ func (r *fromClusterRun) plan(ctx context.Context, topics []string) (*migrationP
 			}
 		} else {
 			tp.create = true
+		}
+		for p := range tp.partitions {
+			start, _ := starts.Lookup(name, p)
+			end, _ := ends.Lookup(name, p)
+			from := start.Offset
+			if ps := r.st.Partitions[tpKey(name, p)]; ps != nil {
+				from = max(from, ps.SrcNext)
+			}
+			tp.offsets += max(end.Offset-from, 0)
 		}
 		plan.topics = append(plan.topics, tp)
 	}

@@ -333,11 +333,13 @@ func (c *clusterReader) fetch(ctx context.Context) error {
 				c.end = c.pos
 				return nil
 			}
-			continue
 		}
 		if len(c.buf) > 0 || c.pos >= c.end {
 			return nil
 		}
+		// An answer without records to keep (only markers or aborted
+		// data, or none yet within the wait): fetch again at once.
+		attempt = -1
 	}
 }
 

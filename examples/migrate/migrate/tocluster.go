@@ -16,6 +16,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// stopFlushTimeout bounds how long a stopped run (its context ended)
+// waits for the records in flight before saving its state. (kgo's record
+// delivery timeout cannot bound it: it counts from the record's timestamp,
+// which a migration keeps from the source.)
+const stopFlushTimeout = 10 * time.Second
+
 // kafkaMinSegmentBytes is Kafka 4's smallest segment.bytes; kafkalite
 // allows smaller segments (for tests), which the cluster refuses.
 const kafkaMinSegmentBytes = 1 << 20
@@ -46,11 +52,9 @@ func runToCluster(ctx context.Context, o Options) (*Summary, error) {
 	}
 	defer cl.Close()
 	r := &toClusterRun{migration: newMigration(o, d, cl), lat: map[string]bool{}}
-	if err := r.run(ctx); err != nil {
-		return &r.sum, err
-	}
+	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(began)
-	return &r.sum, nil
+	return &r.sum, err
 }
 
 func producerCodec(name string) (kgo.CompressionCodec, error) {
@@ -400,7 +404,13 @@ func (r *toClusterRun) copy(ctx context.Context) error {
 		readers[i] = newDirReader(c.l, c.ps.SrcNext, c.end)
 	}
 	produceErr := r.produceAll(ctx, readers)
-	flushErr := r.cl.Flush(context.WithoutCancel(ctx))
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopFlush()
+	if ctx.Err() != nil {
+		flushCtx, stopFlush = context.WithTimeout(context.WithoutCancel(ctx), stopFlushTimeout)
+		defer stopFlush()
+	}
+	flushErr := r.cl.Flush(flushCtx)
 	if err := stopSaver(); err != nil {
 		return err
 	}
@@ -558,7 +568,17 @@ func (r *toClusterRun) copyGroups(ctx context.Context) error {
 
 func (r *toClusterRun) copyGroup(ctx context.Context, g string, offs map[log.TopicPartition]log.OffsetAndMetadata) (GroupSummary, error) {
 	gs := GroupSummary{Group: g}
-	described, err := r.adm.DescribeGroups(ctx, g)
+	var described kadm.DescribedGroups
+	err := retryCoordinator(ctx, func() (err error) {
+		described, err = r.adm.DescribeGroups(ctx, g)
+		if err == nil {
+			err = described.Error()
+		}
+		return err
+	})
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		err = nil // a group the cluster does not know yet
+	}
 	if err != nil {
 		return gs, fmt.Errorf("migrate: describing group %s on the target: %w", g, err)
 	}
@@ -568,7 +588,11 @@ func (r *toClusterRun) copyGroup(ctx context.Context, g string, offs map[log.Top
 			ErrGroupNotEmpty, g, len(dg.Members), dg.State)
 	}
 	if prev, ok := r.st.Groups[g]; ok {
-		current, err := r.adm.FetchOffsets(ctx, g)
+		var current kadm.OffsetResponses
+		err := retryCoordinator(ctx, func() (err error) {
+			current, err = r.adm.FetchOffsets(ctx, g)
+			return err
+		})
 		if err != nil {
 			return gs, fmt.Errorf("migrate: fetching group %s's offsets on the target: %w", g, err)
 		}
@@ -598,10 +622,13 @@ func (r *toClusterRun) copyGroup(ctx context.Context, g string, offs map[log.Top
 		committed[tpKey(tp.Topic, tp.Partition)] = at
 	}
 	r.mu.Unlock()
-	resp, err := r.adm.CommitOffsets(ctx, g, commit)
-	if err == nil {
-		err = resp.Error()
-	}
+	err = retryCoordinator(ctx, func() error {
+		resp, err := r.adm.CommitOffsets(ctx, g, commit)
+		if err == nil {
+			err = resp.Error()
+		}
+		return err
+	})
 	if err != nil {
 		return gs, fmt.Errorf("migrate: committing group %s's offsets on the target: %w", g, err)
 	}
@@ -629,4 +656,23 @@ func (r *toClusterRun) restoreTimestampTypes(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// retryCoordinator runs a group request until it does not fail for want
+// of a coordinator: a cluster just started, or whose __consumer_offsets is
+// being created or loaded, answers so for a while.
+func retryCoordinator(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || time.Now().After(deadline) || !(errors.Is(err, kerr.CoordinatorNotAvailable) ||
+			errors.Is(err, kerr.CoordinatorLoadInProgress) || errors.Is(err, kerr.NotCoordinator)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(time.Duration(attempt)*50*time.Millisecond, time.Second)):
+		}
+	}
 }

@@ -195,7 +195,11 @@ func verifyGroups(ctx context.Context, d *log.Dir, adm *kadm.Client, st *state, 
 		if err != nil {
 			return err
 		}
-		current, err := adm.FetchOffsets(ctx, g)
+		var current kadm.OffsetResponses
+		err = retryCoordinator(ctx, func() (err error) {
+			current, err = adm.FetchOffsets(ctx, g)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("migrate: fetching group %s's offsets on the target: %w", g, err)
 		}
