@@ -1,38 +1,18 @@
 package txncodec
 
 import (
-	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/golden"
 	"github.com/stretchr/testify/require"
 )
 
 // readGolden returns the bytes of testdata/golden/name.
-func readGolden(t testing.TB, name string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "golden", name))
-	require.NoError(t, err)
-	b, err := parseHex(raw)
-	require.NoError(t, err, name)
-	return b
-}
+func readGolden(t testing.TB, name string) []byte { return golden.Read(t, name) }
 
-// parseHex decodes hex with '#' comments to the end of a line and any
-// whitespace.
-func parseHex(raw []byte) ([]byte, error) {
-	var sb strings.Builder
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		sb.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	return hex.DecodeString(sb.String())
-}
+// parseHex decodes annotated hex (package golden).
+func parseHex(raw []byte) ([]byte, error) { return golden.ParseHex(raw) }
 
 // h decodes inline hex with spaces.
 func h(s string) []byte {
