@@ -46,7 +46,8 @@ func runToCluster(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	cl, err := newClient(&o, kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerBatchCompression(codec), kgo.MaxBufferedBytes(64<<20), kgo.MaxBufferedRecords(1<<20))
+		kgo.ProducerBatchCompression(codec), kgo.MaxBufferedBytes(64<<20), kgo.MaxBufferedRecords(1<<20),
+		kgo.ProducerBatchMaxBytes(batchMaxBytes(d, o.Topics)))
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,25 @@ func runToCluster(ctx context.Context, o Options) (*Summary, error) {
 	err = r.run(ctx)
 	r.sum.Elapsed = time.Since(began)
 	return &r.sum, err
+}
+
+// batchMaxBytes is the producer's largest batch: the smallest
+// max.message.bytes of the topics to copy, capped at the producer's
+// default (1 MiB), so that no batch is refused as too large by a topic
+// whose limit is lower. (The limit is per client, not per topic: a topic
+// with records larger than another topic's limit is copied on its own,
+// with -topics.)
+func batchMaxBytes(d *log.Dir, topics []string) int32 {
+	if len(topics) == 0 {
+		topics = d.Topics()
+	}
+	limit := int32(1 << 20)
+	for _, t := range topics {
+		if desc, err := d.DescribeTopic(t); err == nil && !desc.Internal {
+			limit = min(limit, int32(desc.Config.MaxMessageBytes))
+		}
+	}
+	return limit
 }
 
 func producerCodec(name string) (kgo.CompressionCodec, error) {
