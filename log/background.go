@@ -17,13 +17,31 @@ import (
 //   - producer expiry: every producer.id.expiration.check.interval.ms,
 //     ExpireProducers on every partition;
 //   - log.cleaner.threads cleaners (if log.cleaner.enable): each cleans the
-//     filthiest compacted log, or sleeps log.cleaner.backoff.ms.
+//     filthiest compacted log, or sleeps log.cleaner.backoff.ms;
+//   - tiered storage (if remote.log.storage.system.enable): every
+//     remote.log.manager.task.interval.ms, a pass of Dir.TierNow.
 func (d *Dir) startBackground() {
 	d.startCleaner()
 	d.bg.Add(3)
 	go d.loop(d.cfg.RetentionCheckInterval, d.retentionPass)
 	go d.loop(d.flushTick(), d.flushPass())
 	go d.loop(d.cfg.ProducerIDExpirationCheckInterval, d.expireProducers)
+	if d.tier != nil {
+		// The pass's context ends when the Dir closes, so that a copy in
+		// progress stops (and is cleaned up by the next Open's first pass).
+		ctx, cancel := context.WithCancel(context.Background())
+		d.bg.Add(2)
+		go func() {
+			defer d.bg.Done()
+			<-d.stop
+			cancel()
+		}()
+		go d.loop(d.cfg.RemoteLogManagerTaskInterval, func() {
+			if res, err := d.tier.pass(ctx); err != nil && ctx.Err() == nil {
+				d.logger.Warn("tiered storage: a pass failed", "copied", res.Copied, "deleted", res.Deleted, "err", err)
+			}
+		})
+	}
 }
 
 // loop calls fn every interval until the Dir closes.

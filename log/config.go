@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/log/remote"
 	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
@@ -139,6 +140,27 @@ type Config struct {
 	// the crash case).
 	OverlapAppendBytes int
 
+	// RemoteLogStorageSystemEnable mirrors remote.log.storage.system.enable
+	// (default false): whether topics may set remote.storage.enable
+	// (tiered storage). With it, RemoteStorage must be set.
+	RemoteLogStorageSystemEnable bool
+	// RemoteStorage is the store tiered topics' sealed segments are copied
+	// to (what Kafka's remote.log.storage.manager.class.name names; here a
+	// value, not a property): a remote.FileStore, an s3store.Store, or one
+	// of the user's. The Dir does not close it.
+	RemoteStorage remote.StorageManager
+	// RemoteLogManagerTaskInterval mirrors
+	// remote.log.manager.task.interval.ms (default 30000): how often the
+	// tiered partitions' sealed segments are copied, and copies below the
+	// log start offset deleted. [Dir.TierNow] does it at once. At least 1
+	// ms.
+	RemoteLogManagerTaskInterval time.Duration
+	// RemoteLogMetadataTopicNumPartitions mirrors
+	// remote.log.metadata.topic.num.partitions: the partitions of
+	// __remote_log_metadata when it is created. Kafka's default is 50;
+	// kafkalite's is 1, as for the coordinators' topics. At least 1.
+	RemoteLogMetadataTopicNumPartitions int
+
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
@@ -159,30 +181,32 @@ type Config struct {
 // fields.
 func DefaultConfig() Config {
 	return Config{
-		RecoveryThreads:                    2,
-		RetentionCheckInterval:             5 * time.Minute,
-		FlushOffsetCheckpointInterval:      time.Minute,
-		FlushStartOffsetCheckpointInterval: time.Minute,
-		FlushSchedulerInterval:             Unlimited,
-		DefaultTopic:                       DefaultTopicConfig(),
-		NumPartitions:                      1,
-		OffsetsTopicNumPartitions:          1,
-		OffsetsRetention:                   7 * 24 * time.Hour,
-		ProducerIDExpiration:               24 * time.Hour,
-		ProducerIDExpirationCheckInterval:  10 * time.Minute,
-		TransactionStateNumPartitions:      1,
-		TransactionMaxTimeout:              15 * time.Minute,
-		TransactionalIDExpiration:          7 * 24 * time.Hour,
-		TransactionAbortTimedOutInterval:   10 * time.Second,
-		TransactionRemoveExpiredInterval:   time.Hour,
-		CleanerEnable:                      true,
-		CleanerThreads:                     1,
-		CleanerDedupeBufferSize:            128 << 20,
-		CleanerIOBufferSize:                512 << 10,
-		CleanerIOBufferLoadFactor:          0.9,
-		CleanerBackoff:                     15 * time.Second,
-		CleanerIOMaxBytesPerSecond:         math.MaxFloat64,
-		OverlapAppendBytes:                 64 << 10,
+		RecoveryThreads:                     2,
+		RetentionCheckInterval:              5 * time.Minute,
+		FlushOffsetCheckpointInterval:       time.Minute,
+		FlushStartOffsetCheckpointInterval:  time.Minute,
+		FlushSchedulerInterval:              Unlimited,
+		DefaultTopic:                        DefaultTopicConfig(),
+		NumPartitions:                       1,
+		OffsetsTopicNumPartitions:           1,
+		OffsetsRetention:                    7 * 24 * time.Hour,
+		ProducerIDExpiration:                24 * time.Hour,
+		ProducerIDExpirationCheckInterval:   10 * time.Minute,
+		TransactionStateNumPartitions:       1,
+		TransactionMaxTimeout:               15 * time.Minute,
+		TransactionalIDExpiration:           7 * 24 * time.Hour,
+		TransactionAbortTimedOutInterval:    10 * time.Second,
+		TransactionRemoveExpiredInterval:    time.Hour,
+		CleanerEnable:                       true,
+		CleanerThreads:                      1,
+		CleanerDedupeBufferSize:             128 << 20,
+		CleanerIOBufferSize:                 512 << 10,
+		CleanerIOBufferLoadFactor:           0.9,
+		CleanerBackoff:                      15 * time.Second,
+		CleanerIOMaxBytesPerSecond:          math.MaxFloat64,
+		OverlapAppendBytes:                  64 << 10,
+		RemoteLogManagerTaskInterval:        30 * time.Second,
+		RemoteLogMetadataTopicNumPartitions: 1,
 	}
 }
 
@@ -225,6 +249,8 @@ func (c Config) Validate() error {
 	v.Millis("log.cleaner.backoff.ms", c.CleanerBackoff, 0, false)
 	v.Check(c.CleanerIOMaxBytesPerSecond > 0, "log.cleaner.io.max.bytes.per.second", c.CleanerIOMaxBytesPerSecond, "must be above 0")
 	v.Check(c.OverlapAppendBytes >= 0, "OverlapAppendBytes", c.OverlapAppendBytes, "must be at least 0")
+	v.Millis("remote.log.manager.task.interval.ms", c.RemoteLogManagerTaskInterval, 1, false)
+	v.IntRange("remote.log.metadata.topic.num.partitions", c.RemoteLogMetadataTopicNumPartitions, 1)
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.Append(renameProperties(err, brokerNameOf)...)
 	}
@@ -275,7 +301,6 @@ func (c Config) String() string { return props.String(c.Properties()) }
 // accepts and ignores: networking, KRaft, replication, coordinators, the
 // and topic defaults kafkalite does not use. (log.dir and
 // log.dirs are among them: a Dir's path is an argument of its Open.)
-// remote.log.storage.system.enable must be false.
 func UnusedBrokerProperties() []string { return props.SortedKeys(ignoredBrokerProps) }
 
 func (c *Config) fs() vfs.FS {

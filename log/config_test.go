@@ -69,6 +69,7 @@ func TestTopicConfigDefaults(t *testing.T) {
 		"flush.ms":                        "9223372036854775807",
 		"file.delete.delay.ms":            "60000",
 		"preallocate":                     "false",
+		"remote.storage.enable":           "false",
 		"min.compaction.lag.ms":           "0",
 		"max.compaction.lag.ms":           "9223372036854775807",
 		"delete.retention.ms":             "86400000",
@@ -240,7 +241,7 @@ func TestTopicConfigParseErrors(t *testing.T) {
 		{"unclean.leader.election.enable", "maybe", false},
 		{"leader.replication.throttled.replicas", "1:x", false},
 		{"local.retention.ms", "-3", false},
-		{"remote.storage.enable", "true", false},
+		{"remote.storage.enable", "maybe", false},
 		{"message.format.version", "3.0", true}, // removed in Kafka 4.0
 		{"message.timestamp.difference.max.ms", "1000", true},
 		{"log.retention.ms", "1000", true}, // a broker name
@@ -307,7 +308,7 @@ func TestTopicConfigUnusedProperties(t *testing.T) {
 	require.NotContains(t, unused, "retention.ms")
 	for _, name := range []string{"unclean.leader.election.enable", "min.insync.replicas",
 		"follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
-		"message.downconversion.enable", "local.retention.ms", "local.retention.bytes", "remote.storage.enable"} {
+		"message.downconversion.enable", "local.retention.ms", "local.retention.bytes"} {
 		require.Contains(t, unused, name)
 	}
 }
@@ -660,7 +661,9 @@ func TestConfigParseErrors(t *testing.T) {
 		{"log.cleaner.backoff.ms", "-1", false},
 		{"log.cleaner.io.max.bytes.per.second", "0", false},
 		{"min.insync.replicas", "0", false},
-		{"remote.log.storage.system.enable", "true", false},
+		{"remote.log.storage.system.enable", "maybe", false},
+		{"remote.log.manager.task.interval.ms", "0", false},
+		{"remote.log.metadata.topic.num.partitions", "0", false},
 		{"segment.bytes", "1048576", true}, // a topic name
 		{"log.message.format.version", "3.0", true},
 		{"zookeeper.connect", "localhost:2181", true},

@@ -59,6 +59,8 @@ type Dir struct {
 	pids  producerIDs
 
 	cleaner cleanerState
+
+	tier *tierManager // tiered storage; nil without remote.log.storage.system.enable
 }
 
 type topic struct {
@@ -122,6 +124,9 @@ func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 	}
 	d.lock = lock
 	if err := d.load(ctx); err != nil {
+		return nil, errors.Join(err, d.closeLogs(), lock.Close())
+	}
+	if err := d.startTier(ctx); err != nil {
 		return nil, errors.Join(err, d.closeLogs(), lock.Close())
 	}
 	d.recovery.Duration = time.Since(start)
@@ -333,7 +338,7 @@ func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[stri
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: cp.clean, recoveryPoint: cp.recoveryPoints[tp],
-					logStartOffset: cp.startOffsets[tp], topicID: j.t.id, create: !found[j.t.name][j.p], onAppend: d.notify,
+					logStartOffset: cp.startOffsets[tp], topicID: j.t.id, create: !found[j.t.name][j.p], onAppend: d.notify, tier: d.tiering,
 					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset,
 					overlapBytes: d.cfg.OverlapAppendBytes})
 				if err != nil {
@@ -508,6 +513,10 @@ func (d *Dir) scanPartitionDirs() (map[string]map[int32]bool, error) {
 // overrides applied.
 func (d *Dir) topicConfig(overrides map[string]string) (TopicConfig, error) {
 	c, _, err := d.cfg.DefaultTopic.WithProperties(overrides)
+	if err == nil && c.RemoteStorageEnable && (!d.cfg.RemoteLogStorageSystemEnable || d.cfg.RemoteStorage == nil) {
+		err = newConfigError("remote.storage.enable", "true",
+			"needs the directory's remote.log.storage.system.enable and Config.RemoteStorage (tiered storage is off)", nil)
+	}
 	return c, err
 }
 

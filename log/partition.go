@@ -60,8 +60,9 @@ type Log struct {
 	lastFlush      atomic.Int64 // unix milliseconds of the last flush
 	closed         atomic.Bool
 	deleted        atomic.Bool
-	internal       bool   // an internal topic: users may not append
-	onAppend       func() // the Dir's notifier, nil for none
+	internal       bool                // an internal topic: users may not append
+	onAppend       func()              // the Dir's notifier, nil for none
+	tier           func() *tierManager // the Dir's tiered storage, nil (or returning nil) for none
 
 	sync syncState // group commit
 
@@ -186,6 +187,7 @@ type loadOptions struct {
 	topicID        checkpoint.TopicID
 	create         bool   // a new partition: create the directory
 	onAppend       func() // called after every append (the Dir's notifier)
+	tier           func() *tierManager
 	// producerIDExpiration mirrors producer.id.expiration.ms.
 	producerIDExpiration time.Duration
 	// cleanerOffset is the cleaner-offset-checkpoint entry, -1 if none.
@@ -212,7 +214,7 @@ type recoveryStats struct {
 func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	var st recoveryStats
 	l := &Log{topic: o.topic, partition: o.partition, dir: o.dir, fsys: o.fsys, logger: o.logger, now: o.now,
-		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend,
+		appendReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), internal: IsInternalTopic(o.topic), onAppend: o.onAppend, tier: o.tier,
 		markerReader: record.NewReader(record.ReaderOptions{SkipCRC: true}), producerIDExpiration: o.producerIDExpiration, snapshotOffset: -1,
 		unsyncedSnapshot: -1, overlapBytes: o.overlapBytes}
 	cfg := o.config

@@ -28,6 +28,7 @@ var topicProps = map[string]topicProp{
 		func(c *TopicConfig, v string) (err error) { c.CleanupPolicy, err = ParseCleanupPolicy(v); return },
 		func(c *TopicConfig) string { return c.CleanupPolicy.String() }),
 	"retention.ms":                    millisProp(func(c *TopicConfig) *time.Duration { return &c.Retention }, true, "-1"),
+	"remote.storage.enable":           props.BoolProp(func(c *TopicConfig) *bool { return &c.RemoteStorageEnable }),
 	"retention.bytes":                 props.LongProp(func(c *TopicConfig) *int64 { return &c.RetentionBytes }),
 	"segment.bytes":                   intProp64(func(c *TopicConfig) *int64 { return &c.SegmentBytes }),
 	"segment.ms":                      millisProp(func(c *TopicConfig) *time.Duration { return &c.SegmentRollTime }, false, ""),
@@ -90,7 +91,6 @@ var ignoredTopicProps = map[string]func(string) error{
 	"leader.replication.throttled.replicas":   checkThrottledReplicas,
 	"follower.replication.throttled.replicas": checkThrottledReplicas,
 	"message.downconversion.enable":           props.CheckBool, // a no-op since 4.0
-	"remote.storage.enable":                   checkNoTieredStorage,
 	"local.retention.ms":                      props.CheckAtLeast(-2, false),
 	"local.retention.bytes":                   props.CheckAtLeast(-2, false),
 	"remote.log.copy.disable":                 props.CheckBool,
@@ -190,6 +190,9 @@ var brokerProps = func() map[string]brokerProp {
 		"transaction.remove.expired.transaction.cleanup.interval.ms":  configMillis(func(c *Config) *time.Duration { return &c.TransactionRemoveExpiredInterval }, false),
 		"auto.create.topics.enable":                                   props.BoolProp(func(c *Config) *bool { return &c.AutoCreateTopics }),
 		"log.cleaner.enable":                                          props.BoolProp(func(c *Config) *bool { return &c.CleanerEnable }),
+		"remote.log.storage.system.enable":                            props.BoolProp(func(c *Config) *bool { return &c.RemoteLogStorageSystemEnable }),
+		"remote.log.manager.task.interval.ms":                         configMillis(func(c *Config) *time.Duration { return &c.RemoteLogManagerTaskInterval }, false),
+		"remote.log.metadata.topic.num.partitions":                    props.IntProp(func(c *Config) *int { return &c.RemoteLogMetadataTopicNumPartitions }),
 		"log.cleaner.threads":                                         props.IntProp(func(c *Config) *int { return &c.CleanerThreads }),
 		"log.cleaner.dedupe.buffer.size":                              props.LongProp(func(c *Config) *int64 { return &c.CleanerDedupeBufferSize }),
 		"log.cleaner.io.buffer.size":                                  props.IntProp(func(c *Config) *int { return &c.CleanerIOBufferSize }),
@@ -309,16 +312,6 @@ var ignoredBrokerProps = map[string]func(string) error{
 	// Tiered storage and removed features.
 	"log.local.retention.ms": props.CheckAtLeast(-2, false), "log.local.retention.bytes": props.CheckAtLeast(-2, false),
 	"log.message.downconversion.enable": props.CheckBool,
-	"remote.log.storage.system.enable":  checkNoTieredStorage,
-}
-
-// checkNoTieredStorage accepts only false: kafkalite has no tiered storage.
-func checkNoTieredStorage(v string) error {
-	b, err := props.Bool(v)
-	if err == nil && b {
-		return errors.New("tiered storage is not supported by kafkalite")
-	}
-	return err
 }
 
 // checkThrottledReplicas applies Kafka's ThrottledReplicaListValidator:

@@ -32,6 +32,15 @@ type PartitionStats struct {
 	// DamagedSegments counts the segments whose .log holds bytes past its
 	// last readable batch: reads there fail with a corruption error.
 	DamagedSegments int
+	// Tiered storage (remote.storage.enable): RemoteSegments and
+	// RemoteBytes are the finished copies in the remote store and their
+	// .log bytes; RemoteCopyLagSegments and RemoteCopyLagBytes the sealed
+	// segments past the latest copy (not yet copied, or not yet below the
+	// last stable offset).
+	RemoteSegments        int
+	RemoteBytes           int64
+	RemoteCopyLagSegments int
+	RemoteCopyLagBytes    int64
 }
 
 // Stats describes the partition.
@@ -50,6 +59,11 @@ func (l *Log) Stats() PartitionStats {
 	l.mu.Lock()
 	st.Failed = l.failed
 	l.mu.Unlock()
+	if l.tier != nil && l.Config().RemoteStorageEnable {
+		if t := l.tier(); t != nil {
+			t.remoteStats(l, &st)
+		}
+	}
 	return st
 }
 

@@ -246,6 +246,14 @@ type TopicConfig struct {
 	// (default Long.MAX_VALUE = Unlimited): how far a CreateTime record's
 	// timestamp may lie before the log's clock.
 	MessageTimestampBeforeMax time.Duration
+	// RemoteStorageEnable mirrors remote.storage.enable (default false):
+	// tiered storage for the topic. Sealed segments are copied to the
+	// Dir's Config.RemoteStorage and recorded in __remote_log_metadata;
+	// the local copies stay (local.retention.ms and local.retention.bytes
+	// are not applied yet) and reads are served from them. The Dir must
+	// have remote.log.storage.system.enable and a store; a compacted topic
+	// may not set it (Kafka's rule).
+	RemoteStorageEnable bool
 	// MessageTimestampAfterMax mirrors message.timestamp.after.max.ms
 	// (default 3600000, 1 hour, since Kafka 4.0; Long.MAX_VALUE before): how
 	// far a CreateTime record's timestamp may lie after the log's clock.
@@ -335,6 +343,8 @@ func (c TopicConfig) compressionLevel(codec record.Compression) int {
 // minimum). It returns nil or one [*ConfigError] per bad property, joined.
 func (c TopicConfig) Validate() error {
 	v := props.Validator{New: newConfigError}
+	v.Check(!c.RemoteStorageEnable || !c.CleanupPolicy.Compact, "remote.storage.enable", c.RemoteStorageEnable,
+		"is not supported for compacted topics")
 	v.Millis("retention.ms", c.Retention, 0, true)
 	v.Check(c.SegmentBytes >= MinSegmentBytes && c.SegmentBytes <= math.MaxInt32,
 		"segment.bytes", c.SegmentBytes, fmt.Sprintf("must be between %d and %d", MinSegmentBytes, math.MaxInt32))
@@ -480,7 +490,6 @@ func (c TopicConfig) String() string { return props.String(c.Properties()) }
 
 // UnusedTopicProperties returns, sorted, the topic properties Kafka 4.x
 // defines that kafkalite accepts (checking their values' types) but does
-// not use: replication, throttling and tiered storage settings.
-// remote.storage.enable must be false: kafkalite has no tiered storage, as
-// a broker whose remote.log.storage.system.enable is false.
+// not use: replication, throttling and the tiered storage settings it does
+// not apply yet (local.retention.ms, local.retention.bytes).
 func UnusedTopicProperties() []string { return props.SortedKeys(ignoredTopicProps) }

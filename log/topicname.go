@@ -27,10 +27,11 @@ const maxTopicNameLen = 249
 
 // internalTopics are the names Kafka reserves for its own topics.
 var internalTopics = map[string]bool{
-	"__consumer_offsets":  true, // group coordinator
-	"__transaction_state": true, // transaction coordinator
-	"__share_group_state": true, // share coordinator
-	"__cluster_metadata":  true, // the KRaft metadata log
+	"__consumer_offsets":   true, // group coordinator
+	"__transaction_state":  true, // transaction coordinator
+	"__share_group_state":  true, // share coordinator
+	"__cluster_metadata":   true, // the KRaft metadata log
+	RemoteLogMetadataTopic: true, // tiered storage's metadata
 }
 
 // ErrInvalidTopicName is matched by [*TopicNameError].
@@ -95,11 +96,15 @@ func TopicNamesCollide(a, b string) bool {
 var internalTopicConfigs = map[string]map[string]string{
 	"__consumer_offsets":  {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"},
 	"__transaction_state": {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600"},
+	// TopicBasedRemoteLogMetadataManager's: deleted never
+	// (remote.log.metadata.topic.retention.ms -1).
+	RemoteLogMetadataTopic: {"cleanup.policy": "delete", "retention.ms": "-1"},
 }
 
 // IsInternalTopic reports whether name is one of Kafka's reserved topics:
-// __consumer_offsets, __transaction_state, __share_group_state and the KRaft
-// metadata log __cluster_metadata.
+// __consumer_offsets, __transaction_state, __share_group_state, the KRaft
+// metadata log __cluster_metadata, and tiered storage's
+// __remote_log_metadata.
 func IsInternalTopic(name string) bool { return internalTopics[name] }
 
 // PartitionDirName returns the directory name of a partition:

@@ -102,7 +102,7 @@ func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, pr
 
 func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
 	l, _, err := loadLog(loadOptions{topic: t.name, partition: p, dir: filepath.Join(d.path, PartitionDirName(t.name, p)),
-		fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: true, topicID: t.id, create: true, onAppend: d.notify,
+		fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: true, topicID: t.id, create: true, onAppend: d.notify, tier: d.tiering,
 		producerIDExpiration: d.cfg.ProducerIDExpiration, overlapBytes: d.cfg.OverlapAppendBytes})
 	if err != nil {
 		return nil, err

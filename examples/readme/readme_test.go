@@ -20,6 +20,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/remote"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -53,6 +55,23 @@ func produceOrders(ctx context.Context, dir string, orders []order) error {
 		}
 	}
 	return p.Flush(ctx) // every record sent so far acknowledged or failed
+	// README end
+}
+
+// tieredEvents opens a directory with tiered storage on a cold volume and
+// creates a tiered topic.
+func tieredEvents(ctx context.Context, dir, cold string) error {
+	// README begin
+	cfg := log.DefaultConfig()
+	cfg.RemoteLogStorageSystemEnable = true                    // remote.log.storage.system.enable
+	cfg.RemoteStorage = remote.NewFileStore(vfs.Default, cold) // or an s3store.Store
+	d, err := log.Open(ctx, dir, cfg)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	_, err = d.CreateTopic(ctx, "events", 3, map[string]string{"remote.storage.enable": "true"})
+	return err
 	// README end
 }
 
@@ -295,6 +314,24 @@ func rawBatch(t *testing.T, key, value string) []byte {
 
 // TestSamplesAreTheREADMEs: the README's Go blocks and the regions of the
 // sample files are the same texts, each block one region.
+// TestTieredSample runs the tiered storage sample: the topic is created
+// tiered, and __remote_log_metadata with it.
+func TestTieredSample(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	require.NoError(t, tieredEvents(ctx, root+"/data", root+"/cold"))
+	cfg := log.DefaultConfig()
+	cfg.RemoteLogStorageSystemEnable = true
+	cfg.RemoteStorage = remote.NewFileStore(vfs.Default, root+"/cold")
+	d, err := log.Open(ctx, root+"/data", cfg)
+	require.NoError(t, err)
+	defer d.Close()
+	desc, err := d.DescribeTopic("events")
+	require.NoError(t, err)
+	require.True(t, desc.Config.RemoteStorageEnable)
+	require.Contains(t, d.Topics(), log.RemoteLogMetadataTopic)
+}
+
 func TestSamplesAreTheREADMEs(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)

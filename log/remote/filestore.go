@@ -26,7 +26,11 @@ import (
 // listing each file's size and CRC-32C. Each file is written under a
 // temporary name, fsynced and renamed; the manifest is written last, the
 // same way, and is the copy's commit point: a copy without one is
-// incomplete (ErrNotFound) and is removed by DeleteLogSegmentData. Fetches
+// incomplete (ErrNotFound) and is removed by DeleteLogSegmentData. Every
+// directory entry is made durable (the directory fsynced) before anything
+// that depends on it: the root and the partition's directory before the
+// files, the files before the manifest, the manifest before the copy
+// returns. Fetches
 // check sizes against the manifest, and checksums for whole files.
 type FileStore struct {
 	fs   vfs.FS
@@ -34,8 +38,8 @@ type FileStore struct {
 }
 
 // NewFileStore returns a store rooted at root on fsys (vfs.Default for the
-// operating system's filesystem). It does no I/O: the directories are
-// made by the first copy.
+// operating system's filesystem). It does no I/O: root (whose parent must
+// exist) and the partitions' directories are made by the first copy.
 func NewFileStore(fsys vfs.FS, root string) *FileStore {
 	return &FileStore{fs: fsys, root: root}
 }
@@ -74,7 +78,9 @@ func (s *FileStore) CopyLogSegmentData(ctx context.Context, m SegmentMetadata, d
 	if err := s.fs.MkdirAll(dir); err != nil {
 		return nil, s.storageErr("copy", m, err)
 	}
-	if err := s.fs.SyncDir(s.root); err != nil {
+	// The entries of the root (in its parent) and of the partition's
+	// directory (in the root) are durable before anything is in them.
+	if err := errors.Join(s.fs.SyncDir(filepath.Dir(s.root)), s.fs.SyncDir(s.root)); err != nil {
 		return nil, s.storageErr("copy", m, err)
 	}
 	// A manifest left by an earlier attempt goes first: the copy is
@@ -99,6 +105,10 @@ func (s *FileStore) CopyLogSegmentData(ctx context.Context, m SegmentMetadata, d
 			return nil, s.storageErr("copy", m, err)
 		}
 		fmt.Fprintf(&manifest, "%s %d %d\n", ext, src.Size, sum)
+	}
+	// The files' names are durable before the manifest that lists them.
+	if err := s.fs.SyncDir(dir); err != nil {
+		return nil, s.storageErr("copy", m, err)
 	}
 	b := []byte(manifest.String())
 	if _, err := s.writeFile(ctx, s.name(m, "manifest"), Source{R: bytes.NewReader(b), Size: int64(len(b))}); err != nil {

@@ -156,25 +156,8 @@ func TestFileStoreCrashPoints(t *testing.T) {
 			}
 			require.NoError(t, after.DeleteLogSegmentData(ctx, s.Meta))
 			remotetest.RequireGone(t, after, s)
-			var left []string
-			listAll(t, crashed, "/remote", &left)
+			left := remotetest.Files(crashed, "/remote")
 			require.Empty(t, left, "%s crash point %d: files left after the delete", phase, point)
-		}
-	}
-}
-
-func listAll(t *testing.T, fsys vfs.FS, dir string, out *[]string) {
-	t.Helper()
-	infos, err := fsys.List(dir)
-	if err != nil {
-		return
-	}
-	for _, fi := range infos {
-		p := filepath.Join(dir, fi.Name)
-		if fi.IsDir {
-			listAll(t, fsys, p, out)
-		} else {
-			*out = append(*out, p)
 		}
 	}
 }

@@ -10,10 +10,12 @@
 // S3 store. A user may implement StorageManager for another store, keeping
 // the contracts on its methods; package remotetest checks them.
 //
-// Not yet: the log does not copy segments to a store or read them back;
-// a directory's topics still refuse remote.storage.enable=true (see the
-// README's status table). The stores and the metadata's record format
-// come first, each tested on its own.
+// A directory copies its tiered topics' sealed segments to the store given
+// as log.Config.RemoteStorage (with remote.log.storage.system.enable) and
+// records each copy in __remote_log_metadata (log.Dir.TierNow, and a
+// background loop). Not yet: local segments are kept after their copy
+// (local.retention.* is not applied) and reads are served from them; the
+// log does not read copies back (see the README's status table).
 package remote
 
 import (

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/log/remote"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -181,4 +183,23 @@ func StorageManager(t *testing.T, newStore func(t *testing.T) remote.StorageMana
 		defer store.Close()
 		RequireGone(t, store, NewSegment("orders", 4, 0, 10, false))
 	})
+}
+
+// Files returns every file under dir on fsys, at any depth (none if dir
+// does not exist): what a FileStore holds.
+func Files(fsys vfs.FS, dir string) []string {
+	var out []string
+	infos, err := fsys.List(dir)
+	if err != nil {
+		return nil
+	}
+	for _, fi := range infos {
+		p := filepath.Join(dir, fi.Name)
+		if fi.IsDir {
+			out = append(out, Files(fsys, p)...)
+		} else {
+			out = append(out, p)
+		}
+	}
+	return out
 }

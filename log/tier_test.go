@@ -1,0 +1,448 @@
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/remotecodec"
+	"github.com/kafkalite/kafkalite/log/remote"
+	"github.com/kafkalite/kafkalite/log/remote/remotetest"
+	"github.com/kafkalite/kafkalite/log/vfs"
+	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
+	"github.com/stretchr/testify/require"
+)
+
+// tieredEnv is an env whose Dirs have tiered storage: a FileStore on the
+// same memory filesystem (under /remote), so that a crash clone takes both.
+// Passes run only when the test calls TierNow.
+func tieredEnv(t *testing.T) *env {
+	e := newEnv(t)
+	e.cfg.RemoteLogStorageSystemEnable = true
+	e.cfg.RemoteLogManagerTaskInterval = time.Hour
+	e.cfg.RemoteStorage = remote.NewFileStore(e.mem, "/remote")
+	return e
+}
+
+// tieredProps are a tiered topic's: segments of about 3 batches.
+var tieredProps = map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000"}
+
+// fill appends n uncompressed batches of 5 records of 100 bytes.
+func fill(t *testing.T, l *Log, n int) {
+	t.Helper()
+	for range n {
+		_, err := l.Append(producerBatch(t, 5, 100, time.Now().UnixMilli(), record.None))
+		require.NoError(t, err)
+	}
+}
+
+// requireCopies checks that the Dir's finished copies of l are exactly its
+// sealed segments, each whole in the store: the .log and indexes equal to
+// the local files.
+func requireCopies(t *testing.T, d *Dir, l *Log) {
+	t.Helper()
+	copies, err := d.RemoteSegments(l.Topic(), l.Partition())
+	require.NoError(t, err)
+	segs := l.segs()
+	require.Len(t, copies, len(segs)-1, "one copy per sealed segment")
+	for i, m := range copies {
+		require.Equal(t, segs[i].BaseOffset(), m.StartOffset)
+		require.Equal(t, segs[i+1].BaseOffset()-1, m.EndOffset)
+		require.Equal(t, remote.CopySegmentFinished, m.State)
+		require.NotEmpty(t, m.LeaderEpochs)
+		for _, f := range []struct {
+			ext   string
+			fetch func() (io.ReadCloser, error)
+		}{
+			{".log", func() (io.ReadCloser, error) {
+				return d.cfg.RemoteStorage.FetchLogSegment(context.Background(), m, 0, -1)
+			}},
+			{".index", func() (io.ReadCloser, error) {
+				return d.cfg.RemoteStorage.FetchIndex(context.Background(), m, remote.OffsetIndex)
+			}},
+			{".timeindex", func() (io.ReadCloser, error) {
+				return d.cfg.RemoteStorage.FetchIndex(context.Background(), m, remote.TimeIndex)
+			}},
+		} {
+			r, err := f.fetch()
+			require.NoError(t, err, "%s %s", m.ID, f.ext)
+			got, err := io.ReadAll(r)
+			r.Close()
+			require.NoError(t, err)
+			want := readFile(t, d.fsys, filepath.Join(l.Dir(), segment.FileName(m.StartOffset, f.ext)))
+			require.Equal(t, want, got, "%s %s", m.ID, f.ext)
+		}
+	}
+}
+
+func readFile(t *testing.T, fsys vfs.FS, name string) []byte {
+	t.Helper()
+	f, err := fsys.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	size, err := f.Size()
+	require.NoError(t, err)
+	b := make([]byte, size)
+	_, err = f.ReadAt(b, 0)
+	if !errors.Is(err, io.EOF) {
+		require.NoError(t, err)
+	}
+	return b
+}
+
+// metadataStates returns the states __remote_log_metadata records, in
+// order, as "START-END:STATE" (updates as "update:STATE").
+func metadataStates(t *testing.T, d *Dir) []string {
+	t.Helper()
+	var out []string
+	for _, l := range d.tier.metas {
+		for _, r := range records(t, l, l.LogStartOffset()) {
+			v, err := remotecodec.ParseValue(r.Value)
+			require.NoError(t, err)
+			switch v := v.(type) {
+			case remotecodec.RemoteLogSegmentMetadataRecord:
+				out = append(out, fmt.Sprintf("%d-%d:%s", v.StartOffset, v.EndOffset, v.RemoteLogSegmentState))
+			case remotecodec.RemoteLogSegmentMetadataUpdateRecord:
+				out = append(out, "update:"+v.RemoteLogSegmentState.String())
+			}
+		}
+	}
+	return out
+}
+
+// TestTierCopiesSealedSegments: a pass copies every sealed segment of a
+// tiered topic (never the active one), each recorded as started, then
+// finished, in __remote_log_metadata in Kafka's schemas; a second pass
+// copies nothing; the next sealed segments are copied by the next pass;
+// the stats say so.
+func TestTierCopiesSealedSegments(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, tieredProps)
+	createTopic(t, d, "local", 1, map[string]string{"segment.bytes": "2000"})
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 10)
+	fill(t, partition(t, d, "local", 0), 10)
+	sealed := len(l.segs()) - 1
+	require.Greater(t, sealed, 2)
+	require.Equal(t, sealed, l.Stats().RemoteCopyLagSegments)
+
+	res, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, sealed, res.Copied)
+	requireCopies(t, d, l)
+	st := l.Stats()
+	require.Equal(t, sealed, st.RemoteSegments)
+	require.Zero(t, st.RemoteCopyLagSegments)
+	states := metadataStates(t, d)
+	require.Len(t, states, 2*sealed)
+	require.True(t, strings.HasSuffix(states[0], ":COPY_SEGMENT_STARTED"), states[0])
+	require.Equal(t, "update:COPY_SEGMENT_FINISHED", states[1])
+	local, err := d.RemoteSegments("local", 0)
+	require.NoError(t, err)
+	require.Empty(t, local, "a topic without remote.storage.enable is not copied")
+
+	res, err = d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, res.Copied)
+
+	fill(t, l, 5)
+	res, err = d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.Positive(t, res.Copied)
+	requireCopies(t, d, l)
+}
+
+// TestTierStopsAtTheLastStableOffset: a segment with data of an open
+// transaction, or one after it, is not copied until the transaction ends.
+func TestTierStopsAtTheLastStableOffset(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 2)
+	const pid = 7
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, pid, 0))
+	_, err := l.Append(txnBatch(t, pid, 0, 0, 5))
+	require.NoError(t, err)
+	fill(t, l, 8)
+	lso := l.LastStableOffset()
+	_, err = d.TierNow(context.Background())
+	require.NoError(t, err)
+	copies, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	for _, m := range copies {
+		require.Less(t, m.EndOffset, lso, "copied past the last stable offset")
+	}
+	require.Positive(t, l.Stats().RemoteCopyLagSegments)
+	_, err = l.AppendTxnMarker(access.Internal{}, pid, 0, record.EndTxnMarker{Type: record.ControlCommit})
+	require.NoError(t, err)
+	fill(t, l, 3)
+	_, err = d.TierNow(context.Background())
+	require.NoError(t, err)
+	requireCopies(t, d, l)
+}
+
+// txnBatch is a transactional batch of n records of producer pid.
+func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
+	t.Helper()
+	var b record.Builder
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(true),
+		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq}, record.DefaultLevel)
+	for i := range n {
+		require.NoError(t, b.Append(time.Now().UnixMilli(), fmt.Appendf(nil, "t%d", i), []byte("in a transaction"), nil))
+	}
+	out, err := b.Build()
+	require.NoError(t, err)
+	return append([]byte(nil), out...)
+}
+
+// TestTierRefusals: remote.storage.enable needs the directory's tiered
+// storage and is refused on compacted topics; a directory with tiered
+// storage needs a store.
+func TestTierRefusals(t *testing.T) {
+	ctx := context.Background()
+	plain := newEnv(t)
+	d := plain.open(t)
+	_, err := d.CreateTopic(ctx, "t", 1, map[string]string{"remote.storage.enable": "true"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, "tiered storage is off")
+	require.NoError(t, d.Close())
+
+	e := tieredEnv(t)
+	d = e.open(t)
+	_, err = d.CreateTopic(ctx, "c", 1, map[string]string{"remote.storage.enable": "true", "cleanup.policy": "compact"})
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorContains(t, err, "compacted")
+	createTopic(t, d, "t", 1, nil)
+	_, err = d.AlterTopicConfig(ctx, "t", map[string]string{"remote.storage.enable": "true"})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+
+	e.cfg.RemoteStorage = nil
+	_, err = Open(ctx, "/data", e.cfg)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+// TestTierReopen: the copies are known again after a reopen (replayed from
+// __remote_log_metadata), so a pass copies only what is new.
+func TestTierReopen(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "tiered", 2, tieredProps)
+	for p := range int32(2) {
+		fill(t, partition(t, d, "tiered", p), 8)
+	}
+	first, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+
+	d = e.open(t)
+	defer d.Close()
+	for p := range int32(2) {
+		requireCopies(t, d, partition(t, d, "tiered", p))
+	}
+	res, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.Zero(t, res.Copied)
+	require.Positive(t, first.Copied)
+}
+
+// TestTierStoreFails: a copy the store fails leaves the segment recorded as
+// started and the local segment in place; the next pass deletes what the
+// failed copy left and copies the segment again.
+func TestTierStoreFails(t *testing.T) {
+	e := tieredEnv(t)
+	faults := vfs.NewFaultFS(e.mem)
+	e.cfg.RemoteStorage = remote.NewFileStore(faults, "/remote")
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 10)
+	before := records(t, l, 0)
+
+	faults.Inject(vfs.EIO(vfs.OpWrite, "/remote", 3))
+	res, err := d.TierNow(context.Background())
+	require.ErrorIs(t, err, remote.ErrStorage)
+	require.Equal(t, 0, res.Copied)
+	require.Equal(t, before, records(t, l, 0), "the local data is untouched")
+	faults.Clear()
+
+	res, err = d.TierNow(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Deleted, "the failed copy")
+	requireCopies(t, d, l)
+	require.Contains(t, metadataStates(t, d), "update:DELETE_SEGMENT_FINISHED")
+	files := remotetest.Files(e.mem, "/remote")
+	require.Len(t, files, 6*(len(l.segs())-1), "no file of the failed copy is left (six per copy with the manifest)")
+}
+
+// TestTierDeletesCopiesOfWhatIsGone: copies below the log start offset
+// (after DeleteRecords) and copies of a deleted topic are deleted from the
+// store by the next pass.
+func TestTierDeletesCopiesOfWhatIsGone(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	ctx := context.Background()
+	createTopic(t, d, "tiered", 1, tieredProps)
+	createTopic(t, d, "doomed", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 10)
+	fill(t, partition(t, d, "doomed", 0), 10)
+	_, err := d.TierNow(ctx)
+	require.NoError(t, err)
+	copies, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	doomedCopies, err := d.RemoteSegments("doomed", 0)
+	require.NoError(t, err)
+
+	_, err = l.DeleteRecordsBefore(copies[1].EndOffset + 1)
+	require.NoError(t, err)
+	require.NoError(t, d.DeleteTopic(ctx, "doomed"))
+	res, err := d.TierNow(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2+len(doomedCopies), res.Deleted)
+	left, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	require.Equal(t, copies[2:], left)
+	for _, m := range append(copies[:2], doomedCopies...) {
+		_, err := d.cfg.RemoteStorage.FetchLogSegment(ctx, m, 0, -1)
+		require.ErrorIs(t, err, remote.ErrNotFound, "%s", m.ID)
+	}
+}
+
+// TestTierSkipsBadMetadata: records of __remote_log_metadata that do not
+// decode, or update a copy never started, or break the state order, are
+// skipped at replay with a warning; the copies stay as recorded.
+func TestTierSkipsBadMetadata(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "tiered", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 8)
+	_, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	copies, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	meta := d.tier.metas[0]
+	appendValue := func(v []byte) {
+		b, err := record.AppendBatch(nil, record.BatchHeader{Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+			PartitionLeaderEpoch: -1}, record.DefaultLevel, []record.Record{{Timestamp: 1, Value: v}})
+		require.NoError(t, err)
+		_, err = meta.AppendInternal(access.Internal{}, b)
+		require.NoError(t, err)
+	}
+	appendValue([]byte{1, 0, 0, 0xff}) // truncated
+	unknown := remotecodec.RemoteLogSegmentMetadataUpdateRecord{RemoteLogSegmentID: codecID(remote.SegmentID{Topic: "tiered",
+		TopicID: copies[0].ID.TopicID, Partition: 0, ID: remote.UUID{9}}), RemoteLogSegmentState: remotecodec.CopySegmentFinished}
+	v, err := remotecodec.AppendValue(nil, unknown)
+	require.NoError(t, err)
+	appendValue(v)
+	backwards := remotecodec.RemoteLogSegmentMetadataUpdateRecord{RemoteLogSegmentID: codecID(copies[0].ID),
+		RemoteLogSegmentState: remotecodec.CopySegmentStarted}
+	v, err = remotecodec.AppendValue(nil, backwards)
+	require.NoError(t, err)
+	appendValue(v)
+	require.NoError(t, d.Close())
+
+	d = e.open(t)
+	defer d.Close()
+	require.Equal(t, 3, d.tier.skipped)
+	again, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	require.Equal(t, copies, again)
+}
+
+// TestTierCrashPoints loses power (the memory filesystem's CrashClone)
+// after each filesystem operation of a pass that copies three segments,
+// then opens what survives and checks the rule: every copy recorded as
+// finished is whole in the store; the next pass deletes what unfinished
+// copies left, copies the rest, and leaves no other file in the store.
+func TestTierCrashPoints(t *testing.T) {
+	ctx := context.Background()
+	base := tieredEnv(t)
+	d := base.open(t)
+	createTopic(t, d, "tiered", 1, tieredProps)
+	fill(t, partition(t, d, "tiered", 0), 10)
+	require.NoError(t, d.Close())
+	snapshot := base.mem.CrashClone() // everything closed cleanly is durable
+
+	points := 0
+	for point := 1; ; point++ {
+		mem := snapshot.CrashClone()
+		faults := vfs.NewFaultFS(mem)
+		e := &env{mem: mem, clock: base.clock, cfg: base.cfg}
+		e.cfg.FS = faults
+		e.cfg.RemoteStorage = remote.NewFileStore(faults, "/remote")
+		d := e.open(t)
+		var crashed *vfs.MemFS
+		ops := 0
+		faults.OnOp(func(vfs.Op, string) {
+			ops++
+			if ops == point {
+				crashed = mem.CrashClone()
+			}
+		})
+		_, err := d.TierNow(ctx)
+		require.NoError(t, err)
+		require.NoError(t, d.Close())
+		if crashed == nil {
+			break
+		}
+		points++
+		after := &env{mem: crashed, clock: base.clock, cfg: base.cfg}
+		after.cfg.FS = crashed
+		after.cfg.RemoteStorage = remote.NewFileStore(crashed, "/remote")
+		d = after.open(t)
+		l := partition(t, d, "tiered", 0)
+		copies, err := d.RemoteSegments("tiered", 0)
+		require.NoError(t, err)
+		for _, m := range copies {
+			r, err := after.cfg.RemoteStorage.FetchLogSegment(ctx, m, 0, -1)
+			require.NoError(t, err, "crash point %d: %s is recorded as finished", point, m.ID)
+			_, err = io.ReadAll(r)
+			r.Close()
+			require.NoError(t, err, "crash point %d", point)
+		}
+		_, err = d.TierNow(ctx)
+		require.NoError(t, err, "crash point %d", point)
+		requireCopies(t, d, l)
+		files := remotetest.Files(crashed, "/remote")
+		require.Len(t, files, 6*(len(l.segs())-1), "crash point %d: files left in the store: %v", point, files)
+		require.NoError(t, d.Close())
+	}
+	t.Logf("%d crash points", points)
+	require.Greater(t, points, 20)
+}
+
+// TestTierBackground: with remote.log.manager.task.interval.ms short, the
+// Dir's own loop copies sealed segments, and Close stops it.
+func TestTierBackground(t *testing.T) {
+	e := tieredEnv(t)
+	e.cfg.RemoteLogManagerTaskInterval = 5 * time.Millisecond
+	d := e.open(t)
+	createTopic(t, d, "tiered", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 10)
+	deadline := time.Now().Add(30 * time.Second)
+	for l.Stats().RemoteCopyLagSegments > 0 {
+		require.True(t, time.Now().Before(deadline), "the loop copied nothing in 30 s")
+		select {
+		case <-d.Changed():
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	requireCopies(t, d, l)
+	require.NoError(t, d.Close())
+}
