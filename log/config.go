@@ -155,6 +155,13 @@ type Config struct {
 	// log start offset deleted. [Dir.TierNow] does it at once. At least 1
 	// ms.
 	RemoteLogManagerTaskInterval time.Duration
+	// RemoteLogIndexFileCacheTotalSize mirrors
+	// remote.log.index.file.cache.total.size.bytes (default 1073741824, 1
+	// GiB): the local space of the copies fetched back from the remote
+	// store to be read. Kafka caches only the indexes there and streams
+	// the .log; kafkalite caches whole copies (their .log and indexes), so
+	// the bound covers both. At least 1.
+	RemoteLogIndexFileCacheTotalSize int64
 	// RemoteLogMetadataTopicNumPartitions mirrors
 	// remote.log.metadata.topic.num.partitions: the partitions of
 	// __remote_log_metadata when it is created. Kafka's default is 50;
@@ -207,6 +214,7 @@ func DefaultConfig() Config {
 		OverlapAppendBytes:                  64 << 10,
 		RemoteLogManagerTaskInterval:        30 * time.Second,
 		RemoteLogMetadataTopicNumPartitions: 1,
+		RemoteLogIndexFileCacheTotalSize:    1 << 30,
 	}
 }
 
@@ -251,6 +259,7 @@ func (c Config) Validate() error {
 	v.Check(c.OverlapAppendBytes >= 0, "OverlapAppendBytes", c.OverlapAppendBytes, "must be at least 0")
 	v.Millis("remote.log.manager.task.interval.ms", c.RemoteLogManagerTaskInterval, 1, false)
 	v.IntRange("remote.log.metadata.topic.num.partitions", c.RemoteLogMetadataTopicNumPartitions, 1)
+	v.Check(c.RemoteLogIndexFileCacheTotalSize >= 1, "remote.log.index.file.cache.total.size.bytes", c.RemoteLogIndexFileCacheTotalSize, "must be at least 1")
 	if err := c.DefaultTopic.Validate(); err != nil {
 		v.Append(renameProperties(err, brokerNameOf)...)
 	}

@@ -70,6 +70,8 @@ func TestTopicConfigDefaults(t *testing.T) {
 		"file.delete.delay.ms":            "60000",
 		"preallocate":                     "false",
 		"remote.storage.enable":           "false",
+		"local.retention.ms":              "-2",
+		"local.retention.bytes":           "-2",
 		"min.compaction.lag.ms":           "0",
 		"max.compaction.lag.ms":           "9223372036854775807",
 		"delete.retention.ms":             "86400000",
@@ -308,7 +310,7 @@ func TestTopicConfigUnusedProperties(t *testing.T) {
 	require.NotContains(t, unused, "retention.ms")
 	for _, name := range []string{"unclean.leader.election.enable", "min.insync.replicas",
 		"follower.replication.throttled.replicas", "leader.replication.throttled.replicas",
-		"message.downconversion.enable", "local.retention.ms", "local.retention.bytes"} {
+		"message.downconversion.enable"} {
 		require.Contains(t, unused, name)
 	}
 }

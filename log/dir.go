@@ -587,6 +587,9 @@ func (d *Dir) Close() error {
 	close(d.stop)
 	d.stopCleaner()
 	d.bg.Wait()
+	if d.tier != nil {
+		d.tier.cache.close()
+	}
 	var errs []error
 	for i := len(services) - 1; i >= 0; i-- {
 		if err := services[i].svc.Close(); err != nil {
@@ -654,9 +657,10 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 		tp := l.tp()
 		rp[tp] = l.RecoveryPoint()
 		hw[tp] = l.HighWatermark()
-		// Kafka records a start offset only when it is above the first
-		// segment's base.
-		if segs := l.segs(); len(segs) > 0 && l.LogStartOffset() > segs[0].BaseOffset() {
+		// Kafka records a start offset only when it is not the first
+		// segment's base: above it, or below it where the segments before
+		// are in remote storage.
+		if segs := l.segs(); len(segs) > 0 && l.LogStartOffset() != segs[0].BaseOffset() {
 			lso[tp] = l.LogStartOffset()
 		}
 	}

@@ -35,9 +35,10 @@ func (c *clock) Add(d time.Duration) {
 
 // env is a memory filesystem, a clock and a config for Dirs on them.
 type env struct {
-	mem   *vfs.MemFS
-	clock *clock
-	cfg   Config
+	mem     *vfs.MemFS
+	clock   *clock
+	cfg     Config
+	dirPath string // the Dir's path; "" is /data
 }
 
 func newEnv(t *testing.T) *env {
@@ -52,7 +53,11 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open(t *testing.T) *Dir {
 	t.Helper()
-	d, err := Open(context.Background(), "/data", e.cfg)
+	path := e.dirPath
+	if path == "" {
+		path = "/data"
+	}
+	d, err := Open(context.Background(), path, e.cfg)
 	require.NoError(t, err)
 	return d
 }

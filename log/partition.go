@@ -101,6 +101,15 @@ type Log struct {
 
 func (l *Log) tp() TopicPartition { return TopicPartition{Topic: l.topic, Partition: l.partition} }
 
+// tiering returns the Dir's tiered storage when this partition uses it,
+// else nil.
+func (l *Log) tiering() *tierManager {
+	if l.tier == nil || !l.Config().RemoteStorageEnable {
+		return nil
+	}
+	return l.tier()
+}
+
 // Topic returns the log's topic.
 func (l *Log) Topic() string { return l.topic }
 
@@ -316,8 +325,15 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	}
 	// An entry below the first segment is stale (retention removed
 	// segments after it was written), as after any crash: the first
-	// segment's base offset is the start.
-	l.logStartOffset.Store(min(max(start, segs[0].BaseOffset()), next))
+	// segment's base offset is the start. Not for a tiered topic, whose
+	// segments below may be in remote storage: the Dir checks the entry
+	// against the copies once it has replayed their metadata
+	// (tierManager.settleStart).
+	if o.config.RemoteStorageEnable {
+		l.logStartOffset.Store(min(max(start, 0), next))
+	} else {
+		l.logStartOffset.Store(min(max(start, segs[0].BaseOffset()), next))
+	}
 	rp := next
 	if !o.clean {
 		rp = min(o.recoveryPoint, next)

@@ -27,8 +27,27 @@ var topicProps = map[string]topicProp{
 	"cleanup.policy": props.Func(
 		func(c *TopicConfig, v string) (err error) { c.CleanupPolicy, err = ParseCleanupPolicy(v); return },
 		func(c *TopicConfig) string { return c.CleanupPolicy.String() }),
-	"retention.ms":                    millisProp(func(c *TopicConfig) *time.Duration { return &c.Retention }, true, "-1"),
-	"remote.storage.enable":           props.BoolProp(func(c *TopicConfig) *bool { return &c.RemoteStorageEnable }),
+	"retention.ms":          millisProp(func(c *TopicConfig) *time.Duration { return &c.Retention }, true, "-1"),
+	"remote.storage.enable": props.BoolProp(func(c *TopicConfig) *bool { return &c.RemoteStorageEnable }),
+	"local.retention.ms": props.Func(
+		func(c *TopicConfig, v string) (err error) {
+			if v == "-2" {
+				c.LocalRetention = RetentionOfTopic
+				return nil
+			}
+			c.LocalRetention, err = props.Millis(v, true)
+			return err
+		},
+		func(c *TopicConfig) string {
+			switch c.LocalRetention {
+			case RetentionOfTopic:
+				return "-2"
+			case Unlimited:
+				return "-1"
+			}
+			return props.FormatMillis(c.LocalRetention, false)
+		}),
+	"local.retention.bytes":           props.LongProp(func(c *TopicConfig) *int64 { return &c.LocalRetentionBytes }),
 	"retention.bytes":                 props.LongProp(func(c *TopicConfig) *int64 { return &c.RetentionBytes }),
 	"segment.bytes":                   intProp64(func(c *TopicConfig) *int64 { return &c.SegmentBytes }),
 	"segment.ms":                      millisProp(func(c *TopicConfig) *time.Duration { return &c.SegmentRollTime }, false, ""),
@@ -91,8 +110,6 @@ var ignoredTopicProps = map[string]func(string) error{
 	"leader.replication.throttled.replicas":   checkThrottledReplicas,
 	"follower.replication.throttled.replicas": checkThrottledReplicas,
 	"message.downconversion.enable":           props.CheckBool, // a no-op since 4.0
-	"local.retention.ms":                      props.CheckAtLeast(-2, false),
-	"local.retention.bytes":                   props.CheckAtLeast(-2, false),
 	"remote.log.copy.disable":                 props.CheckBool,
 	"remote.log.delete.on.disable":            props.CheckBool,
 	"remote.copy.lag.ms":                      props.CheckAtLeast(-1, false), // KIP-1241
@@ -152,6 +169,8 @@ var topicToBroker = map[string]string{
 	"max.compaction.lag.ms":           "log.cleaner.max.compaction.lag.ms",
 	"delete.retention.ms":             "log.cleaner.delete.retention.ms",
 	"min.cleanable.dirty.ratio":       "log.cleaner.min.cleanable.ratio",
+	"local.retention.ms":              "log.local.retention.ms",
+	"local.retention.bytes":           "log.local.retention.bytes",
 }
 
 func brokerNameOf(topicProp string) string {
@@ -193,6 +212,7 @@ var brokerProps = func() map[string]brokerProp {
 		"remote.log.storage.system.enable":                            props.BoolProp(func(c *Config) *bool { return &c.RemoteLogStorageSystemEnable }),
 		"remote.log.manager.task.interval.ms":                         configMillis(func(c *Config) *time.Duration { return &c.RemoteLogManagerTaskInterval }, false),
 		"remote.log.metadata.topic.num.partitions":                    props.IntProp(func(c *Config) *int { return &c.RemoteLogMetadataTopicNumPartitions }),
+		"remote.log.index.file.cache.total.size.bytes":                props.LongProp(func(c *Config) *int64 { return &c.RemoteLogIndexFileCacheTotalSize }),
 		"log.cleaner.threads":                                         props.IntProp(func(c *Config) *int { return &c.CleanerThreads }),
 		"log.cleaner.dedupe.buffer.size":                              props.LongProp(func(c *Config) *int64 { return &c.CleanerDedupeBufferSize }),
 		"log.cleaner.io.buffer.size":                                  props.IntProp(func(c *Config) *int { return &c.CleanerIOBufferSize }),
@@ -310,7 +330,6 @@ var ignoredBrokerProps = map[string]func(string) error{
 	"offsets.topic.replication.factor":         nil,
 	"transaction.state.log.replication.factor": nil, "transaction.state.log.min.isr": nil,
 	// Tiered storage and removed features.
-	"log.local.retention.ms": props.CheckAtLeast(-2, false), "log.local.retention.bytes": props.CheckAtLeast(-2, false),
 	"log.message.downconversion.enable": props.CheckBool,
 }
 

@@ -63,6 +63,18 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 	if offset == res.LogEndOffset {
 		return res, false, nil
 	}
+	if t := l.tiering(); t != nil && len(segs) > 0 && offset < segs[0].BaseOffset() {
+		// Below the first local segment: in remote storage.
+		sl, err := t.read(l, offset, maxBytes, minOneBatch, segs[0].BaseOffset())
+		if err != nil {
+			return res, false, l.perr(err)
+		}
+		if sl != nil {
+			res.Slice = sl
+			res.HighWatermark, res.LogEndOffset = l.HighWatermark(), l.LogEndOffset()
+			return res, false, nil
+		}
+	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
 		s := segs[i]
@@ -240,6 +252,17 @@ func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
 		return OffsetAndTimestamp{}, false, fmt.Errorf("%w: timestamp %d", ErrInvalidTimestamp, ts)
 	}
 	start := l.LogStartOffset()
+	if t := l.tiering(); t != nil {
+		if local := l.segs()[0].BaseOffset(); start < local {
+			got, ok, err := t.offsetForTimestamp(l, ts, start, local)
+			if err != nil {
+				return OffsetAndTimestamp{}, false, l.perr(err)
+			}
+			if ok {
+				return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
+			}
+		}
+	}
 	for _, s := range l.segs() {
 		maxTS, err := s.MaxTimestamp()
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-
+	"github.com/kafkalite/kafkalite/log/remote"
 	"github.com/kafkalite/kafkalite/segment"
 )
 
@@ -55,6 +55,18 @@ func (l *Log) EnforceRetention() (RetentionResult, error) {
 	}, &res)
 	if err != nil || !c.CleanupPolicy.Delete {
 		return res, err
+	}
+	if t := l.tiering(); t != nil {
+		// Tiered: the oldest data is in copies; total retention moves the
+		// log start past the expired ones (the next tiering pass deletes
+		// them from the store), then local retention deletes local
+		// segments that are copied.
+		t.expireCopiesLocked(l, c, now, &res)
+		m, err := l.deleteLocalCopiesLocked(t, c, now, &res)
+		n += m
+		if err != nil {
+			return res, err
+		}
 	}
 	if c.RetentionBytes >= 0 {
 		var total int64
@@ -144,13 +156,69 @@ func (l *Log) deleteWhileLocked(pred func(s, next *segment.Segment) (bool, error
 	return deletable, l.deleteSegmentsLocked(segs[:deletable], res)
 }
 
+// deleteLocalCopiesLocked applies a tiered partition's local retention
+// (local.retention.ms, local.retention.bytes): the oldest local segments
+// whose copies are finished go while they are beyond it. The log start
+// offset stays: their offsets are read from the copies.
+func (l *Log) deleteLocalCopiesLocked(t *tierManager, c TopicConfig, now time.Time, res *RetentionResult) (int, error) {
+	ms, limit := c.localRetention()
+	if ms < 0 && limit < 0 {
+		return 0, nil
+	}
+	copied := t.copiedEnd(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition})
+	var excess int64
+	if limit >= 0 {
+		for _, s := range l.segs() {
+			excess += s.Size()
+		}
+		excess -= limit
+	}
+	var pred []*segment.Segment
+	segs := l.segs()
+	for i, s := range segs {
+		if i+1 == len(segs) || segs[i+1].BaseOffset()-1 > copied {
+			break // the active segment, or one not copied yet
+		}
+		old := false
+		if ms >= 0 {
+			ts, err := l.largestTimestamp(s)
+			if err != nil {
+				return 0, l.perr(err)
+			}
+			old = now.Sub(time.UnixMilli(ts)) > ms
+		}
+		big := limit >= 0 && excess-s.Size() >= 0
+		if !old && !big {
+			break
+		}
+		excess -= s.Size()
+		pred = append(pred, s)
+	}
+	if len(pred) == 0 {
+		return 0, nil
+	}
+	if err := l.removeSegmentsLocked(pred, res, true); err != nil {
+		return len(pred), err
+	}
+	l.logger.Info("tiered storage: deleted local segments that are in remote storage", "partition", l.tp(),
+		"segments", len(pred), "localLogStartOffset", l.segs()[0].BaseOffset(), "logStartOffset", l.LogStartOffset())
+	return len(pred), nil
+}
+
 // deleteSegmentsLocked removes the first segments from the list, renames
 // their files to .deleted and schedules their removal.
 func (l *Log) deleteSegmentsLocked(gone []*segment.Segment, res *RetentionResult) error {
+	return l.removeSegmentsLocked(gone, res, false)
+}
+
+// removeSegmentsLocked is deleteSegmentsLocked; with keepStart the log
+// start offset stays where it is (below the segments left, which a tiered
+// partition's copies hold).
+func (l *Log) removeSegmentsLocked(gone []*segment.Segment, res *RetentionResult, keepStart bool) error {
 	segs := l.segs()
 	rest := append([]*segment.Segment(nil), segs[len(gone):]...)
 	l.setSegments(rest)
-	if start := rest[0].BaseOffset(); start > l.LogStartOffset() {
+	if start := rest[0].BaseOffset(); start > l.LogStartOffset() && !keepStart {
 		l.logStartOffset.Store(start)
 	}
 	l.epochs.TruncateFromStart(l.LogStartOffset())

@@ -41,6 +41,13 @@ type PartitionStats struct {
 	RemoteBytes           int64
 	RemoteCopyLagSegments int
 	RemoteCopyLagBytes    int64
+	// LocalLogStartOffset is the first local segment's base offset (Kafka's
+	// localLogStartOffset); below it, down to LogStartOffset, reads are
+	// served from copies, RemoteFetchCacheHits of them from the cache of
+	// fetched copies and RemoteFetchCacheMisses after a fetch from the
+	// store.
+	LocalLogStartOffset                          int64
+	RemoteFetchCacheHits, RemoteFetchCacheMisses int64
 }
 
 // Stats describes the partition.

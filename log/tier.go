@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/remotecodec"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
@@ -56,6 +57,11 @@ type tierManager struct {
 	// skipped counts metadata records replay could not use (damaged, or
 	// an update of an unknown copy or an impossible transition).
 	skipped int
+	// hits and misses count reads of copies served from the cache and
+	// fetched, per partition.
+	hits, misses map[tierKey]int64
+
+	cache *remoteCache
 }
 
 // tiering returns the Dir's tiered storage, nil for none.
@@ -74,15 +80,169 @@ func (d *Dir) startTier(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", RemoteLogMetadataTopic, err)
 	}
-	t := &tierManager{d: d, store: d.cfg.RemoteStorage, metas: parts,
-		copies: map[tierKey]map[remote.UUID]*remote.SegmentMetadata{}}
+	cache, err := newRemoteCache(d)
+	if err != nil {
+		return fmt.Errorf("tiered storage: the cache of fetched segments: %w", err)
+	}
+	t := &tierManager{d: d, store: d.cfg.RemoteStorage, metas: parts, cache: cache,
+		copies: map[tierKey]map[remote.UUID]*remote.SegmentMetadata{}, hits: map[tierKey]int64{}, misses: map[tierKey]int64{}}
 	for _, l := range parts {
 		if err := t.replay(l); err != nil {
 			return err
 		}
 	}
 	d.tier = t
+	for _, l := range d.allLogs() {
+		if l.Config().RemoteStorageEnable {
+			t.settleStart(l)
+		}
+	}
 	return nil
+}
+
+// settleStart checks a tiered partition's log start offset, taken from
+// log-start-offset-checkpoint even below the first local segment, against
+// its copies: the offsets between it and the first local segment must be
+// in finished copies; where they are not (copies deleted since, or never
+// made), the start moves up to the first offset that is.
+func (t *tierManager) settleStart(l *Log) {
+	segs := l.segs()
+	local := segs[0].BaseOffset()
+	start := l.LogStartOffset()
+	if start >= local {
+		return
+	}
+	want := local
+	covered := start
+	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+		if m.EndOffset < covered {
+			continue
+		}
+		if m.StartOffset > covered {
+			// A hole: what is before it cannot be read.
+			covered = m.EndOffset + 1
+			want = m.StartOffset
+			continue
+		}
+		if want == local {
+			want = max(start, m.StartOffset)
+		}
+		covered = m.EndOffset + 1
+	}
+	if covered < local {
+		want = local // the copies end before the local segments begin
+	}
+	if want != start {
+		t.d.logger.Warn("tiered storage: moving a log start offset to what the copies and local segments hold",
+			"partition", l.tp(), "from", start, "to", want)
+		l.logStartOffset.Store(want)
+	}
+}
+
+// finished returns the partition's finished copies in offset order.
+func (t *tierManager) finished(key tierKey) []remote.SegmentMetadata {
+	t.mu.Lock()
+	var out []remote.SegmentMetadata
+	for _, m := range t.copies[key] {
+		if m.State == remote.CopySegmentFinished {
+			out = append(out, *m)
+		}
+	}
+	t.mu.Unlock()
+	slices.SortFunc(out, func(a, b remote.SegmentMetadata) int { return cmp.Compare(a.StartOffset, b.StartOffset) })
+	return out
+}
+
+// segment returns the cached segment of a copy, fetching it if needed.
+func (t *tierManager) segment(l *Log, m remote.SegmentMetadata) (*segment.Segment, error) {
+	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	s, hit, err := t.cache.get(context.Background(), t.store, m, l.segmentConfig())
+	t.mu.Lock()
+	if hit {
+		t.hits[key]++
+	} else if err == nil {
+		t.misses[key]++
+	}
+	t.mu.Unlock()
+	return s, err
+}
+
+// read serves a read of offset below the first local segment (localStart)
+// from the copies: the batches of the first copy that holds offset or
+// anything after it. It returns nil when no copy does.
+func (t *tierManager) read(l *Log, offset int64, maxBytes int, minOneBatch bool, localStart int64) (*segment.Slice, error) {
+	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+		if m.EndOffset < offset || m.StartOffset >= localStart {
+			continue
+		}
+		for attempt := 0; ; attempt++ {
+			s, err := t.segment(l, m)
+			if err != nil {
+				return nil, err
+			}
+			sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
+			if errors.Is(err, segment.ErrClosed) && attempt < 3 {
+				continue // evicted from the cache meanwhile: fetch it again
+			}
+			if err != nil {
+				return nil, err
+			}
+			if sl != nil {
+				return sl, nil
+			}
+			break // nothing at or after offset in this copy: the next one
+		}
+	}
+	return nil, nil
+}
+
+// appendAbortedTxns appends the aborted transactions of the copies from
+// fetchOffset up to localStart, as AppendAbortedTransactions does for
+// local segments; done says the upper bound was reached.
+func (t *tierManager) appendAbortedTxns(l *Log, dst []index.AbortedTxn, fetchOffset, upperBound, localStart int64) ([]index.AbortedTxn, bool, error) {
+	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+		if m.EndOffset < fetchOffset || m.StartOffset >= localStart {
+			continue
+		}
+		if m.TxnIndexEmpty {
+			if m.EndOffset+1 >= upperBound {
+				return dst, true, nil
+			}
+			continue
+		}
+		s, err := t.segment(l, m)
+		if err != nil {
+			return dst, false, err
+		}
+		out, done, err := s.AppendAbortedTxns(dst, fetchOffset, upperBound)
+		if err != nil {
+			return dst, false, err
+		}
+		dst = out
+		if done {
+			return dst, true, nil
+		}
+	}
+	return dst, false, nil
+}
+
+// offsetForTimestamp looks for the first record at or after ts in the
+// copies below localStart.
+func (t *tierManager) offsetForTimestamp(l *Log, ts, start, localStart int64) (segment.TimestampOffset, bool, error) {
+	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+		if m.StartOffset >= localStart || m.EndOffset < start || m.MaxTimestamp < ts {
+			continue
+		}
+		s, err := t.segment(l, m)
+		if err != nil {
+			return segment.TimestampOffset{}, false, err
+		}
+		got, ok, err := s.FindOffsetByTimestamp(ts, start)
+		if err != nil || ok {
+			return got, ok, err
+		}
+	}
+	return segment.TimestampOffset{}, false, nil
 }
 
 // replay reads a metadata partition from its start and applies each
@@ -315,6 +475,7 @@ func (t *tierManager) deleteCopy(ctx context.Context, m *remote.SegmentMetadata)
 			"startOffset", m.StartOffset, "err", err)
 		return fmt.Errorf("tiered storage: deleting %s: %w", m.ID, err)
 	}
+	t.cache.forget(m.ID.ID)
 	if err := t.update(ctx, m, remote.DeleteSegmentFinished, nil); err != nil {
 		return fmt.Errorf("tiered storage: recording the deletion of %s: %w", m.ID, err)
 	}
@@ -518,8 +679,10 @@ func (t *tierManager) remoteStats(l *Log, st *PartitionStats) {
 			end = max(end, m.EndOffset)
 		}
 	}
+	st.RemoteFetchCacheHits, st.RemoteFetchCacheMisses = t.hits[key], t.misses[key]
 	t.mu.Unlock()
 	segs := l.segs()
+	st.LocalLogStartOffset = segs[0].BaseOffset()
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i+1].BaseOffset()-1 > end {
 			st.RemoteCopyLagSegments++
@@ -546,4 +709,48 @@ func (d *Dir) RemoteSegments(topic string, partition int32) ([]remote.SegmentMet
 	d.tier.mu.Unlock()
 	slices.SortFunc(out, func(a, b remote.SegmentMetadata) int { return cmp.Compare(a.StartOffset, b.StartOffset) })
 	return out, nil
+}
+
+// expireCopiesLocked applies a tiered partition's total retention to its
+// copies (retention.ms by their largest timestamps, retention.bytes over
+// local and remote bytes), oldest first: the log start offset moves past
+// the expired ones, and the next tiering pass deletes them from the store.
+// REQUIRES l.mu held.
+func (t *tierManager) expireCopiesLocked(l *Log, c TopicConfig, now time.Time, res *RetentionResult) {
+	if c.Retention < 0 && c.RetentionBytes < 0 {
+		return
+	}
+	segs := l.segs()
+	local := segs[0].BaseOffset()
+	start := l.LogStartOffset()
+	var total int64
+	for _, s := range segs {
+		total += s.Size()
+	}
+	var live []remote.SegmentMetadata
+	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+		if m.EndOffset >= start && m.StartOffset < local {
+			live = append(live, m)
+			total += int64(m.SizeInBytes)
+		}
+	}
+	newStart := start
+	for _, m := range live {
+		old := c.Retention >= 0 && now.Sub(time.UnixMilli(m.MaxTimestamp)) > c.Retention
+		big := c.RetentionBytes >= 0 && total-int64(m.SizeInBytes) >= c.RetentionBytes
+		if !old && !big {
+			break
+		}
+		total -= int64(m.SizeInBytes)
+		newStart = min(m.EndOffset+1, local)
+	}
+	if newStart == start {
+		return
+	}
+	l.logStartOffset.Store(newStart)
+	l.epochs.TruncateFromStart(newStart)
+	l.persistEpochsLocked()
+	l.pstate.truncateHead(newStart)
+	res.LogStartOffset = newStart
+	t.d.logger.Info("tiered storage: retention passed remote segments", "partition", l.tp(), "logStartOffset", newStart)
 }

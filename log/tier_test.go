@@ -38,7 +38,7 @@ var tieredProps = map[string]string{"remote.storage.enable": "true", "segment.by
 func fill(t *testing.T, l *Log, n int) {
 	t.Helper()
 	for range n {
-		_, err := l.Append(producerBatch(t, 5, 100, time.Now().UnixMilli(), record.None))
+		_, err := l.Append(producerBatch(t, 5, 100, l.now().UnixMilli(), record.None))
 		require.NoError(t, err)
 	}
 }
@@ -445,4 +445,232 @@ func TestTierBackground(t *testing.T) {
 	}
 	requireCopies(t, d, l)
 	require.NoError(t, d.Close())
+}
+
+// committedRecords reads every record of a partition from offset,
+// read_committed.
+func committedRecords(t *testing.T, l *Log, from int64) []record.Record {
+	t.Helper()
+	var out []record.Record
+	for from < l.LogEndOffset() {
+		next, err := l.ReadCommittedRecords(from, 1<<20, func(r *record.Record, _ *record.BatchHeader) error {
+			out = append(out, r.Clone())
+			return nil
+		})
+		require.NoError(t, err)
+		require.Greater(t, next, from)
+		from = next
+	}
+	return out
+}
+
+// copiedAndTrimmed tiers l and applies local retention with
+// local.retention.bytes=0 (set on the topic): every copied local segment
+// goes, and reads below the first local segment come from the copies.
+func copiedAndTrimmed(t *testing.T, d *Dir, l *Log) {
+	t.Helper()
+	_, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	res, err := l.EnforceRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.SegmentsDeleted)
+	st := l.Stats()
+	require.Greater(t, st.LocalLogStartOffset, st.LogStartOffset, "the oldest offsets are only in the store")
+}
+
+// TestTierReadsCopies deletes every copied local segment (local retention)
+// and reads the partition back from its start, over every codec and on
+// the memory and the operating system's filesystems: ReadRecords,
+// ReadCommittedRecords, ReadRecord and OffsetForTimestamp see what was
+// appended, the log start offset stays, and so it does after a reopen.
+func TestTierReadsCopies(t *testing.T) {
+	codecs := []record.Compression{record.None, record.Gzip, record.Snappy, record.LZ4, record.Zstd}
+	for _, osfs := range []bool{false, true} {
+		for _, codec := range codecs {
+			t.Run(fmt.Sprintf("%s/os=%v", codec, osfs), func(t *testing.T) {
+				e := tieredEnv(t)
+				if osfs {
+					root := t.TempDir()
+					e.cfg.FS = vfs.Default
+					e.cfg.RemoteStorage = remote.NewFileStore(vfs.Default, filepath.Join(root, "remote"))
+					e.dirPath = filepath.Join(root, "data")
+				}
+				d := e.open(t)
+				segmentBytes := "2000" // about three uncompressed batches
+				if codec != record.None {
+					segmentBytes = "250" // the values compress well: about two batches
+				}
+				props := map[string]string{"remote.storage.enable": "true", "segment.bytes": segmentBytes, "local.retention.bytes": "0"}
+				createTopic(t, d, "tiered", 1, props)
+				l := partition(t, d, "tiered", 0)
+				base := e.clock.Now().UnixMilli()
+				for i := range 12 {
+					_, err := l.Append(producerBatch(t, 5, 100, base+int64(i)*1000, codec))
+					require.NoError(t, err)
+				}
+				want := records(t, l, 0)
+				copiedAndTrimmed(t, d, l)
+				require.Zero(t, l.LogStartOffset())
+				require.Equal(t, want, records(t, l, 0))
+
+				require.Equal(t, want, committedRecords(t, l, 0))
+				rec, ok, err := l.ReadRecord(7)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, want[7], rec)
+				found, ok, err := l.OffsetForTimestamp(base + 2000)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, int64(10), found.Offset, "the third batch")
+				require.Positive(t, l.Stats().RemoteFetchCacheHits+l.Stats().RemoteFetchCacheMisses)
+
+				require.NoError(t, d.Close())
+				d = e.open(t)
+				defer d.Close()
+				l = partition(t, d, "tiered", 0)
+				require.Zero(t, l.LogStartOffset(), "kept in log-start-offset-checkpoint")
+				require.Equal(t, want, records(t, l, 0))
+			})
+		}
+	}
+}
+
+// TestTierReadCommittedAcrossTheBoundary: an aborted transaction whose
+// data and marker are in a copy is still filtered by read_committed reads,
+// and AbortedTransactions lists it.
+func TestTierReadCommittedAcrossTheBoundary(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000", "local.retention.bytes": "0"})
+	l := partition(t, d, "tiered", 0)
+	const pid = 7
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, pid, 0))
+	res, err := l.Append(txnBatch(t, pid, 0, 0, 5))
+	require.NoError(t, err)
+	_, err = l.AppendTxnMarker(access.Internal{}, pid, 0, record.EndTxnMarker{Type: record.ControlAbort})
+	require.NoError(t, err)
+	fill(t, l, 12)
+	all := records(t, l, 0)
+	copiedAndTrimmed(t, d, l)
+	require.Greater(t, l.Stats().LocalLogStartOffset, res.LastOffset+1, "the transaction is in a copy")
+
+	aborted, err := l.AbortedTransactions(0, l.LastStableOffset())
+	require.NoError(t, err)
+	require.Len(t, aborted, 1)
+	require.Equal(t, int64(pid), aborted[0].ProducerID)
+	require.Equal(t, all[5:], committedRecords(t, l, 0), "the aborted records are left out")
+}
+
+// TestTierTotalRetention: retention.bytes over local and remote data moves
+// the log start offset past the oldest copies; the next pass deletes them
+// from the store, and reads below the start are out of range.
+func TestTierTotalRetention(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	ctx := context.Background()
+	createTopic(t, d, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000",
+		"local.retention.bytes": "0", "retention.bytes": "6000"})
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 20)
+	copiedAndTrimmed(t, d, l)
+	before, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	st := l.Stats()
+	require.Greater(t, st.RemoteBytes+st.Size, int64(6000))
+
+	_, err = l.EnforceRetention()
+	require.NoError(t, err)
+	start := l.LogStartOffset()
+	require.Positive(t, start)
+	res, err := d.TierNow(ctx)
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted)
+	after, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	require.Less(t, len(after), len(before))
+	st = l.Stats()
+	// Kafka's rule: a segment goes while what is left stays at or above the
+	// limit, so the total may exceed it by less than a segment.
+	require.Less(t, st.RemoteBytes+st.Size, int64(6000+2000))
+	for _, m := range after {
+		require.GreaterOrEqual(t, m.EndOffset, start)
+	}
+	_, err = l.ReadRecords(0, 1<<20, func(*record.Record, *record.BatchHeader) error { return nil })
+	var oor *OffsetOutOfRangeError
+	require.ErrorAs(t, err, &oor)
+	got := records(t, l, start)
+	require.Equal(t, start, got[0].Offset)
+}
+
+// TestTierFetchFailures: a copy the store lost, or returns damaged, is
+// an error for the reads that need it (typed: remote.ErrNotFound,
+// remote.ErrCorrupt), never other data; the local offsets read as before.
+func TestTierFetchFailures(t *testing.T) {
+	for _, damage := range []string{"lost", "corrupt"} {
+		t.Run(damage, func(t *testing.T) {
+			e := tieredEnv(t)
+			d := e.open(t)
+			defer d.Close()
+			createTopic(t, d, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000", "local.retention.bytes": "0"})
+			l := partition(t, d, "tiered", 0)
+			fill(t, l, 12)
+			copiedAndTrimmed(t, d, l)
+			copies, err := d.RemoteSegments("tiered", 0)
+			require.NoError(t, err)
+			var logFile string
+			for _, f := range remotetest.Files(e.mem, "/remote") {
+				if strings.Contains(f, copies[0].ID.ID.String()) && strings.HasSuffix(f, ".log") {
+					logFile = f
+				}
+			}
+			require.NotEmpty(t, logFile)
+			want := remote.ErrNotFound
+			if damage == "lost" {
+				require.NoError(t, e.mem.Remove(strings.TrimSuffix(logFile, ".log")+".manifest"))
+			} else {
+				f, err := e.mem.OpenReadWrite(logFile)
+				require.NoError(t, err)
+				_, err = f.WriteAt([]byte{0xff, 0xff}, 100)
+				require.NoError(t, err)
+				require.NoError(t, f.Close())
+				want = remote.ErrCorrupt
+			}
+			_, err = l.ReadRecords(0, 1<<20, func(*record.Record, *record.BatchHeader) error { return nil })
+			require.ErrorIs(t, err, want)
+			local := l.Stats().LocalLogStartOffset
+			got := records(t, l, local)
+			require.Equal(t, local, got[0].Offset)
+		})
+	}
+}
+
+// TestTierCacheBound: with a cache smaller than one copy, every read of a
+// copy fetches it again (the least recently used goes), and reads stay
+// right.
+func TestTierCacheBound(t *testing.T) {
+	e := tieredEnv(t)
+	e.cfg.RemoteLogIndexFileCacheTotalSize = 1
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000", "local.retention.bytes": "0"})
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 12)
+	want := records(t, l, 0)
+	copiedAndTrimmed(t, d, l)
+	for range 2 {
+		require.Equal(t, want, records(t, l, 0))
+	}
+	st := l.Stats()
+	copies, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, st.RemoteFetchCacheMisses, int64(2*len(copies)), "fetched again each time")
+	var cached []string
+	for _, f := range remotetest.Files(e.mem, filepath.Join("/data", remoteIndexCacheDir, remoteCacheDir)) {
+		if strings.HasSuffix(f, ".log") {
+			cached = append(cached, f)
+		}
+	}
+	require.LessOrEqual(t, len(cached), 1, "at most the copy read last stays")
 }

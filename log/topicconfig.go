@@ -61,6 +61,12 @@ import (
 // code that compares a duration with elapsed time must test for it.
 const Unlimited time.Duration = -1
 
+// RetentionOfTopic is local.retention.ms's and local.retention.bytes'
+// default, Kafka's -2: the topic's own retention.ms or retention.bytes.
+// For local.retention.ms it is a time.Duration of -2 ns (as Unlimited is
+// -1 ns); for local.retention.bytes the int64 -2.
+const RetentionOfTopic = -2
+
 // UnlimitedMessages is the flush.messages value meaning "never flush by
 // count": Kafka's default Long.MAX_VALUE. "-1" and "9223372036854775807"
 // parse to it; it prints as "9223372036854775807".
@@ -249,11 +255,22 @@ type TopicConfig struct {
 	// RemoteStorageEnable mirrors remote.storage.enable (default false):
 	// tiered storage for the topic. Sealed segments are copied to the
 	// Dir's Config.RemoteStorage and recorded in __remote_log_metadata;
-	// the local copies stay (local.retention.ms and local.retention.bytes
-	// are not applied yet) and reads are served from them. The Dir must
-	// have remote.log.storage.system.enable and a store; a compacted topic
-	// may not set it (Kafka's rule).
+	// once copied, local segments beyond LocalRetention or
+	// LocalRetentionBytes are deleted, and reads below the first local
+	// segment are served from the copies. Retention and RetentionBytes then
+	// count local and remote data. The Dir must have
+	// remote.log.storage.system.enable and a store; a compacted topic may
+	// not set it (Kafka's rule).
 	RemoteStorageEnable bool
+	// LocalRetention mirrors local.retention.ms (default -2,
+	// RetentionOfTopic: Retention): how long a tiered topic's copied
+	// segments stay local. Unlimited keeps them. At most Retention.
+	LocalRetention time.Duration
+	// LocalRetentionBytes mirrors local.retention.bytes (default -2,
+	// RetentionOfTopic: RetentionBytes): the most bytes of a tiered topic's
+	// partition kept local (copied segments beyond go). -1: no limit. At
+	// most RetentionBytes.
+	LocalRetentionBytes int64
 	// MessageTimestampAfterMax mirrors message.timestamp.after.max.ms
 	// (default 3600000, 1 hour, since Kafka 4.0; Long.MAX_VALUE before): how
 	// far a CreateTime record's timestamp may lie after the log's clock.
@@ -322,6 +339,8 @@ func DefaultTopicConfig() TopicConfig {
 		MaxCompactionLag:          Unlimited,
 		DeleteRetention:           24 * time.Hour,
 		MinCleanableDirtyRatio:    0.5,
+		LocalRetention:            RetentionOfTopic,
+		LocalRetentionBytes:       RetentionOfTopic,
 	}
 }
 
@@ -345,6 +364,16 @@ func (c TopicConfig) Validate() error {
 	v := props.Validator{New: newConfigError}
 	v.Check(!c.RemoteStorageEnable || !c.CleanupPolicy.Compact, "remote.storage.enable", c.RemoteStorageEnable,
 		"is not supported for compacted topics")
+	v.Check(c.LocalRetention == RetentionOfTopic || c.LocalRetention == Unlimited ||
+		(c.LocalRetention >= 0 && c.LocalRetention%time.Millisecond == 0), "local.retention.ms", c.LocalRetention.Milliseconds(),
+		"must be -2, -1 or at least 0")
+	v.Check(c.LocalRetention == RetentionOfTopic || c.Retention == Unlimited ||
+		(c.LocalRetention != Unlimited && c.LocalRetention <= c.Retention), "local.retention.ms", c.LocalRetention.Milliseconds(),
+		"must not exceed retention.ms")
+	v.Check(c.LocalRetentionBytes >= RetentionOfTopic, "local.retention.bytes", c.LocalRetentionBytes, "must be at least -2")
+	v.Check(c.LocalRetentionBytes == RetentionOfTopic || c.RetentionBytes < 0 ||
+		(c.LocalRetentionBytes >= 0 && c.LocalRetentionBytes <= c.RetentionBytes), "local.retention.bytes", c.LocalRetentionBytes,
+		"must not exceed retention.bytes")
 	v.Millis("retention.ms", c.Retention, 0, true)
 	v.Check(c.SegmentBytes >= MinSegmentBytes && c.SegmentBytes <= math.MaxInt32,
 		"segment.bytes", c.SegmentBytes, fmt.Sprintf("must be between %d and %d", MinSegmentBytes, math.MaxInt32))
@@ -490,6 +519,18 @@ func (c TopicConfig) String() string { return props.String(c.Properties()) }
 
 // UnusedTopicProperties returns, sorted, the topic properties Kafka 4.x
 // defines that kafkalite accepts (checking their values' types) but does
-// not use: replication, throttling and the tiered storage settings it does
-// not apply yet (local.retention.ms, local.retention.bytes).
+// not use: replication, throttling and some tiered storage settings.
 func UnusedTopicProperties() []string { return props.SortedKeys(ignoredTopicProps) }
+
+// localRetention returns the local retention in force: local.retention.ms
+// and local.retention.bytes, or the topic's retention where they are -2.
+func (c TopicConfig) localRetention() (time.Duration, int64) {
+	ms, bytes := c.LocalRetention, c.LocalRetentionBytes
+	if ms == RetentionOfTopic {
+		ms = c.Retention
+	}
+	if bytes == RetentionOfTopic {
+		bytes = c.RetentionBytes
+	}
+	return ms, bytes
+}

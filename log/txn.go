@@ -125,8 +125,18 @@ func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.Aborte
 // "Damage below the recovery point" in the package doc.
 func (l *Log) AppendAbortedTransactions(dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
 	segs := l.segs()
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
 	out := dst
+	if t := l.tiering(); t != nil && len(segs) > 0 && fetchOffset < segs[0].BaseOffset() {
+		got, done, err := t.appendAbortedTxns(l, out, fetchOffset, upperBound, segs[0].BaseOffset())
+		if err != nil {
+			return dst, l.perr(err)
+		}
+		if done {
+			return got, nil
+		}
+		out = got
+	}
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
 		if !segs[i].TxnIndexVerified() {
 			if err := l.verifyTxnIndex(segs[i]); err != nil && !errors.Is(err, segment.ErrClosed) {

@@ -11,11 +11,11 @@
 // the contracts on its methods; package remotetest checks them.
 //
 // A directory copies its tiered topics' sealed segments to the store given
-// as log.Config.RemoteStorage (with remote.log.storage.system.enable) and
+// as log.Config.RemoteStorage (with remote.log.storage.system.enable),
 // records each copy in __remote_log_metadata (log.Dir.TierNow, and a
-// background loop). Not yet: local segments are kept after their copy
-// (local.retention.* is not applied) and reads are served from them; the
-// log does not read copies back (see the README's status table).
+// background loop), deletes local segments once copied and beyond the
+// topic's local retention, and reads the offsets below its first local
+// segment back from the copies, through a bounded cache.
 package remote
 
 import (

@@ -111,6 +111,22 @@ type lostAnswerProxy struct {
 
 	mu    sync.Mutex
 	conns []net.Conn
+
+	stopOnce sync.Once
+}
+
+// stop closes the proxy's connections and releases an answer it holds,
+// so that a client waiting for it gives up; the test's cleanup calls it,
+// and a failed test before closing its client.
+func (p *lostAnswerProxy) stop() {
+	p.stopOnce.Do(func() {
+		close(p.done)
+		p.mu.Lock()
+		for _, c := range p.conns {
+			c.Close()
+		}
+		p.mu.Unlock()
+	})
 }
 
 // startLostAnswerProxy listens on a loopback port; the server's address
@@ -122,13 +138,8 @@ func startLostAnswerProxy(t *testing.T, n int64) *lostAnswerProxy {
 	p := &lostAnswerProxy{Addr: ln.Addr().String(), lost: make(chan struct{}), resume: make(chan struct{}), n: n, done: make(chan struct{})}
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
-		close(p.done)
+		p.stop()
 		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
 		wg.Wait()
 	})
 	wg.Add(1)
