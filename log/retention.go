@@ -41,6 +41,17 @@ type RetentionResult struct {
 // The Dir runs this every log.retention.check.interval.ms; it is exported
 // for tests and for brokers that schedule it themselves.
 func (l *Log) EnforceRetention() (RetentionResult, error) {
+	// Tiered: the copies total retention expires are recorded as being
+	// deleted (durably, before the log start offset passes them, so that a
+	// crash cannot bring them back), outside the log's lock: it is I/O on
+	// another partition.
+	var expiredStart int64 = -1
+	if t := l.tiering(); t != nil && l.Config().CleanupPolicy.Delete {
+		var err error
+		if expiredStart, err = t.expireCopies(l, l.Config(), l.now()); err != nil {
+			return RetentionResult{LogStartOffset: l.LogStartOffset()}, err
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	res := RetentionResult{LogStartOffset: l.LogStartOffset()}
@@ -61,7 +72,10 @@ func (l *Log) EnforceRetention() (RetentionResult, error) {
 		// log start past the expired ones (the next tiering pass deletes
 		// them from the store), then local retention deletes local
 		// segments that are copied.
-		t.expireCopiesLocked(l, c, now, &res)
+		if expiredStart > l.LogStartOffset() {
+			l.moveStartLocked(expiredStart, &res)
+			l.logger.Info("tiered storage: retention passed remote segments", "partition", l.tp(), "logStartOffset", expiredStart)
+		}
 		m, err := l.deleteLocalCopiesLocked(t, c, now, &res)
 		n += m
 		if err != nil {
@@ -154,6 +168,20 @@ func (l *Log) deleteWhileLocked(pred func(s, next *segment.Segment) (bool, error
 		segs = l.segs()
 	}
 	return deletable, l.deleteSegmentsLocked(segs[:deletable], res)
+}
+
+// moveStartLocked moves the log start offset up to start, below the first
+// local segment (past copies in remote storage).
+func (l *Log) moveStartLocked(start int64, res *RetentionResult) {
+	start = min(start, l.segs()[0].BaseOffset())
+	if start <= l.LogStartOffset() {
+		return
+	}
+	l.logStartOffset.Store(start)
+	l.epochs.TruncateFromStart(start)
+	l.persistEpochsLocked()
+	l.pstate.truncateHead(start)
+	res.LogStartOffset = start
 }
 
 // deleteLocalCopiesLocked applies a tiered partition's local retention

@@ -50,7 +50,8 @@ type tierManager struct {
 	store remote.StorageManager
 	metas []*Log // the partitions of __remote_log_metadata
 
-	passMu sync.Mutex // one pass at a time
+	passMu   sync.Mutex // one pass at a time
+	expireMu sync.Mutex // one expiry (EnforceRetention) at a time
 
 	mu     sync.Mutex // copies
 	copies map[tierKey]map[remote.UUID]*remote.SegmentMetadata
@@ -711,15 +712,18 @@ func (d *Dir) RemoteSegments(topic string, partition int32) ([]remote.SegmentMet
 	return out, nil
 }
 
-// expireCopiesLocked applies a tiered partition's total retention to its
+// expireCopies applies a tiered partition's total retention to its
 // copies (retention.ms by their largest timestamps, retention.bytes over
-// local and remote bytes), oldest first: the log start offset moves past
-// the expired ones, and the next tiering pass deletes them from the store.
-// REQUIRES l.mu held.
-func (t *tierManager) expireCopiesLocked(l *Log, c TopicConfig, now time.Time, res *RetentionResult) {
+// local and remote bytes), oldest first: each expired copy is recorded as
+// DELETE_SEGMENT_STARTED (the next tiering pass deletes it from the store)
+// and the offset after the last one returned, for the log start offset to
+// move to; -1 when none expires.
+func (t *tierManager) expireCopies(l *Log, c TopicConfig, now time.Time) (int64, error) {
 	if c.Retention < 0 && c.RetentionBytes < 0 {
-		return
+		return -1, nil
 	}
+	t.expireMu.Lock()
+	defer t.expireMu.Unlock()
 	segs := l.segs()
 	local := segs[0].BaseOffset()
 	start := l.LogStartOffset()
@@ -734,23 +738,42 @@ func (t *tierManager) expireCopiesLocked(l *Log, c TopicConfig, now time.Time, r
 			total += int64(m.SizeInBytes)
 		}
 	}
-	newStart := start
+	newStart := int64(-1)
 	for _, m := range live {
 		old := c.Retention >= 0 && now.Sub(time.UnixMilli(m.MaxTimestamp)) > c.Retention
 		big := c.RetentionBytes >= 0 && total-int64(m.SizeInBytes) >= c.RetentionBytes
 		if !old && !big {
 			break
 		}
+		t.mu.Lock()
+		p := t.copies[tierKey{topicID: m.ID.TopicID, partition: m.ID.Partition}][m.ID.ID]
+		t.mu.Unlock()
+		if p == nil || p.State != remote.CopySegmentFinished {
+			break // a pass deleted it meanwhile: the next retention sees
+		}
+		if err := t.update(context.Background(), p, remote.DeleteSegmentStarted, nil); err != nil {
+			return newStart, fmt.Errorf("tiered storage: recording the expiry of %s: %w", m.ID, err)
+		}
 		total -= int64(m.SizeInBytes)
-		newStart = min(m.EndOffset+1, local)
+		newStart = m.EndOffset + 1
 	}
-	if newStart == start {
-		return
+	return newStart, nil
+}
+
+// LocalLogStartOffset returns the base offset of the partition's first
+// local segment (Kafka's localLogStartOffset): below it, down to the log
+// start offset, a tiered partition's records are in remote storage. Without
+// tiered storage it is the log start offset's segment's base.
+func (l *Log) LocalLogStartOffset() int64 { return l.segs()[0].BaseOffset() }
+
+// HighestTieredOffset returns the last offset of the partition's latest
+// finished copy in remote storage (Kafka's highestOffsetInRemoteStorage,
+// what ListOffsets answers for LATEST_TIERED_TIMESTAMP), -1 if there is
+// none or the partition is not tiered.
+func (l *Log) HighestTieredOffset() int64 {
+	t := l.tiering()
+	if t == nil {
+		return -1
 	}
-	l.logStartOffset.Store(newStart)
-	l.epochs.TruncateFromStart(newStart)
-	l.persistEpochsLocked()
-	l.pstate.truncateHead(newStart)
-	res.LogStartOffset = newStart
-	t.d.logger.Info("tiered storage: retention passed remote segments", "partition", l.tp(), "logStartOffset", newStart)
+	return t.copiedEnd(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition})
 }

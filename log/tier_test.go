@@ -674,3 +674,95 @@ func TestTierCacheBound(t *testing.T) {
 	}
 	require.LessOrEqual(t, len(cached), 1, "at most the copy read last stays")
 }
+
+// TestTierClockGoesBackwards: a clock that goes back does not make
+// retention delete anything early (local segments and copies are old only
+// by a clock that has passed them), and forward again it applies.
+func TestTierClockGoesBackwards(t *testing.T) {
+	e := tieredEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000",
+		"local.retention.ms": "3600000", "retention.ms": "86400000"})
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 12)
+	_, err := d.TierNow(context.Background())
+	require.NoError(t, err)
+	segs := len(l.segs())
+	e.clock.Add(-48 * time.Hour)
+	res, err := l.EnforceRetention()
+	require.NoError(t, err)
+	require.Zero(t, res.SegmentsDeleted)
+	require.Len(t, l.segs(), segs)
+	require.Zero(t, l.LogStartOffset())
+
+	e.clock.Add(48*time.Hour + 2*time.Hour) // past local retention, within the total
+	res, err = l.EnforceRetention()
+	require.NoError(t, err)
+	require.Positive(t, res.SegmentsDeleted)
+	require.Zero(t, l.LogStartOffset(), "the copies still hold the start")
+	e.clock.Add(48 * time.Hour) // past the total retention too
+	_, err = l.EnforceRetention()
+	require.NoError(t, err)
+	require.Equal(t, l.LocalLogStartOffset(), l.LogStartOffset())
+}
+
+// blockingStore is a StorageManager whose copies wait for release.
+type blockingStore struct {
+	remote.StorageManager
+	started chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingStore) CopyLogSegmentData(ctx context.Context, m remote.SegmentMetadata, data remote.SegmentData) ([]byte, error) {
+	select {
+	case s.started <- struct{}{}:
+	default:
+	}
+	<-s.release
+	return s.StorageManager.CopyLogSegmentData(ctx, m, data)
+}
+
+// TestTierRetentionShrinksDuringACopy: while a segment is being copied,
+// retention.bytes shrinks and retention deletes the segment locally; the
+// copy finishes from the files it opened, is recorded, then deleted by the
+// next pass as below the log start offset; every offset from the log start
+// on reads as appended.
+func TestTierRetentionShrinksDuringACopy(t *testing.T) {
+	e := tieredEnv(t)
+	store := &blockingStore{StorageManager: e.cfg.RemoteStorage, started: make(chan struct{}, 1), release: make(chan struct{})}
+	e.cfg.RemoteStorage = store
+	d := e.open(t)
+	defer d.Close()
+	ctx := context.Background()
+	createTopic(t, d, "tiered", 1, tieredProps)
+	l := partition(t, d, "tiered", 0)
+	fill(t, l, 12)
+	want := records(t, l, 0)
+	passed := make(chan error, 1)
+	go func() {
+		_, err := d.TierNow(ctx)
+		passed <- err
+	}()
+	<-store.started
+	_, err := d.AlterTopicConfig(ctx, "tiered", map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000",
+		"retention.bytes": "2500"})
+	require.NoError(t, err)
+	_, err = l.EnforceRetention()
+	require.NoError(t, err)
+	start := l.LogStartOffset()
+	require.Positive(t, start, "retention passed the segment being copied")
+	close(store.release)
+	require.NoError(t, <-passed)
+
+	res, err := d.TierNow(ctx)
+	require.NoError(t, err)
+	require.Positive(t, res.Deleted, "the copies below the log start offset")
+	copies, err := d.RemoteSegments("tiered", 0)
+	require.NoError(t, err)
+	for _, m := range copies {
+		require.GreaterOrEqual(t, m.EndOffset, l.LogStartOffset())
+	}
+	got := records(t, l, l.LogStartOffset())
+	require.Equal(t, want[len(want)-len(got):], got)
+}

@@ -126,6 +126,7 @@ func (d *dumper) dumpLogDir(dir string) error {
 	for _, p := range parts {
 		errs = append(errs, d.dumpPartition(p))
 	}
+	d.dumpRemoteSegments(dir)
 	return errors.Join(errs...)
 }
 

@@ -24,6 +24,12 @@
 // (transaction markers) are never printed as data; the text mode shows them
 // as "endTxnMarker: ABORT coordinatorEpoch: 12", as kafka-dump-log does.
 //
+// A log directory with tiered storage ends with the segments of its tiered
+// partitions that are in remote storage, as its __remote_log_metadata
+// records them: "partition: tiered-0 startOffset: 0 endOffset: 29 size:
+// 3804 maxTimestamp: ... state: COPY_SEGMENT_FINISHED id: ..." (the copies
+// being made, or being deleted, with their state).
+//
 // -isolation read_committed shows what a read_committed consumer would get:
 // no records of aborted transactions (found, as Kafka's broker finds them, in
 // the partition's .txnindex files) and nothing from the first offset of the

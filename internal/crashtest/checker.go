@@ -55,6 +55,10 @@ type Checker struct {
 	// CodecRecords counts the workload's records read back in checks, by
 	// the codec of their batch.
 	CodecRecords map[record.Compression]int
+	// RemoteRecords counts the records of TopicAll read back from copies
+	// in remote storage (below its first local segment), RemoteSegments
+	// the most copies it had at a check.
+	RemoteRecords, RemoteSegments int
 }
 
 // compactRec is an acknowledged record of the compacted topic.
@@ -166,8 +170,9 @@ const (
 // checkConfig is the parent's configuration: the child's, with retention
 // and checkpoints slowed down so that the directory holds still while it
 // is checked.
-func checkConfig() log.Config {
-	cfg := DirConfig()
+func checkConfig(dir string) log.Config {
+	cfg := DirConfig(dir)
+	cfg.RemoteLogManagerTaskInterval = time.Hour
 	cfg.RetentionCheckInterval = time.Hour
 	cfg.FlushOffsetCheckpointInterval = time.Hour
 	cfg.FlushStartOffsetCheckpointInterval = time.Hour
@@ -189,7 +194,7 @@ type scanned struct {
 // returned error joins every violation found.
 func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 	c.Checks++
-	d, err := log.Open(ctx, dir, checkConfig())
+	d, err := log.Open(ctx, dir, checkConfig(dir))
 	if err != nil {
 		return fmt.Errorf("recovery failed: %w", err)
 	}
@@ -247,6 +252,15 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 			}
 			c.RecordsRead += len(recs)
 			data[t] = recs
+			if name == TopicAll {
+				local := l.LocalLogStartOffset()
+				for _, r := range recs {
+					if r.offset < local {
+						c.RemoteRecords++
+					}
+				}
+				c.RemoteSegments = max(c.RemoteSegments, l.Stats().RemoteSegments)
+			}
 			start := l.LogStartOffset()
 			if prev, ok := c.logStart[t]; ok && start < prev {
 				fail("%s: log start offset went back from %d to %d", t, prev, start)

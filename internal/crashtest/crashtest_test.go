@@ -139,7 +139,9 @@ func TestKill9(t *testing.T) {
 	t.Logf("%d kills survived in %s: %d acknowledged records, %d committed transactions, %d offset commits observed; %d records read back in %d checks; compacted topic: %d acknowledged, %d removed by the cleaner",
 		kills, time.Since(start).Round(time.Millisecond), c.Acks, c.Commits, c.OffsetCommits, c.RecordsRead, c.Checks, c.CompactAcks, c.CompactRemoved)
 	t.Logf("codecs chosen, generations per topic: %v; workload records read back by batch codec: %v", chosen, c.CodecRecords)
+	t.Logf("tiered storage: %d records read back from copies, at most %d copies per partition", c.RemoteRecords, c.RemoteSegments)
 	require.Positive(t, c.RecordsRead, "the checks read records back")
+	require.Positive(t, c.RemoteRecords, "the checks read records back from copies in remote storage")
 }
 
 // runAndKill starts generation gen with its producers' codecs, kills it
@@ -238,7 +240,7 @@ func (l *lockedBuffer) String() string {
 func TestCheckerChecksCodecs(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	d, err := log.Open(ctx, dir, DirConfig())
+	d, err := log.Open(ctx, dir, DirConfig(dir))
 	require.NoError(t, err)
 	_, err = d.CreateTopic(ctx, TopicAll, topicPartitions[TopicAll], topicProps)
 	require.NoError(t, err)

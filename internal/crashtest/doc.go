@@ -7,6 +7,10 @@
 // retention and frequent checkpoints, and runs at once:
 //
 //   - an idempotent producer with acks=all on topic "all" (3 partitions),
+//     a tiered topic: its sealed segments are copied every 10 ms to a
+//     remote.FileStore beside the directory, and local retention deletes
+//     them once copied, so that the checker reads its oldest acknowledged
+//     records back from the copies,
 //   - a producer with acks=1 (idempotence off) on topic "one" (2 partitions),
 //   - a transactional producer on topic "txn" (2 partitions) that commits
 //     most transactions and aborts some,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/remote"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -55,13 +58,28 @@ var compactProps = map[string]string{
 // compactKeys is how many keys the compacted topic's records spread over.
 const compactKeys = 23
 
+// tieredProps are TopicAll's: topicProps, with tiered storage, and a local
+// retention below the total one, so that copied segments leave the
+// directory and the oldest acknowledged records are read from the copies.
+var tieredProps = func() map[string]string {
+	m := maps.Clone(topicProps)
+	m["remote.storage.enable"] = "true"
+	m["local.retention.bytes"] = "4096"
+	return m
+}()
+
 // DirConfig is the directory configuration of the child: one partition per
 // internal topic, retention every 10 ms, checkpoints every 50 ms, and
 // transactions and offsets that do not expire during a run. Appends of
 // batches from 256 bytes overlap their write with their validation, so that
 // kills also land between a batch's body, written ahead, and its header.
-func DirConfig() log.Config {
+// Tiered storage copies TopicAll's sealed segments every 10 ms to a
+// FileStore beside the directory (its path plus ".remote").
+func DirConfig(dir string) log.Config {
 	cfg := log.DefaultConfig()
+	cfg.RemoteLogStorageSystemEnable = true
+	cfg.RemoteStorage = remote.NewFileStore(vfs.Default, dir+".remote")
+	cfg.RemoteLogManagerTaskInterval = 10 * time.Millisecond
 	cfg.OverlapAppendBytes = 256
 	cfg.OffsetsTopicNumPartitions = 1
 	cfg.TransactionStateNumPartitions = 1
@@ -153,13 +171,17 @@ func (l *lineWriter) printf(format string, args ...any) {
 // in the package documentation.
 func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer) (err error) {
 	w := &lineWriter{w: out}
-	d, err := log.Open(ctx, dir, DirConfig())
+	d, err := log.Open(ctx, dir, DirConfig(dir))
 	if err != nil {
 		return fmt.Errorf("open: %w", err)
 	}
 	defer func() { err = errors.Join(err, d.Close()) }()
 	for name, n := range topicPartitions {
-		if _, err := d.CreateTopic(ctx, name, n, topicProps); err != nil && !errors.Is(err, log.ErrTopicExists) {
+		props := topicProps
+		if name == TopicAll {
+			props = tieredProps
+		}
+		if _, err := d.CreateTopic(ctx, name, n, props); err != nil && !errors.Is(err, log.ErrTopicExists) {
 			return fmt.Errorf("create %s: %w", name, err)
 		}
 	}

@@ -36,7 +36,7 @@ func init() {
 		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
 		kmsg.Produce.Int16():                 {0, 13, (*Server).handleProduce},
 		kmsg.Fetch.Int16():                   {4, 18, nil}, // handle answers it with fetch and encodeFetch
-		kmsg.ListOffsets.Int16():             {1, 7, (*Server).handleListOffsets},
+		kmsg.ListOffsets.Int16():             {1, 9, (*Server).handleListOffsets},
 		kmsg.InitProducerID.Int16():          {0, 4, (*Server).handleInitProducerID},
 		kmsg.OffsetForLeaderEpoch.Int16():    {0, 4, (*Server).handleOffsetForLeaderEpoch},
 		kmsg.CreateTopics.Int16():            {0, 7, (*Server).handleCreateTopics},
@@ -449,6 +449,13 @@ func releaseSlices(slices [][]*segment.Slice) {
 	}
 }
 
+// ListOffsets' special timestamps of tiered storage: the earliest local
+// offset (v8+, KIP-405) and the latest tiered one (v9+, KIP-1005).
+const (
+	earliestLocalTimestamp int64 = -4
+	latestTieredTimestamp  int64 = -5
+)
+
 func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListOffsetsRequest)
 	resp := kmsg.NewPtrListOffsetsResponse()
@@ -469,8 +476,22 @@ func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.R
 				rp.Offset, rp.LeaderEpoch = l.LastStableOffset(), l.LeaderEpoch()
 			case p.Timestamp == log.LatestTimestamp:
 				rp.Offset, rp.LeaderEpoch = l.HighWatermark(), l.LeaderEpoch()
+			case p.Timestamp == earliestLocalTimestamp && req.Version >= 8:
+				// KIP-405: the first local offset, below which a tiered
+				// partition's records are in remote storage.
+				rp.Offset = l.LocalLogStartOffset()
+				if e, ok := l.EpochForOffset(rp.Offset); ok {
+					rp.LeaderEpoch = e
+				}
+			case p.Timestamp == latestTieredTimestamp && req.Version >= 9:
+				// KIP-1005: the last offset copied to remote storage, -1
+				// for none (as Kafka answers for a partition not tiered).
+				rp.Offset = l.HighestTieredOffset()
+				if e, ok := l.EpochForOffset(rp.Offset); ok && rp.Offset >= 0 {
+					rp.LeaderEpoch = e
+				}
 			case p.Timestamp < log.MaxTimestamp:
-				rp.ErrorCode = errUnsupportedVersion // -4, -5: tiered storage's, not served
+				rp.ErrorCode = errUnsupportedVersion // a special timestamp the version does not have
 			default:
 				ot, ok, err := l.OffsetForTimestamp(p.Timestamp)
 				switch {
