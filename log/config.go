@@ -171,6 +171,18 @@ type Config struct {
 	// NumPartitions mirrors num.partitions (default 1): the partition count
 	// of auto-created topics. At least 1.
 	NumPartitions int
+
+	// AdoptBrokerDirectory is kafkalite's own setting (no Kafka property;
+	// default false): whether [Open] may adopt a directory that holds no
+	// kafkalite topic store but other entries, as a Kafka broker's log
+	// directory does. Without it such a directory is refused with
+	// [ErrNotLogDir], before anything is written into it. With it, the
+	// directory must be formatted (meta.properties, naming NodeID), and
+	// each topic's partition directories (those holding Kafka's files: a
+	// .log segment or partition.metadata) must be partitions 0 to n-1
+	// ([ErrIncompleteTopic] otherwise); no partition is created that the
+	// directory does not hold. Other directories are left alone.
+	AdoptBrokerDirectory bool
 	// Logger receives the directory's log lines (and its coordinators' and
 	// cleaners'); nil means slog.Default() at level Warn and above.
 	Logger *slog.Logger

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +21,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
 	"github.com/kafkalite/kafkalite/log/vfs"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // lockFile is the log directory's lock file, as Kafka names it.
@@ -40,6 +43,8 @@ type Dir struct {
 	now    func() time.Time
 	lock   io.Closer
 	meta   checkpoint.MetaProperties
+
+	lockCreated bool // Open made the lock file; a failed Open removes it
 
 	mu     sync.RWMutex // protects topics and closed
 	topics map[string]*topic
@@ -97,12 +102,20 @@ type RecoveryStats struct {
 // in parallel (num.recovery.threads.per.data.dir): after a clean shutdown
 // (Kafka's .kafka_cleanshutdown marker) nothing is scanned; otherwise each
 // partition's segments from its recovery point on are validated and their
-// torn or corrupt tails truncated. Directories written by a Kafka broker
-// are adopted with the default topic configuration. Open then starts the
-// Dir's background goroutines; Close stops them.
+// torn or corrupt tails truncated. Open then starts the Dir's background
+// goroutines; Close stops them.
 //
-// If ctx ends during recovery, Open stops, releases what it opened and
-// returns ctx's error.
+// A directory that exists must be kafkalite's (it holds the topic store,
+// kafkalite-topics.json) or hold nothing but the root files Kafka and
+// kafkalite write; anything else is refused with [ErrNotLogDir] before
+// Open writes a byte, unless Config.AdoptBrokerDirectory asks to adopt a
+// Kafka broker's directory (its topics then get the default
+// configuration; see that field for what is adopted).
+//
+// If ctx ends or a partition fails to load, Open stops, releases what it
+// opened and returns that one error (a partition's, naming it, or ctx's).
+// A failed Open creates no partition directory and saves no topic store;
+// a directory that was shut down cleanly keeps its clean-shutdown marker.
 func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {
@@ -115,7 +128,13 @@ func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 	if err := errors.Join(d.fsys.MkdirAll(d.path), d.fsys.SyncDir(filepath.Dir(d.path))); err != nil {
 		return nil, err
 	}
-	lock, err := d.fsys.Lock(filepath.Join(d.path, lockFile))
+	if err := d.checkFormatted(); err != nil {
+		return nil, err
+	}
+	lockPath := filepath.Join(d.path, lockFile)
+	_, statErr := d.fsys.Stat(lockPath)
+	d.lockCreated = isNotExist(statErr)
+	lock, err := d.fsys.Lock(lockPath)
 	if errors.Is(err, vfs.ErrLocked) {
 		return nil, fmt.Errorf("%w: %s", ErrDirLocked, d.path)
 	}
@@ -124,10 +143,10 @@ func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 	}
 	d.lock = lock
 	if err := d.load(ctx); err != nil {
-		return nil, errors.Join(err, d.closeLogs(), lock.Close())
+		return nil, d.abandon(err)
 	}
 	if err := d.startTier(ctx); err != nil {
-		return nil, errors.Join(err, d.closeLogs(), lock.Close())
+		return nil, d.abandon(err)
 	}
 	d.recovery.Duration = time.Since(start)
 	d.logger.Info("opened log directory", "dir", d.path, "topics", len(d.topics), "partitions", d.recovery.Partitions,
@@ -135,6 +154,68 @@ func Open(ctx context.Context, path string, cfg Config) (*Dir, error) {
 		"duration", d.recovery.Duration)
 	d.startBackground()
 	return d, nil
+}
+
+// abandon undoes a failed Open: it closes the partitions loaded so far,
+// puts back the clean-shutdown marker that load took if they all closed
+// cleanly (the partitions not loaded were not touched, the loaded ones are
+// flushed), and releases the lock. It returns err joined with what failed.
+func (d *Dir) abandon(err error) error {
+	closeErr := d.closeLogs()
+	if d.recovery.Clean && closeErr == nil {
+		closeErr = checkpoint.WriteCleanShutdown(d.fsys, d.path, 0)
+	}
+	if d.lockCreated {
+		// Removed while still held, so that no other Open can take the
+		// file in between; where an open file cannot be removed (Windows)
+		// it stays, as Kafka's does.
+		_ = d.fsys.Remove(filepath.Join(d.path, lockFile))
+	}
+	return errors.Join(err, closeErr, d.lock.Close())
+}
+
+// checkFormatted refuses, before Open writes anything, a directory that is
+// neither kafkalite's (it has the topic store) nor empty of all but root
+// files, unless the Config adopts a broker's directory, which must then be
+// formatted (meta.properties).
+func (d *Dir) checkFormatted() error {
+	entries, err := d.fsys.List(d.path)
+	if err != nil {
+		return err
+	}
+	var foreign []string
+	haveMeta := false
+	for _, e := range entries {
+		switch {
+		case e.Name == topicStoreFile:
+			return nil
+		case e.Name == checkpoint.MetaPropertiesFile:
+			haveMeta = true
+		case !e.IsDir && (rootFiles[e.Name] || strings.HasSuffix(e.Name, ".tmp")):
+		default:
+			foreign = append(foreign, e.Name)
+		}
+	}
+	switch {
+	case len(foreign) == 0:
+		return nil
+	case !d.cfg.AdoptBrokerDirectory:
+		return fmt.Errorf("%w: %s holds %s but no %s; set Config.AdoptBrokerDirectory to adopt a Kafka broker's log directory",
+			ErrNotLogDir, d.path, someNames(foreign), topicStoreFile)
+	case !haveMeta:
+		return fmt.Errorf("%w: %s has no %s: it is not a formatted Kafka log directory (kafka-storage format writes one)",
+			ErrNotLogDir, d.path, checkpoint.MetaPropertiesFile)
+	}
+	return nil
+}
+
+// someNames lists up to three names of many, for an error.
+func someNames(names []string) string {
+	sort.Strings(names)
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // Path returns the directory's path.
@@ -160,19 +241,7 @@ func (d *Dir) load(ctx context.Context) error {
 	if err := d.loadMeta(); err != nil {
 		return err
 	}
-	clean, err := d.takeCleanShutdown()
-	if err != nil {
-		return err
-	}
-	d.recovery.Clean = clean
-	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean) // unreadable: recover as after a crash
-	cp := loadCheckpoints{
-		clean:          clean,
-		recoveryPoints: recoveryPoints,
-		startOffsets:   d.readOffsets(checkpoint.LogStartOffsetFile, nil),
-		cleanerOffsets: d.readOffsets(checkpoint.CleanerOffsetFile, nil),
-	}
-	_, err = d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
+	_, err := d.fsys.Stat(filepath.Join(d.path, topicStoreFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -190,6 +259,20 @@ func (d *Dir) load(ctx context.Context) error {
 	}
 	if err := d.reconcileTopics(store, found, haveStore); err != nil {
 		return err
+	}
+	// The marker goes only now, once the directory is known to be one
+	// Open will load: as in Kafka, a crash from here on is unclean.
+	clean, err := d.takeCleanShutdown()
+	if err != nil {
+		return err
+	}
+	d.recovery.Clean = clean
+	recoveryPoints := d.readOffsets(checkpoint.RecoveryPointFile, &clean) // unreadable: recover as after a crash
+	cp := loadCheckpoints{
+		clean:          clean,
+		recoveryPoints: recoveryPoints,
+		startOffsets:   d.readOffsets(checkpoint.LogStartOffsetFile, nil),
+		cleanerOffsets: d.readOffsets(checkpoint.CleanerOffsetFile, nil),
 	}
 	jobs, err := d.openTopics(store)
 	if err != nil {
@@ -234,7 +317,17 @@ func (d *Dir) takeCleanShutdown() (bool, error) {
 // lose data someone put there. As Kafka does with the replicas its
 // metadata does not list, they are renamed "<topic>-<p>.<uuid>-stray" and
 // left for the operator, and dropped from found.
+//
+// Without a store (Config.AdoptBrokerDirectory, checked by Open), only
+// directories holding Kafka's partition files are partitions; the others
+// are left alone. A topic whose partitions are not 0 to n-1 is refused
+// ([ErrIncompleteTopic]) before anything is written.
 func (d *Dir) reconcileTopics(store map[string]topicMeta, found map[string]map[int32]bool, haveStore bool) error {
+	if !haveStore {
+		if err := d.keepKafkaPartitions(found); err != nil {
+			return err
+		}
+	}
 	for name, parts := range found {
 		if _, ok := store[name]; ok {
 			continue
@@ -248,10 +341,7 @@ func (d *Dir) reconcileTopics(store map[string]topicMeta, found map[string]map[i
 			delete(found, name)
 			continue
 		}
-		n := int32(0)
-		for p := range parts {
-			n = max(n, p+1)
-		}
+		n := int32(len(parts))
 		// The internal topics get Kafka's configuration for them; other
 		// topics the default (the broker's own overrides are in its
 		// metadata log, which kafkalite does not read).
@@ -267,6 +357,80 @@ func (d *Dir) reconcileTopics(store map[string]topicMeta, found map[string]map[i
 		d.logger.Info("adopting a topic found in the directory", "topic", name, "partitions", n, "id", meta.ID)
 	}
 	return nil
+}
+
+// keepKafkaPartitions drops from found the directories of a directory
+// being adopted that hold none of Kafka's partition files (a .log segment
+// or partition.metadata), and refuses topics that are not partitions 0 to
+// n-1.
+func (d *Dir) keepKafkaPartitions(found map[string]map[int32]bool) error {
+	var incomplete []string
+	for name, parts := range found {
+		for p := range parts {
+			dir := PartitionDirName(name, p)
+			ok, err := d.holdsPartitionFiles(filepath.Join(d.path, dir))
+			if err != nil {
+				return err
+			}
+			if !ok {
+				d.logger.Warn("leaving alone a directory named like a partition that holds no partition files", "name", dir)
+				delete(parts, p)
+			}
+		}
+		if len(parts) == 0 {
+			delete(found, name)
+			continue
+		}
+		n := int32(0)
+		for p := range parts {
+			n = max(n, p+1)
+		}
+		if int(n) != len(parts) {
+			held := slices.Sorted(maps.Keys(parts))
+			incomplete = append(incomplete, fmt.Sprintf("%s (partitions %s of at least %d)", name, partitionList(held), n))
+		}
+	}
+	if len(incomplete) > 0 {
+		return fmt.Errorf("%w: %s in %s; kafkalite adopts whole topics only (move the others out, or copy the cluster's topics with the migration tool)",
+			ErrIncompleteTopic, someNames(incomplete), d.path)
+	}
+	return nil
+}
+
+// holdsPartitionFiles reports whether dir holds a file only a partition
+// has: a segment's .log or partition.metadata.
+func (d *Dir) holdsPartitionFiles(dir string) (bool, error) {
+	entries, err := d.fsys.List(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.IsDir {
+			continue
+		}
+		if e.Name == checkpoint.PartitionMetadataFile {
+			return true, nil
+		}
+		if _, suffix, err := segment.ParseFileName(e.Name); err == nil && suffix == ".log" {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// partitionList writes sorted partition numbers for an error, eliding a
+// long list.
+func partitionList(ps []int32) string {
+	const most = 5
+	parts := make([]string, 0, most+1)
+	for i, p := range ps {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("... %d more", len(ps)-most))
+			break
+		}
+		parts = append(parts, strconv.Itoa(int(p)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // loadJob is one partition for loadPartitions.
@@ -319,15 +483,32 @@ func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[stri
 	d.recovery.Partitions = len(jobs)
 	var left atomic.Int64
 	left.Store(int64(len(jobs)))
+	// The first failure stops the loading: the partitions in flight finish,
+	// no other starts, and Open returns that one error.
+	lctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var (
+		errMu    sync.Mutex
+		firstErr error
+		others   int
+	)
+	fail := func(err error) {
+		errMu.Lock()
+		defer errMu.Unlock()
+		if firstErr == nil {
+			firstErr = err
+			stop()
+		} else {
+			others++
+		}
+	}
 	work := make(chan loadJob)
-	errs := make(chan error, len(jobs))
 	var wg sync.WaitGroup
 	var statsMu sync.Mutex
 	for range max(d.cfg.RecoveryThreads, 1) {
 		wg.Go(func() {
 			for j := range work {
-				if ctx.Err() != nil {
-					errs <- ctx.Err()
+				if lctx.Err() != nil {
 					continue
 				}
 				tp := TopicPartition{Topic: j.t.name, Partition: j.p}
@@ -342,7 +523,7 @@ func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[stri
 					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset,
 					overlapBytes: d.cfg.OverlapAppendBytes})
 				if err != nil {
-					errs <- fmt.Errorf("loading %s: %w", tp, err)
+					fail(fmt.Errorf("loading %s: %w", tp, err))
 					continue
 				}
 				j.t.partitions[j.p] = l
@@ -361,17 +542,23 @@ func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[stri
 			}
 		})
 	}
+dispatch:
 	for _, j := range jobs {
-		work <- j
+		select {
+		case work <- j:
+		case <-lctx.Done():
+			break dispatch
+		}
 	}
 	close(work)
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
+	switch {
+	case firstErr != nil && others > 0:
+		return fmt.Errorf("%w (and %d more partitions failed to load)", firstErr, others)
+	case firstErr != nil:
+		return firstErr
 	}
-	return errors.Join(all...)
+	return ctx.Err()
 }
 
 // readOffsets reads a checkpoint file; a missing or unreadable one counts as
@@ -613,7 +800,7 @@ func (d *Dir) closeLogs() error {
 	for _, t := range d.topics {
 		for _, l := range t.partitions {
 			if l != nil {
-				errs = append(errs, l.RemoveDeleted(true), l.Close())
+				errs = append(errs, l.RemoveDeleted(true), l.close())
 			}
 		}
 	}

@@ -84,11 +84,12 @@ func TestTornTailAfterCrash(t *testing.T) {
 	require.Len(t, records(t, l, 0), 10)
 }
 
-// TestAdoptsKafkaDirectory: partition directories without kafkalite's
-// topic store (as a Kafka broker leaves them) are loaded as topics with the
-// default configuration.
+// TestAdoptsKafkaDirectory: with Config.AdoptBrokerDirectory, partition
+// directories without kafkalite's topic store (as a Kafka broker leaves
+// them) are loaded as topics with the default configuration.
 func TestAdoptsKafkaDirectory(t *testing.T) {
 	e := newEnv(t)
+	e.cfg.AdoptBrokerDirectory = true
 	d := e.open(t)
 	createTopic(t, d, "from-kafka", 2, nil)
 	_, err := partition(t, d, "from-kafka", 1).Append(producerBatch(t, 4, 10, e.clock.Now().UnixMilli(), record.None))
@@ -118,6 +119,7 @@ func TestAdoptedInternalTopicsGetKafkasConfig(t *testing.T) {
 	for _, storeFirst := range []bool{false, true} {
 		t.Run(map[bool]string{false: "broker directory", true: "store with the default config"}[storeFirst], func(t *testing.T) {
 			e := newEnv(t)
+			e.cfg.AdoptBrokerDirectory = true
 			d := e.open(t)
 			for _, name := range []string{"__consumer_offsets", "__transaction_state"} {
 				_, err := d.InternalTopic(access.Internal{}, context.Background(), name, 1, map[string]string{})

@@ -24,8 +24,10 @@
 //
 // Everything but kafkalite-topics.json is byte for byte what a Kafka broker
 // writes, so Kafka's tools read the directory; Kafka ignores the extra
-// file. A directory a broker wrote is adopted: its topics get the
-// directory's default configuration (a broker keeps topic overrides in its
+// file. A directory a broker wrote is adopted when Config.AdoptBrokerDirectory
+// asks (any other non-empty directory without kafkalite-topics.json is
+// refused with ErrNotLogDir): its topics get the directory's default
+// configuration (a broker keeps topic overrides in its
 // metadata log), but for __consumer_offsets and __transaction_state, which
 // get the compacted configuration Kafka gives them. As Kafka's LogManager, kafkalite
 // leaves the KRaft metadata log (__cluster_metadata-0, the raft client's)

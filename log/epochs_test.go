@@ -169,6 +169,7 @@ func TestEndOffsetForEpoch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
+			e.cfg.AdoptBrokerDirectory = true
 			d := e.open(t)
 			t.Cleanup(func() { _ = d.Close() })
 			createTopic(t, d, "t", 1, nil)

@@ -65,6 +65,17 @@ var (
 	// ErrCorruptMetaProperties: the directory's meta.properties is not a
 	// valid file (the error names it).
 	ErrCorruptMetaProperties = errors.New("log: corrupt meta.properties")
+	// ErrNotLogDir: [Open] of a directory that is neither empty nor a
+	// kafkalite log directory (it has no topic store), without
+	// Config.AdoptBrokerDirectory; or, with it, one without meta.properties
+	// (Kafka refuses an unformatted log directory too). Open wrote nothing
+	// into it.
+	ErrNotLogDir = errors.New("log: not a kafkalite log directory")
+	// ErrIncompleteTopic: a broker's directory being adopted holds some
+	// partitions of a topic but not all of 0 to n-1 (a broker of a cluster
+	// holds only its replicas). kafkalite does not invent the missing
+	// ones; the error names the topic and what the directory holds.
+	ErrIncompleteTopic = errors.New("log: adopted directory holds part of a topic")
 )
 
 // OffsetOutOfRangeError says which offset was asked for and the valid

@@ -37,6 +37,12 @@ func TestKRaftMetadataLogLeftAlone(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NodeID = 1 // the broker's node.id
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Not adopted unless asked: refused before a byte is written.
+	whole := treeSums(t, dir)
+	_, err := Open(ctx, dir, cfg)
+	require.ErrorIs(t, err, ErrNotLogDir)
+	require.Equal(t, whole, treeSums(t, dir), "a refused Open writes nothing")
+	cfg.AdoptBrokerDirectory = true
 	for i := range 3 {
 		// Adopting the directory, reopening what kafkalite wrote, and
 		// opening a topic store in which an earlier kafkalite listed the

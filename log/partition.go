@@ -30,6 +30,12 @@ import (
 // A Log is safe for concurrent use: appends are serialised by the log's
 // write lock; reads take a snapshot of the segment list and run alongside.
 // Single node: the high watermark is the log end offset.
+//
+// A Log belongs to its [Dir], which opens it, hands it out through
+// [Dir.Partition] and closes it in [Dir.Close] or [Dir.DeleteTopic]: it has
+// no Close of its own, and a *Log stays valid for as long as its Dir is
+// open and its topic exists (after that its calls return [ErrClosed] or
+// [ErrTopicDeleted]).
 type Log struct {
 	topic     string
 	partition int32
@@ -482,9 +488,9 @@ func (l *Log) loadLeaderEpochs() error {
 	return nil
 }
 
-// Close flushes the log and closes its segments. It does not write the
+// close flushes the log and closes its segments. It does not write the
 // directory's checkpoints (the Dir does). A second Close returns nil.
-func (l *Log) Close() error {
+func (l *Log) close() error {
 	if l.closed.Swap(true) {
 		return nil
 	}

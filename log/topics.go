@@ -110,7 +110,7 @@ func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
 	// The new partition's files and its directory entry are durable before
 	// the topic is announced.
 	if err := errors.Join(l.Flush(context.Background()), d.fsys.SyncDir(d.path)); err != nil {
-		return nil, errors.Join(err, l.Close())
+		return nil, errors.Join(err, l.close())
 	}
 	return l, nil
 }
@@ -119,7 +119,7 @@ func closeLogs(logs []*Log) error {
 	var errs []error
 	for _, l := range logs {
 		if l != nil {
-			errs = append(errs, l.Close())
+			errs = append(errs, l.close())
 		}
 	}
 	return errors.Join(errs...)
@@ -148,7 +148,8 @@ func (d *Dir) DescribeTopic(name string) (TopicDescription, error) {
 		Config: cfg, Overrides: maps.Clone(t.overrides)}, nil
 }
 
-// Partition returns a partition's log.
+// Partition returns a partition's log. The Dir owns it: callers share one
+// *Log per partition, and the Dir closes it (see [Log]).
 func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -272,7 +273,7 @@ func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	for _, l := range t.partitions {
 		l.deleted.Store(true)
 		l.wake()
-		errs = append(errs, l.RemoveDeleted(true), l.Close())
+		errs = append(errs, l.RemoveDeleted(true), l.close())
 		to := filepath.Join(d.path, deletedDirName(l.topic, l.partition, t.id))
 		if err := d.fsys.Rename(l.dir, to); err != nil {
 			errs = append(errs, err)

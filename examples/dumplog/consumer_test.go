@@ -28,15 +28,16 @@ import (
 // reach the log end. So a directory written with transactions is read by
 // consumers as Kafka presents it, and as dumplog prints it.
 //
-// log.Open needs nothing the fixture lacks: it adopts a directory a broker
-// wrote (partition directories and no kafkalite-topics.json) with the
-// default topic configuration, and reads meta.properties, whose node.id (1)
+// log.Open needs nothing the fixture lacks: with AdoptBrokerDirectory it
+// adopts a directory a broker wrote (partition directories and no
+// kafkalite-topics.json) with the default topic configuration, and reads meta.properties, whose node.id (1)
 // the Config must match. The fixture has every file a Kafka 4 broker leaves
 // after a clean shutdown, so no recovery runs.
 func TestConsumerReadsFixtureAsGolden(t *testing.T) {
 	ctx := context.Background()
 	cfg := log.DefaultConfig()
 	cfg.NodeID = 1 // as meta.properties says
+	cfg.AdoptBrokerDirectory = true
 	d, err := log.Open(ctx, copyFixture(t), cfg)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, d.Close()) }()

@@ -338,6 +338,7 @@ func TestReadCommittedAgreesWithLog(t *testing.T) {
 	dir := copyFixture(t)
 	cfg := log.DefaultConfig()
 	cfg.NodeID = 1 // meta.properties says so
+	cfg.AdoptBrokerDirectory = true
 	d, err := log.Open(ctx, dir, cfg)
 	require.NoError(t, err)
 	defer d.Close()

@@ -321,6 +321,7 @@ func openBrokerDir(t *testing.T, dir string, warnings *lockedBuffer) *log.Dir {
 	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.NodeID = 1 // the harness's broker is node 1; kafkalite refuses another node's directory
+	cfg.AdoptBrokerDirectory = true
 	cfg.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(warnings, tWriter{t}), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	d, err := log.Open(context.Background(), dir, cfg)
 	require.NoError(t, err)

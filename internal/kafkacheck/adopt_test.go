@@ -161,6 +161,7 @@ func TestKafkaliteReadsBrokerDirectory(t *testing.T) {
 		require.NoError(t, err)
 		cfg := log.DefaultConfig()
 		cfg.NodeID = 1
+		cfg.AdoptBrokerDirectory = true
 		d, err := log.Open(context.Background(), b.Dir, cfg)
 		if err == nil {
 			require.NoError(t, d.Close())
