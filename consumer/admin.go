@@ -75,28 +75,76 @@ func DeleteGroup(ctx context.Context, dir *log.Dir, groupID string) error {
 	return coord.DeleteGroup(ctx, groupID)
 }
 
-// ResetTo says where ResetOffsets moves a partition.
+// ResetTo says where [ResetOffsets] moves a partition: one of
+// kafka-consumer-groups' --to-earliest, --to-latest, --to-offset and
+// --to-datetime. Build it with [ResetEarliest], [ResetLatest],
+// [ResetToOffset] or [ResetToTimestamp]; its zero value says nothing and is
+// refused with [ErrInvalidReset], as is a negative offset or timestamp.
 type ResetTo struct {
-	// Exactly one of: Earliest, Latest, Timestamp (ms, >= 0) or Offset (>= 0).
-	Earliest, Latest bool
-	Timestamp        int64
-	Offset           int64
+	kind  resetKind
+	value int64 // the offset or the timestamp
 }
 
-// ResetEarliest, ResetLatest, ResetToTimestamp and ResetToOffset build a
-// ResetTo.
-var (
-	ResetEarliest = ResetTo{Earliest: true, Timestamp: -1, Offset: -1}
-	ResetLatest   = ResetTo{Latest: true, Timestamp: -1, Offset: -1}
+type resetKind int8
+
+const (
+	resetNone resetKind = iota
+	resetEarliest
+	resetLatest
+	resetOffset
+	resetTimestamp
 )
 
-func ResetToTimestamp(ms int64) ResetTo { return ResetTo{Timestamp: ms, Offset: -1} }
-func ResetToOffset(o int64) ResetTo     { return ResetTo{Timestamp: -1, Offset: o} }
+// ResetEarliest moves to the log start offset (--to-earliest); ResetLatest
+// to the high watermark (--to-latest).
+var (
+	ResetEarliest = ResetTo{kind: resetEarliest}
+	ResetLatest   = ResetTo{kind: resetLatest}
+)
+
+// ResetToOffset moves to offset o (--to-offset), clamped to the log's
+// [log start offset, high watermark], as Kafka's tool clamps it. o must not
+// be negative.
+func ResetToOffset(o int64) ResetTo { return ResetTo{kind: resetOffset, value: o} }
+
+// ResetToTimestamp moves to the first offset whose timestamp is at or
+// after ms, milliseconds since the Unix epoch (--to-datetime), or to the
+// high watermark where there is none. ms must not be negative.
+func ResetToTimestamp(ms int64) ResetTo { return ResetTo{kind: resetTimestamp, value: ms} }
+
+// String says what the ResetTo does, in the tool's words.
+func (r ResetTo) String() string {
+	switch r.kind {
+	case resetEarliest:
+		return "--to-earliest"
+	case resetLatest:
+		return "--to-latest"
+	case resetOffset:
+		return fmt.Sprintf("--to-offset %d", r.value)
+	case resetTimestamp:
+		return fmt.Sprintf("--to-datetime %d ms", r.value)
+	}
+	return "ResetTo{} (nothing)"
+}
+
+// validate refuses the zero value and negative offsets and timestamps.
+func (r ResetTo) validate() error {
+	switch {
+	case r.kind == resetNone:
+		return fmt.Errorf("%w: the zero ResetTo says nothing; use ResetEarliest, ResetLatest, ResetToOffset or ResetToTimestamp", ErrInvalidReset)
+	case (r.kind == resetOffset || r.kind == resetTimestamp) && r.value < 0:
+		return fmt.Errorf("%w: %s is negative", ErrInvalidReset, r)
+	}
+	return nil
+}
 
 // ResetOffsets rewrites an empty group's committed offsets for the
 // partitions (kafka-consumer-groups --reset-offsets); a group with members
 // is refused (ErrGroupNotEmpty).
 func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []TopicPartition, to ResetTo) (map[TopicPartition]int64, error) {
+	if err := to.validate(); err != nil {
+		return nil, err
+	}
 	coord, err := coordinator.For(ctx, dir)
 	if err != nil {
 		return nil, err
@@ -109,13 +157,13 @@ func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []Topic
 			return nil, err
 		}
 		var off int64
-		switch {
-		case to.Earliest:
+		switch to.kind {
+		case resetEarliest:
 			off = l.LogStartOffset()
-		case to.Latest:
+		case resetLatest:
 			off = l.HighWatermark()
-		case to.Timestamp >= 0:
-			ot, ok, err := l.OffsetForTimestamp(to.Timestamp)
+		case resetTimestamp:
+			ot, ok, err := l.OffsetForTimestamp(to.value)
 			if err != nil {
 				return nil, err
 			}
@@ -123,10 +171,8 @@ func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []Topic
 			if ok {
 				off = ot.Offset
 			}
-		case to.Offset >= 0:
-			off = min(max(to.Offset, l.LogStartOffset()), l.HighWatermark())
-		default:
-			return nil, fmt.Errorf("consumer: ResetTo says nothing")
+		case resetOffset:
+			off = min(max(to.value, l.LogStartOffset()), l.HighWatermark())
 		}
 		out[tp] = off
 		offsets[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: off, LeaderEpoch: -1}

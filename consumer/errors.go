@@ -25,6 +25,9 @@ var (
 	ErrNoGroup = errors.New("consumer: no group.id configured")
 	// ErrIllegalState: Subscribe and Assign mixed, as Kafka forbids.
 	ErrIllegalState = errors.New("consumer: illegal state")
+	// ErrInvalidReset: a [ResetTo] that says nothing (its zero value) or
+	// names a negative offset or timestamp.
+	ErrInvalidReset = errors.New("consumer: invalid offset reset")
 )
 
 // Errors of the group coordinator, as Kafka's group error codes. They are

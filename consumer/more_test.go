@@ -200,15 +200,28 @@ func TestStatsAndResetVariants(t *testing.T) {
 		{ResetEarliest, 0},
 		{ResetLatest, 25},
 		{ResetToOffset(7), 7},
+		{ResetToOffset(3), 3},
+		{ResetToOffset(0), 0},
 		{ResetToOffset(1000), 25}, // clamped to the log
 		{ResetToTimestamp(0), 0},
 	} {
 		got, err := ResetOffsets(context.Background(), e.dir, "g", []TopicPartition{tp("t", 0)}, tc.to)
-		require.NoError(t, err)
-		require.Equal(t, tc.want, got[tp("t", 0)])
+		require.NoError(t, err, tc.to.String())
+		require.Equal(t, tc.want, got[tp("t", 0)], tc.to.String())
 		committed, err := c.Committed([]TopicPartition{tp("t", 0)})
 		require.NoError(t, err)
-		require.Equal(t, tc.want, committed[tp("t", 0)].Offset)
+		require.Equal(t, tc.want, committed[tp("t", 0)].Offset, tc.to.String())
+	}
+
+	// A ResetTo that says nothing, or a negative place, is refused and
+	// changes nothing. (ResetTo{Offset: 3} reset the group to 0: the
+	// zero Timestamp was taken as "by timestamp 0"; ResetTo{} meant 0.)
+	for _, bad := range []ResetTo{{}, ResetToOffset(-1), ResetToTimestamp(-5)} {
+		_, err := ResetOffsets(context.Background(), e.dir, "g", []TopicPartition{tp("t", 0)}, bad)
+		require.ErrorIs(t, err, ErrInvalidReset, bad.String())
+		committed, err := c.Committed([]TopicPartition{tp("t", 0)})
+		require.NoError(t, err)
+		require.Equal(t, int64(0), committed[tp("t", 0)].Offset, "a refused reset changes nothing")
 	}
 }
 
