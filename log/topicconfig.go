@@ -74,8 +74,9 @@ const UnlimitedMessages int64 = -1
 
 // MinSegmentBytes is the smallest segment.bytes kafkalite accepts: 14 bytes,
 // Kafka's minimum before 4.0 (4.0 raised it to 1048576, KIP-1030). The small
-// minimum lets tests roll segments quickly; a segment must still hold at
-// least one batch, which the log checks on append.
+// minimum lets tests roll segments quickly; a segment must still hold each
+// batch whole: a larger one is refused with [ErrRecordTooLarge], and
+// kafkalite's producer then splits its batch until the parts fit.
 const MinSegmentBytes = 14
 
 // ErrInvalidConfig is matched by every configuration error ([*ConfigError]).

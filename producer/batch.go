@@ -19,11 +19,14 @@ type producerBatch struct {
 	full      bool // no more records go into it
 	bytes     int  // uncompressed size at sealing, for the stats
 
-	// Set by the sender before done is closed.
+	// Set by the sender before done is closed. A batch the sender split
+	// has parts, each with its own outcome; err, when set, is every
+	// record's.
 	done          chan struct{}
 	baseOffset    int64
 	logAppendTime int64
 	err           error
+	parts         []batchPart
 }
 
 // recordInfo is what a batch keeps per record to complete it.
@@ -39,16 +42,22 @@ func (b *producerBatch) metadata(i int) (RecordMetadata, error) {
 	r := b.recs[i]
 	md := RecordMetadata{Topic: b.topic, Partition: b.partition, Offset: -1,
 		SerializedKeySize: int(r.keySize), SerializedValueSize: int(r.valueSize)}
+	base, appendTime, err, first := b.baseOffset, b.logAppendTime, b.err, 0
+	if len(b.parts) > 0 && err == nil {
+		var pt batchPart
+		pt, first = b.part(i)
+		base, appendTime, err = pt.baseOffset, pt.logAppendTime, pt.err
+	}
 	ts := r.timestamp
-	if b.logAppendTime >= 0 {
-		ts = b.logAppendTime
+	if appendTime >= 0 {
+		ts = appendTime
 	}
 	md.Timestamp = time.UnixMilli(ts)
-	if b.err != nil {
-		return md, b.err
+	if err != nil {
+		return md, err
 	}
-	if b.baseOffset >= 0 {
-		md.Offset = b.baseOffset + int64(i)
+	if base >= 0 {
+		md.Offset = base + int64(i-first)
 	}
 	return md, nil
 }

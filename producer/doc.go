@@ -27,6 +27,16 @@
 //     one fsync per partition (group commit), and appends from other
 //     producers share it too.
 //
+// # Batches the log refuses as too large
+//
+// A batch of several records that its partition refuses as too large (the
+// topic's segment.bytes or max.message.bytes is below it) is split in
+// halves until each part fits or holds one record, as Kafka's producer
+// splits a batch the broker refuses with MESSAGE_TOO_LARGE; each part is
+// appended as a batch of its own, with its own sequence, and a record that
+// alone is too large fails with [ErrRecordTooLarge] while the others are
+// appended (Stats.Splits counts the splits).
+//
 // # Idempotence and transactions
 //
 // Every producer is idempotent by default (enable.idempotence=true, as in

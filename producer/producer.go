@@ -258,7 +258,8 @@ func (p *Producer) forgetTopic(name string) {
 
 // Flush sends every buffered record and waits until all are complete (their
 // callbacks have run), or until ctx ends. A ctx already done returns its
-// error at once.
+// error at once. As Kafka's flush, it reports no record's failure: a
+// record's outcome is its callback's and its [Future]'s.
 func (p *Producer) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -71,10 +71,21 @@ func (p *Producer) send(batches []*producerBatch) {
 			p.complete(b)
 			if failed == nil && err == nil {
 				_, err = b.log.Append(sealed)
+				if errors.Is(err, log.ErrRecordTooLarge) && len(b.recs) > 1 {
+					// The records completed already: parts are
+					// counted and logged, not reported.
+					var parts []batchPart
+					if parts, err = p.appendSplit(b, sealed); err == nil {
+						n, first := failedInParts(parts)
+						p.stats.errors.Add(int64(n))
+						err = first
+					}
+				} else if err != nil {
+					p.stats.errors.Add(int64(len(b.recs)))
+				}
 			}
 			p.release(b)
 			if err != nil {
-				p.stats.errors.Add(int64(len(b.recs)))
 				p.logger.Warn("append with acks=0 failed", "topic", b.topic, "partition", b.partition, "err", err)
 			}
 		}
@@ -96,7 +107,7 @@ func (p *Producer) send(batches []*producerBatch) {
 				continue
 			}
 			if p.idem != nil {
-				if err := p.idem.stamp(b); err != nil {
+				if err := p.idem.stamp(&b.builder, b.log); err != nil {
 					b.err = err // fenced or broken: append nothing more
 					continue
 				}
@@ -105,8 +116,16 @@ func (p *Producer) send(batches []*producerBatch) {
 			if err == nil {
 				var res log.AppendResult
 				res, err = b.log.Append(sealed)
+				if errors.Is(err, log.ErrRecordTooLarge) && len(b.recs) > 1 {
+					if b.parts, err = p.appendSplit(b, sealed); err == nil && p.cfg.Acks == AcksAll &&
+						!containsLog(synced, b.log) && slices.ContainsFunc(b.parts, func(pt batchPart) bool { return pt.err == nil }) {
+						synced = append(synced, b.log)
+					}
+					b.err = err
+					continue
+				}
 				if p.idem != nil {
-					err = p.idem.appended(b, err)
+					err = p.idem.appended(b.log, len(b.recs), err)
 				}
 				if err == nil {
 					b.baseOffset, b.logAppendTime = res.BaseOffset, res.LogAppendTime
@@ -191,17 +210,21 @@ func (p *Producer) release(b *producerBatch) {
 // complete runs the interceptors and callbacks of a batch's records in
 // order and closes its done channel.
 func (p *Producer) complete(b *producerBatch) {
+	failed, first := len(b.recs), b.err
 	if b.err != nil {
-		var tooLarge error
-		if errors.Is(b.err, log.ErrRecordTooLarge) {
-			tooLarge = ErrRecordTooLarge
+		b.err = withTooLarge(b.err)
+	} else {
+		for i := range b.parts {
+			b.parts[i].err = withTooLarge(b.parts[i].err)
 		}
-		b.err = errors.Join(b.err, tooLarge)
-		p.stats.errors.Add(int64(len(b.recs)))
+		failed, first = failedInParts(b.parts)
+	}
+	if first != nil {
+		p.stats.errors.Add(int64(failed))
 		if p.idem != nil {
-			p.idem.batchFailed(b.err)
+			p.idem.batchFailed(first)
 		}
-		if errors.Is(b.err, log.ErrTopicDeleted) || errors.Is(b.err, log.ErrUnknownTopicOrPartition) {
+		if errors.Is(first, log.ErrTopicDeleted) || errors.Is(first, log.ErrUnknownTopicOrPartition) {
 			p.forgetTopic(b.topic)
 		}
 	}
@@ -216,6 +239,31 @@ func (p *Producer) complete(b *producerBatch) {
 		}
 	}
 	close(b.done)
+}
+
+// withTooLarge makes the log's ErrRecordTooLarge the producer's too.
+func withTooLarge(err error) error {
+	if errors.Is(err, log.ErrRecordTooLarge) && !errors.Is(err, ErrRecordTooLarge) {
+		return errors.Join(err, ErrRecordTooLarge)
+	}
+	return err
+}
+
+// failedInParts returns how many records of a split batch's parts failed,
+// and the first error.
+func failedInParts(parts []batchPart) (int, error) {
+	n, start := 0, 0
+	var first error
+	for _, pt := range parts {
+		if pt.err != nil {
+			n += pt.end - start
+			if first == nil {
+				first = pt.err
+			}
+		}
+		start = pt.end
+	}
+	return n, first
 }
 
 // safely runs user code, recovering a panic so that the sender survives.

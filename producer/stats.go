@@ -19,6 +19,7 @@ type counters struct {
 	uncompressedBytes atomic.Int64
 	errors            atomic.Int64
 	callbackPanics    atomic.Int64
+	splits            atomic.Int64
 }
 
 // Stats are Kafka's main producer metrics, computed since New.
@@ -26,8 +27,10 @@ type Stats struct {
 	// RecordSendRate is records sent per second (record-send-rate).
 	RecordSendRate float64
 	// Records and Batches sent; Errors is records that failed
-	// (record-error-total); CallbackPanics recovered.
-	Records, Batches, Errors, CallbackPanics int64
+	// (record-error-total); CallbackPanics recovered; Splits is batches
+	// the log refused as too large and the sender split
+	// (batch-split-total).
+	Records, Batches, Errors, CallbackPanics, Splits int64
 	// BatchSizeAvg is the average sealed batch size in bytes
 	// (batch-size-avg); RecordsPerBatch the average records per batch
 	// (records-per-request-avg).
@@ -46,7 +49,7 @@ type Stats struct {
 // Stats returns the producer's metrics.
 func (p *Producer) Stats() Stats {
 	s := Stats{Records: p.stats.records.Load(), Batches: p.stats.batches.Load(), Errors: p.stats.errors.Load(),
-		CallbackPanics: p.stats.callbackPanics.Load(), BufferAvailableBytes: p.pool.AvailableMemory(),
+		CallbackPanics: p.stats.callbackPanics.Load(), Splits: p.stats.splits.Load(), BufferAvailableBytes: p.pool.AvailableMemory(),
 		BufferTotalBytes: p.pool.TotalMemory(), WaitingSenders: p.pool.Waiters()}
 	if el := p.now().Sub(p.started).Seconds(); el > 0 {
 		s.RecordSendRate = float64(s.Records) / el

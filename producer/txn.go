@@ -9,6 +9,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // txnState is the producer's transaction state, as Kafka's
@@ -108,30 +109,31 @@ func (id *idempotence) checkSend() error {
 // base sequence. A producer with a fatal error appends nothing more, as
 // Kafka's sender aborts the batches of a producer in a fatal state: stamp
 // returns that error for the batch instead.
-func (id *idempotence) stamp(b *producerBatch) error {
+func (id *idempotence) stamp(b *record.Builder, l *log.Log) error {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if id.fatal != nil {
 		return id.fatal
 	}
-	b.builder.SetProducer(id.pe.ProducerID, id.pe.Epoch, id.seqs[b.log], id.coord != nil)
+	b.SetProducer(id.pe.ProducerID, id.pe.Epoch, id.seqs[l], id.coord != nil)
 	return nil
 }
 
-// appended records the outcome of a stamped batch's append and returns
-// the error the batch's records fail with. On success (or a duplicate of
-// an earlier success) the partition's sequence moves past the batch. A
+// appended records the outcome of the append of a stamped batch of n
+// records to l and returns the error the batch's records fail with. On
+// success (or a duplicate of an earlier success) the partition's sequence
+// moves past the batch. A
 // stale epoch means the producer was fenced: the records fail with
 // [ErrProducerFenced] wrapping the log's error, as Kafka's producer turns
 // INVALID_PRODUCER_EPOCH into ProducerFencedException, and the producer
 // keeps that error (or an earlier fatal one).
-func (id *idempotence) appended(b *producerBatch, err error) error {
+func (id *idempotence) appended(l *log.Log, n int, err error) error {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	switch {
 	case err == nil:
-		last := incrementSequence(id.seqs[b.log], int32(len(b.recs))-1)
-		id.seqs[b.log] = incrementSequence(last, 1)
+		last := incrementSequence(id.seqs[l], int32(n)-1)
+		id.seqs[l] = incrementSequence(last, 1)
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		err = fmt.Errorf("%w: %w", ErrProducerFenced, err)
 		id.setFatalLocked(err)

@@ -44,17 +44,28 @@ func produceOrders(ctx context.Context, dir string, orders []order) error {
 		return err
 	}
 	defer p.Close(ctx)
+	var failed error // set by the callbacks, which run one at a time
 	for _, o := range orders {
 		// Send returns at once: records wait in the accumulator and go out
 		// in batches. The callback runs once the record is acknowledged
 		// (durable with acks=all) or has failed.
 		_, err := p.Send(ctx, &producer.Record{Topic: "orders", Key: o.Customer, Value: o.Body},
-			func(md producer.RecordMetadata, err error) { /* md.Partition, md.Offset */ })
+			func(md producer.RecordMetadata, err error) { // md.Partition, md.Offset
+				if err != nil && failed == nil {
+					failed = err
+				}
+			})
 		if err != nil {
 			return err // not accepted: closed producer, record too large, done ctx
 		}
 	}
-	return p.Flush(ctx) // every record sent so far acknowledged or failed
+	// Flush waits until every record sent so far is acknowledged or has
+	// failed; it reports no record's failure: the callbacks (or the
+	// futures Send returns) do.
+	if err := p.Flush(ctx); err != nil {
+		return err
+	}
+	return failed
 	// README end
 }
 
