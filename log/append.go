@@ -41,8 +41,14 @@ type AppendResult struct {
 // stamps the leader epoch and, on LogAppendTime topics, the append time,
 // then writes it to the active segment, rolling first if the segment is due.
 //
-// Append rewrites batch in place; the caller may reuse it once Append
-// returns. When Append returns nil the batch is in the page cache: readable,
+// Append rewrites batch in place (its base offset, leader epoch and CRC,
+// and on LogAppendTime topics its timestamps), as a broker rewrites the
+// request's buffer: once Append returns, the caller may reuse or drop the
+// slice, but it is no longer the batch the client built, and appending it
+// again is refused with [ErrInvalidRecord] (its base offset is no longer
+// 0). To resend a batch, for instance after an error, keep a copy made
+// before the first Append; an idempotent producer's resend of a batch the
+// log already has returns the first append's result. When Append returns nil the batch is in the page cache: readable,
 // surviving a crash of this process but not of the machine, unless the
 // topic's flush.messages made this append flush. Use [Log.AppendDurable] or
 // [Log.Sync] for durability.
@@ -325,7 +331,10 @@ func (l *Log) validateLocked(batch []byte) (record.BatchHeader, []byte, error) {
 	}
 	switch {
 	case h.BaseOffset != 0:
-		return h, nil, fmt.Errorf("%w: a client batch has base offset 0, not %d", ErrInvalidRecord, h.BaseOffset)
+		// Kafka's words. The likeliest cause in process is a batch appended
+		// before: Append wrote its offset into it.
+		return h, nil, fmt.Errorf("%w: the baseOffset of the record batch in the append to %s should be 0, but it is %d"+
+			" (a batch Append took already carries the offset it assigned: resend a copy made before)", ErrInvalidRecord, l.tp(), h.BaseOffset)
 	case h.RecordsCount <= 0 || int64(h.LastOffsetDelta)+1 != int64(h.RecordsCount):
 		return h, nil, fmt.Errorf("%w: %d records with lastOffsetDelta %d", ErrInvalidRecord, h.RecordsCount, h.LastOffsetDelta)
 	case h.Attributes.IsControl():

@@ -82,7 +82,8 @@ func benchmarkCleaning(b *testing.B, mem bool) {
 		require.NoError(b, l.Roll(context.Background()))
 		b.StartTimer()
 		c0 := cpuTime()
-		rounds, err := d.CleanNow(context.Background())
+		cleaned, err := d.CleanNow(context.Background())
+		rounds := cleaned.Rounds
 		cpu += cpuTime() - c0
 		b.StopTimer()
 		require.NoError(b, err)

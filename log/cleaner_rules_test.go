@@ -114,7 +114,8 @@ func latestOnly(t *testing.T, l *Log) {
 // the broker restarts); a reopened Dir cleans it.
 func TestCompactionUncleanablePartition(t *testing.T) {
 	e, d, logs, good, bad := uncleanableEnv(t, false)
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.Equal(t, 1, rounds, "the healthy log is cleaned")
 	require.ErrorIs(t, err, record.ErrUnsupportedMagic)
 	var pe *PartitionError
@@ -137,7 +138,8 @@ func TestCompactionUncleanablePartition(t *testing.T) {
 	}
 	require.NoError(t, good.Roll(context.Background()))
 	require.NoError(t, bad.Roll(context.Background()))
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	latestOnly(t, good)
@@ -145,14 +147,16 @@ func TestCompactionUncleanablePartition(t *testing.T) {
 
 	// Repaired on disk, it stays uncleanable until the Dir is reopened.
 	flipMagic(t, e.mem, bad)
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Zero(t, rounds)
 	require.NoError(t, d.Close())
 	d = e.open(t)
 	defer d.Close()
 	require.Empty(t, d.UncleanablePartitions())
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	latestOnly(t, partition(t, d, "bad", 0))
@@ -174,7 +178,8 @@ func TestCompactionUncleanableDeletedPartition(t *testing.T) {
 		put(t, bad, e.clock.Now().UnixMilli(), fmt.Sprintf("k%d", i%4), fmt.Sprint(i), false)
 	}
 	require.NoError(t, bad.Roll(context.Background()))
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	latestOnly(t, bad)
@@ -279,7 +284,9 @@ func TestCompactionStopsAtLastStableOffset(t *testing.T) {
 		require.Equal(t, lso, l.LastStableOffset())
 		before := readAll(t, l)
 
-		rounds, err := d.CleanNow(context.Background())
+		cleaned, err := d.CleanNow(context.Background())
+		rounds := cleaned.Rounds
+
 		require.NoError(t, err)
 		require.Equal(t, 1, rounds)
 		end := l.FirstDirtyOffset()
@@ -376,7 +383,8 @@ func TestCompactionAbortedRound(t *testing.T) {
 			require.False(t, ok, "no round completed")
 
 			arm()
-			rounds, err := d.CleanNow(context.Background())
+			cleaned, err := d.CleanNow(context.Background())
+			rounds := cleaned.Rounds
 			fault.OnOp(nil)
 			require.NoError(t, err)
 			require.Equal(t, 1, rounds, "aborted once, then cleaned")
@@ -416,7 +424,8 @@ func TestCompactionNullKeysAfterPolicyChange(t *testing.T) {
 	require.NoError(t, l.Roll(context.Background()))
 	_, err := d.AlterTopicConfig(context.Background(), "c", map[string]string{"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
 	require.NoError(t, err)
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	st, _ := l.CleanerStats()
@@ -465,7 +474,8 @@ func TestCompactionThrottled(t *testing.T) {
 		put(t, l, e.clock.Now().UnixMilli(), key, fmt.Sprint(i), false)
 	}
 	require.NoError(t, l.Roll(context.Background()))
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	st, _ := l.CleanerStats()
@@ -503,9 +513,9 @@ func TestCompactionRoundStats(t *testing.T) {
 		return n, len(segs) - 1
 	}
 	read, _ := sealedBytes()
-	rounds, err := d.CleanNow(context.Background())
+	res, err := d.CleanNow(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, 1, rounds)
+	require.Equal(t, 1, res.Rounds)
 	written, cleaned := sealedBytes()
 	st, ok := l.CleanerStats()
 	require.True(t, ok)
@@ -525,4 +535,75 @@ func TestCompactionRoundStats(t *testing.T) {
 		DirtyRatio: 1, Rounds: 1, Finished: e.clock.Now(),
 	}, st)
 	require.Less(t, written, read)
+}
+
+// TestCleanNowSaysWhyRecordsWait: CleanNow returned 0 and nil when every
+// dirty record was in the active segment, which the cleaner never cleans,
+// and a user took it for a cleaner that did nothing. Its result lists each
+// compacted partition with dirty records left and why: the active
+// segment, an open transaction, min.compaction.lag.ms, or
+// min.cleanable.dirty.ratio; a rolled log is cleaned and no longer listed.
+func TestCleanNowSaysWhyRecordsWait(t *testing.T) {
+	ctx := context.Background()
+	tp := TopicPartition{Topic: "c", Partition: 0}
+	t.Run("active segment", func(t *testing.T) {
+		compactMatrix(t, map[string]string{"segment.bytes": "1048576"}, func(t *testing.T, e *env, d *Dir, l *Log) {
+			for i := range 20 {
+				put(t, l, e.clock.Now().UnixMilli(), "k", fmt.Sprint(i), false)
+			}
+			res, err := d.CleanNow(ctx)
+			require.NoError(t, err)
+			require.Equal(t, CleanResult{Waiting: []CleanWaiting{{TopicPartition: tp, FirstDirtyOffset: 0, Reason: WaitActiveSegment}}}, res)
+			require.Contains(t, res.Waiting[0].Reason.String(), "active segment")
+			require.NoError(t, l.Roll(ctx))
+			res, err = d.CleanNow(ctx)
+			require.NoError(t, err)
+			require.Equal(t, CleanResult{Rounds: 1}, res)
+			require.Len(t, readAll(t, l), 1)
+		})
+	})
+	t.Run("open transaction", func(t *testing.T) {
+		_, d, l := compactEnv(t, nil)
+		ts := time.Now().UnixMilli()
+		require.NoError(t, l.VerifyTransaction(access.Internal{}, 5, 0))
+		_, err := l.Append(txnRecordBatch(t, 5, 0, ts, "k", "txn"))
+		require.NoError(t, err)
+		for i := range 20 {
+			put(t, l, ts, "k", fmt.Sprint(i), false)
+		}
+		require.NoError(t, l.Roll(ctx))
+		res, err := d.CleanNow(ctx)
+		require.NoError(t, err)
+		require.Equal(t, CleanResult{Waiting: []CleanWaiting{{TopicPartition: tp, FirstDirtyOffset: 0, Reason: WaitOpenTransaction}}}, res)
+	})
+	t.Run("compaction lag", func(t *testing.T) {
+		e, d, l := compactEnv(t, map[string]string{"min.compaction.lag.ms": "3600000"})
+		for i := range 20 {
+			put(t, l, e.clock.Now().UnixMilli(), "k", fmt.Sprint(i), false)
+		}
+		require.NoError(t, l.Roll(ctx))
+		res, err := d.CleanNow(ctx)
+		require.NoError(t, err)
+		require.Equal(t, CleanResult{Waiting: []CleanWaiting{{TopicPartition: tp, FirstDirtyOffset: 0, Reason: WaitCompactionLag}}}, res)
+		e.clock.Add(2 * time.Hour)
+		res, err = d.CleanNow(ctx)
+		require.NoError(t, err)
+		require.Equal(t, CleanResult{Rounds: 1}, res)
+	})
+	t.Run("dirty ratio", func(t *testing.T) {
+		e, d, l := compactEnv(t, map[string]string{"min.cleanable.dirty.ratio": "0.9"})
+		for i := range 40 {
+			put(t, l, e.clock.Now().UnixMilli(), fmt.Sprint("k", i), "v", false)
+		}
+		require.NoError(t, l.Roll(ctx))
+		res, err := d.CleanNow(ctx) // ratio 1: cleaned
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Rounds)
+		dirty := l.LogEndOffset()
+		put(t, l, e.clock.Now().UnixMilli(), "k0", "v2", false)
+		require.NoError(t, l.Roll(ctx))
+		res, err = d.CleanNow(ctx)
+		require.NoError(t, err)
+		require.Equal(t, CleanResult{Waiting: []CleanWaiting{{TopicPartition: tp, FirstDirtyOffset: dirty, Reason: WaitDirtyRatio}}}, res)
+	})
 }

@@ -137,7 +137,8 @@ func TestCompactionKeepsLatestValuePerKey(t *testing.T) {
 		}
 		require.NoError(t, l.Roll(context.Background()))
 		before := l.Stats()
-		rounds, err := d.CleanNow(context.Background())
+		cleaned, err := d.CleanNow(context.Background())
+		rounds := cleaned.Rounds
 		require.NoError(t, err)
 		require.Equal(t, 1, rounds)
 		got := readAll(t, l)
@@ -158,7 +159,8 @@ func TestCompactionKeepsLatestValuePerKey(t *testing.T) {
 		require.Equal(t, int64(200), l.FirstDirtyOffset())
 
 		// Nothing dirty: no round.
-		rounds, err = d.CleanNow(context.Background())
+		cleaned, err = d.CleanNow(context.Background())
+		rounds = cleaned.Rounds
 		require.NoError(t, err)
 		require.Zero(t, rounds)
 
@@ -331,16 +333,19 @@ func TestCompactionMinLagAndActiveSegment(t *testing.T) {
 		put(t, l, ts, "k", fmt.Sprint(i), false)
 	}
 	// Everything is in the active segment: nothing to clean.
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Zero(t, rounds)
 	require.NoError(t, l.Roll(context.Background()))
 	// Sealed, but younger than min.compaction.lag.ms.
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Zero(t, rounds)
 	e.clock.Add(11 * time.Second)
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	require.Equal(t, []kv{{off: 19, key: "k", value: "19"}}, readAll(t, l))
@@ -366,11 +371,13 @@ func TestCompactionMaxLagForcesCleaning(t *testing.T) {
 		put(t, l, ts, fmt.Sprintf("k%d", i), "again", false)
 	}
 	require.NoError(t, l.Roll(context.Background()))
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Zero(t, rounds, "dirty ratio below 0.99 and the lag not passed")
 	e.clock.Add(6 * time.Second)
-	rounds, err = d.CleanNow(context.Background())
+	cleaned, err = d.CleanNow(context.Background())
+	rounds = cleaned.Rounds
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 }
@@ -392,7 +399,8 @@ func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {
 		}
 	}
 	require.NoError(t, l.Roll(context.Background()))
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
 	require.NoError(t, err)
 	require.Greater(t, rounds, 15)
 	st, _ := l.CleanerStats()
@@ -738,7 +746,8 @@ func TestCompactionCrashAtEveryStep(t *testing.T) {
 					ops = append(ops, op.String()+" "+path)
 				}
 			})
-			rounds, err := d.CleanNow(context.Background())
+			cleaned, err := d.CleanNow(context.Background())
+			rounds := cleaned.Rounds
 			fault.OnOp(nil)
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, rounds, tc.minRounds)
@@ -833,7 +842,9 @@ func TestCompactionRemovesSnapshotsOfMergedSegments(t *testing.T) {
 	}
 	require.Equal(t, []int64{5, 10, 15}, list(), "a snapshot at every roll")
 
-	rounds, err := d.CleanNow(context.Background())
+	cleaned, err := d.CleanNow(context.Background())
+	rounds := cleaned.Rounds
+
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	segs := l.segs()

@@ -162,13 +162,73 @@ func (d *Dir) cleanerLoop(c *compaction.Cleaner) {
 // leaves that log for later.
 const maxAbortedRounds = 3
 
+// CleanResult is what [Dir.CleanNow] did, and why the compacted
+// partitions it left with records not yet cleaned were not cleanable.
+type CleanResult struct {
+	// Rounds is the number of cleaning rounds completed.
+	Rounds int
+	// Waiting lists, sorted, the compacted partitions that still have
+	// dirty records (past the cleaner's checkpoint) and why a round would
+	// not clean them now. A partition that is uncleanable, or whose rounds
+	// were aborted, is not listed.
+	Waiting []CleanWaiting
+}
+
+// CleanWaiting is a compacted partition with dirty records that no round
+// cleans yet.
+type CleanWaiting struct {
+	TopicPartition
+	// FirstDirtyOffset is where the next round would start.
+	FirstDirtyOffset int64
+	Reason           CleanWaitReason
+}
+
+// CleanWaitReason says why a compacted partition's dirty records wait.
+type CleanWaitReason int8
+
+const (
+	// WaitActiveSegment: every dirty record is in the active segment,
+	// which the cleaner never cleans (as Kafka's): the records become
+	// cleanable once the segment rolls (segment.bytes, segment.ms, or
+	// [Log.Roll]).
+	WaitActiveSegment CleanWaitReason = iota + 1
+	// WaitOpenTransaction: the dirty records after the cleaned ones are
+	// at or past the last stable offset (a transaction is open).
+	WaitOpenTransaction
+	// WaitCompactionLag: the dirty segments are younger than
+	// min.compaction.lag.ms.
+	WaitCompactionLag
+	// WaitDirtyRatio: the dirty share of the log is at or below
+	// min.cleanable.dirty.ratio, and max.compaction.lag.ms has not passed.
+	WaitDirtyRatio
+)
+
+func (r CleanWaitReason) String() string {
+	switch r {
+	case WaitActiveSegment:
+		return "every dirty record is in the active segment"
+	case WaitOpenTransaction:
+		return "the dirty records are past the last stable offset"
+	case WaitCompactionLag:
+		return "the dirty segments are younger than min.compaction.lag.ms"
+	case WaitDirtyRatio:
+		return "the dirty ratio is at or below min.cleanable.dirty.ratio"
+	}
+	return fmt.Sprintf("CleanWaitReason(%d)", int8(r))
+}
+
 // CleanNow runs cleaning rounds synchronously, the filthiest eligible log
 // first, until no compacted log is eligible (dirty ratio above
 // min.cleanable.dirty.ratio, or max.compaction.lag.ms passed), and returns
-// the number of rounds completed. The cleaner goroutines do the same in the
-// background; CleanNow is for tests and for callers that want a log
+// what it did: the rounds completed and the compacted partitions whose
+// dirty records it left, with why. The cleaner goroutines do the same in
+// the background; CleanNow is for tests and for callers that want a log
 // compacted at a known moment. It works whatever log.cleaner.enable says,
 // with its own share of log.cleaner.dedupe.buffer.size.
+//
+// As Kafka's cleaner, it never cleans the active segment: records appended
+// since the last roll wait for it ([WaitActiveSegment]); roll first
+// ([Log.Roll]) to clean everything written so far.
 //
 // A log whose round fails is marked uncleanable, as the cleaner goroutines
 // mark it (see [Dir.UncleanablePartitions]), and CleanNow goes on with the
@@ -177,13 +237,14 @@ const maxAbortedRounds = 3
 // the log is picked again (at most 3 aborted rounds per log per call, then
 // it is left for later). CleanNow stops when ctx ends, returning ctx's
 // error among the others, and returns [ErrClosed] once the Dir is closed.
-func (d *Dir) CleanNow(ctx context.Context) (int, error) {
+func (d *Dir) CleanNow(ctx context.Context) (CleanResult, error) {
 	d.cleaner.syncMu.Lock()
 	defer d.cleaner.syncMu.Unlock()
+	var res CleanResult
 	if d.cleaner.syncCln == nil {
 		c, err := compaction.NewCleaner(d.cleanerConfig(d.cfg.CleanerThreads))
 		if err != nil {
-			return 0, err
+			return res, err
 		}
 		d.cleaner.syncCln = c
 	}
@@ -194,17 +255,19 @@ func (d *Dir) CleanNow(ctx context.Context) (int, error) {
 	var errs []error
 	skip := map[*Log]bool{}
 	aborted := map[*Log]int{}
-	rounds := 0
 	for range 1_000_000 {
 		l, failed, err := d.cleanFilthiest(ctx, d.cleaner.syncCln, skip)
 		errs = append(errs, failed...)
 		switch {
 		case l == nil:
-			return rounds, errors.Join(append(errs, err)...)
+			if err == nil {
+				res.Waiting = d.cleanWaiting(skip)
+			}
+			return res, errors.Join(append(errs, err)...)
 		case err == nil:
-			rounds++
+			res.Rounds++
 		case ctx.Err() != nil:
-			return rounds, errors.Join(append(errs, err)...)
+			return res, errors.Join(append(errs, err)...)
 		case errors.Is(err, compaction.ErrAborted):
 			aborted[l]++
 			if aborted[l] >= maxAbortedRounds {
@@ -215,7 +278,31 @@ func (d *Dir) CleanNow(ctx context.Context) (int, error) {
 			skip[l] = true
 		}
 	}
-	return rounds, errors.Join(errs...)
+	return res, errors.Join(errs...)
+}
+
+// cleanWaiting lists the compacted logs with dirty records left, but those
+// in skip and the uncleanable ones, with why they wait.
+func (d *Dir) cleanWaiting(skip map[*Log]bool) []CleanWaiting {
+	logs := d.allLogs()
+	d.cleaner.mu.Lock()
+	defer d.cleaner.mu.Unlock()
+	var out []CleanWaiting
+	for _, l := range logs {
+		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || l.checkOpen() != nil {
+			continue
+		}
+		tc, err := l.dirtiness()
+		if err != nil || tc.firstDirty >= l.LogEndOffset() {
+			continue
+		}
+		reason := WaitDirtyRatio
+		if tc.cleanableBytes == 0 {
+			reason = tc.limit
+		}
+		out = append(out, CleanWaiting{TopicPartition: l.tp(), FirstDirtyOffset: tc.firstDirty, Reason: reason})
+	}
+	return out
 }
 
 // UncleanablePartitions returns the partitions the cleaner no longer cleans
@@ -276,6 +363,7 @@ type toClean struct {
 	ratio                        float64
 	needNow                      bool
 	segs                         []*segment.Segment // below firstUncleanable
+	limit                        CleanWaitReason    // what set firstUncleanable
 }
 
 // cleanFilthiest cleans the eligible log with the highest dirty ratio that
@@ -355,7 +443,11 @@ func (l *Log) dirtiness() (*toClean, error) {
 	segs := l.segs()
 	tc := &toClean{l: l, firstDirty: l.FirstDirtyOffset()}
 	active := segs[len(segs)-1]
-	fu := min(active.BaseOffset(), l.LastStableOffset())
+	fu := active.BaseOffset()
+	tc.limit = WaitActiveSegment
+	if lso := l.LastStableOffset(); lso < fu {
+		fu, tc.limit = lso, WaitOpenTransaction
+	}
 	nonActive := segs[:len(segs)-1]
 	if c.MinCompactionLag > 0 {
 		for i, s := range nonActive {
@@ -367,7 +459,9 @@ func (l *Log) dirtiness() (*toClean, error) {
 				return nil, err
 			}
 			if ts > now.Add(-c.MinCompactionLag).UnixMilli() {
-				fu = min(fu, s.BaseOffset())
+				if s.BaseOffset() < fu {
+					fu, tc.limit = s.BaseOffset(), WaitCompactionLag
+				}
 				break
 			}
 		}

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -553,4 +554,39 @@ func TestReadRecord(t *testing.T) {
 	_, ok, err := l.ReadRecord(1000)
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// TestAppendRewritesTheBatch: Append writes the offset it assigns into the
+// caller's slice, so appending the same slice again is refused, in Kafka's
+// words naming the partition and the offset the first Append wrote (the
+// message said "base offset 0, not 50" of a batch whose base offset was
+// 50 because of that first Append); a copy made before resends, and an
+// idempotent producer's resend is the first append's duplicate.
+func TestAppendRewritesTheBatch(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	defer d.Close()
+	createTopic(t, d, "t", 1, nil)
+	l := partition(t, d, "t", 0)
+	now := e.clock.Now().UnixMilli()
+	_, err := l.Append(producerBatch(t, 50, 10, now, record.None))
+	require.NoError(t, err)
+
+	batch, _ := idempotentBatch(t, 7, 0, 0, 3, now)
+	kept := bytes.Clone(batch)
+	first, err := l.Append(batch)
+	require.NoError(t, err)
+	require.Equal(t, int64(50), first.BaseOffset)
+	h, err := record.ParseHeader(batch)
+	require.NoError(t, err)
+	require.Equal(t, int64(50), h.BaseOffset, "Append rewrote the caller's slice")
+
+	_, err = l.Append(batch)
+	require.ErrorIs(t, err, ErrInvalidRecord)
+	require.Contains(t, err.Error(), "the baseOffset of the record batch in the append to t-0 should be 0, but it is 50")
+
+	again, err := l.Append(kept)
+	require.NoError(t, err)
+	require.Equal(t, first.BaseOffset, again.BaseOffset, "the copy is the first append's duplicate")
+	require.Equal(t, int64(53), l.LogEndOffset())
 }
