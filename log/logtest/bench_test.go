@@ -1,6 +1,7 @@
 package logtest_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -29,5 +30,36 @@ func BenchmarkOpenProduceConsume1000(b *testing.B) {
 		if err := br.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSendAndWait is one record sent through a producer and waited
+// for, as a test that checks each record's outcome does: through the
+// Broker's shared producer (linger.ms 0) and through one with
+// producer.DefaultConfig() (linger.ms 5), on the same Broker.
+func BenchmarkSendAndWait(b *testing.B) {
+	br := logtest.New(b, logtest.Topics("events"))
+	dflt, err := producer.New(br.Dir(), producer.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = dflt.Close(context.Background()) })
+	for _, c := range []struct {
+		name string
+		p    *producer.Producer
+	}{{"logtest", br.Producer()}, {"DefaultConfig", dflt}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := logtest.KV("k", "v")
+			r.Topic = "events"
+			for b.Loop() {
+				f, err := c.p.Send(context.Background(), r, nil)
+				if err == nil {
+					_, err = f.Wait(context.Background())
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

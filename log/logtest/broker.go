@@ -68,8 +68,10 @@ func DirConfig(fn func(*log.Config)) Option { return func(o *options) { o.dirCon
 
 // ProducerConfig lets fn change the configuration of the shared producer
 // (Broker.Producer, Broker.Produce), which starts from
-// producer.DefaultConfig(). A Partitioner set here is the one
-// Broker.AssertProduced asks where a key belongs.
+// producer.DefaultConfig() with linger.ms 0: a test that sends a record and
+// waits for it should not wait out Kafka's 5 ms linger (set Linger here to
+// test batching). A Partitioner set here is the one Broker.AssertProduced
+// asks where a key belongs.
 func ProducerConfig(fn func(*producer.Config)) Option {
 	return func(o *options) { o.prodConfig = fn }
 }
@@ -116,6 +118,7 @@ func New(t T, opts ...Option) *Broker {
 	b.fault = vfs.NewFaultFS(inner)
 	b.fault.OnOp(b.onOp)
 	b.pcfg = producer.DefaultConfig()
+	b.pcfg.Linger = 0
 	if b.opts.prodConfig != nil {
 		b.opts.prodConfig(&b.pcfg)
 	}

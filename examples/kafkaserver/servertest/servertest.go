@@ -47,8 +47,9 @@ func Start(t testing.TB, configure func(*server.Config)) *Server {
 
 // StartInMemory is Start with the directory in memory (log/vfs's memory
 // filesystem) instead of on disk: nothing is fsynced, so a server starts
-// and closes in about a millisecond where Start's directory costs its
-// fsyncs (9–11 ms on a VM's disk here). The clients see the same server;
+// and closes in a fraction of the time Start's directory costs in fsyncs
+// (the README's "Serve Kafka's clients" gives the figures). The clients
+// see the same server;
 // what a test gives up is the files themselves (Kafka's tools reading
 // them, sendfile(2), a crash of the process). Restart keeps the memory.
 func StartInMemory(t testing.TB, configure func(*server.Config)) *Server {
