@@ -154,10 +154,12 @@ func (t *tierManager) finished(key tierKey) []remote.SegmentMetadata {
 	return out
 }
 
-// segment returns the cached segment of a copy, fetching it if needed.
-func (t *tierManager) segment(l *Log, m remote.SegmentMetadata) (*segment.Segment, error) {
+// acquire returns the copy's cache entry of the kind, pinned (fetched if
+// need be), counting the partition's cache hits and misses. The caller
+// releases it ([remoteCache.release]).
+func (t *tierManager) acquire(l *Log, m remote.SegmentMetadata, kind cacheKind) (*cacheEntry, error) {
 	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
-	s, hit, err := t.cache.get(context.Background(), t.store, m, l.segmentConfig())
+	e, hit, err := t.cache.acquire(context.Background(), t.store, m, kind, l.segmentConfig())
 	t.mu.Lock()
 	if hit {
 		t.hits[key]++
@@ -165,57 +167,50 @@ func (t *tierManager) segment(l *Log, m remote.SegmentMetadata) (*segment.Segmen
 		t.misses[key]++
 	}
 	t.mu.Unlock()
-	return s, err
+	return e, err
 }
 
 // read serves a read of offset below the first local segment (localStart)
 // from the copies: the batches of the first copy that holds offset or
-// anything after it. It returns nil when no copy does.
+// anything after it. It returns nil when no copy does. The slice keeps
+// the copy's files until it is released, even if the cache evicts it.
 func (t *tierManager) read(l *Log, offset int64, maxBytes int, minOneBatch bool, localStart int64) (*segment.Slice, error) {
 	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
 		if m.EndOffset < offset || m.StartOffset >= localStart {
 			continue
 		}
-		for attempt := 0; ; attempt++ {
-			s, err := t.segment(l, m)
-			if err != nil {
-				return nil, err
-			}
-			sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
-			if errors.Is(err, segment.ErrClosed) && attempt < 3 {
-				continue // evicted from the cache meanwhile: fetch it again
-			}
-			if err != nil {
-				return nil, err
-			}
-			if sl != nil {
-				return sl, nil
-			}
-			break // nothing at or after offset in this copy: the next one
+		e, err := t.acquire(l, m, wholeCopy)
+		if err != nil {
+			return nil, err
 		}
+		sl, err := e.seg.Read(offset, maxBytes, e.seg.ReadableSize(), minOneBatch)
+		t.cache.release(e)
+		if err != nil || sl != nil {
+			return sl, err
+		}
+		// Nothing at or after offset in this copy: the next one.
 	}
 	return nil, nil
 }
 
-// appendAbortedTxns appends the aborted transactions of the copies from
-// fetchOffset up to localStart, as AppendAbortedTransactions does for
-// local segments; done says the upper bound was reached.
+// appendAbortedTxns appends the aborted transactions of the copies below
+// localStart that overlap [fetchOffset, upperBound), as
+// AppendAbortedTransactions does for local segments (Kafka's
+// RemoteLogManager.collectAbortedTransactions): from the copy holding
+// fetchOffset on, until an entry says the search is complete (done). Only
+// the copies' transaction indexes are read: a cached whole copy's, or the
+// index fetched alone (a copy without aborts has none to fetch).
 func (t *tierManager) appendAbortedTxns(l *Log, dst []index.AbortedTxn, fetchOffset, upperBound, localStart int64) ([]index.AbortedTxn, bool, error) {
 	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
-		if m.EndOffset < fetchOffset || m.StartOffset >= localStart {
+		if m.EndOffset < fetchOffset || m.StartOffset >= localStart || m.TxnIndexEmpty {
 			continue
 		}
-		if m.TxnIndexEmpty {
-			if m.EndOffset+1 >= upperBound {
-				return dst, true, nil
-			}
-			continue
-		}
-		s, err := t.segment(l, m)
+		e, err := t.acquire(l, m, txnIndexOnly)
 		if err != nil {
 			return dst, false, err
 		}
-		out, done, err := s.AppendAbortedTxns(dst, fetchOffset, upperBound)
+		out, done, err := e.appendAbortedTxns(dst, fetchOffset, upperBound)
+		t.cache.release(e)
 		if err != nil {
 			return dst, false, err
 		}
@@ -234,11 +229,12 @@ func (t *tierManager) offsetForTimestamp(l *Log, ts, start, localStart int64) (s
 		if m.StartOffset >= localStart || m.EndOffset < start || m.MaxTimestamp < ts {
 			continue
 		}
-		s, err := t.segment(l, m)
+		e, err := t.acquire(l, m, wholeCopy)
 		if err != nil {
 			return segment.TimestampOffset{}, false, err
 		}
-		got, ok, err := s.FindOffsetByTimestamp(ts, start)
+		got, ok, err := e.seg.FindOffsetByTimestamp(ts, start)
+		t.cache.release(e)
 		if err != nil || ok {
 			return got, ok, err
 		}
