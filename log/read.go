@@ -243,8 +243,10 @@ type OffsetAndTimestamp struct {
 // earliest offset whose record timestamp is at least ts, found through the
 // time indexes; or, for the special values, the log start offset
 // (EarliestTimestamp), the log end offset (LatestTimestamp), or the offset
-// of the record with the largest timestamp (MaxTimestamp). ok is false
-// when no record has a timestamp at or after ts.
+// of the record with the largest timestamp (MaxTimestamp). As in Kafka,
+// transaction markers count as records: a marker can be the answer, with
+// its timestamp. ok is false when no record has a timestamp at or after
+// ts.
 func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
 	if err := l.checkOpen(); err != nil {
 		return OffsetAndTimestamp{}, false, err
