@@ -709,40 +709,46 @@ func (d *Dir) RemoteSegments(topic string, partition int32) ([]remote.SegmentMet
 }
 
 // expireCopies applies a tiered partition's total retention to its
-// copies (retention.ms by their largest timestamps, retention.bytes over
-// local and remote bytes), oldest first: each expired copy is recorded as
-// DELETE_SEGMENT_STARTED (the next tiering pass deletes it from the store)
-// and the offset after the last one returned, for the log start offset to
-// move to; -1 when none expires.
+// copies, oldest first, as Kafka's RemoteLogManager does: retention.ms by
+// their largest timestamps (expired at retention.ms old), retention.bytes
+// over the copies and the local segments not copied yet (Kafka's
+// onlyLocalLogSegmentsSize: those from the highest copied offset on; the
+// copied ones still local are not counted twice). Each expired copy is
+// recorded as DELETE_SEGMENT_STARTED (the next tiering pass deletes it
+// from the store) and the offset after the last one returned, for the log
+// start offset to move to; -1 when none expires.
 func (t *tierManager) expireCopies(l *Log, c TopicConfig, now time.Time) (int64, error) {
 	if c.Retention < 0 && c.RetentionBytes < 0 {
 		return -1, nil
 	}
 	t.expireMu.Lock()
 	defer t.expireMu.Unlock()
-	segs := l.segs()
-	local := segs[0].BaseOffset()
+	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	copied := t.copiedEnd(key)
 	start := l.LogStartOffset()
 	var total int64
-	for _, s := range segs {
-		total += s.Size()
+	for _, s := range l.segs() {
+		if s.BaseOffset() >= copied {
+			total += s.Size()
+		}
 	}
 	var live []remote.SegmentMetadata
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
-		if m.EndOffset >= start && m.StartOffset < local {
+	for _, m := range t.finished(key) {
+		if m.EndOffset >= start {
 			live = append(live, m)
 			total += int64(m.SizeInBytes)
 		}
 	}
+	cleanupUntil := now.UnixMilli() - c.Retention.Milliseconds()
 	newStart := int64(-1)
 	for _, m := range live {
-		old := c.Retention >= 0 && now.Sub(time.UnixMilli(m.MaxTimestamp)) > c.Retention
-		big := c.RetentionBytes >= 0 && total-int64(m.SizeInBytes) >= c.RetentionBytes
+		old := c.Retention >= 0 && cleanupUntil >= 0 && m.MaxTimestamp <= cleanupUntil
+		big := c.RetentionBytes >= 0 && total > c.RetentionBytes && total-int64(m.SizeInBytes) >= c.RetentionBytes
 		if !old && !big {
 			break
 		}
 		t.mu.Lock()
-		p := t.copies[tierKey{topicID: m.ID.TopicID, partition: m.ID.Partition}][m.ID.ID]
+		p := t.copies[key][m.ID.ID]
 		t.mu.Unlock()
 		if p == nil || p.State != remote.CopySegmentFinished {
 			break // a pass deleted it meanwhile: the next retention sees

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/log/remote"
-	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -53,19 +51,6 @@ func spans(end int64) []abortSpan {
 		}
 	}
 	return out
-}
-
-// tierReadEnv is a tieredEnv on the memory filesystem, or on the
-// operating system's with the store in a temporary directory.
-func tierReadEnv(t *testing.T, osfs bool) *env {
-	e := tieredEnv(t)
-	if osfs {
-		root := t.TempDir()
-		e.cfg.FS = vfs.Default
-		e.cfg.RemoteStorage = remote.NewFileStore(vfs.Default, filepath.Join(root, "remote"))
-		e.dirPath = filepath.Join(root, "data")
-	}
-	return e
 }
 
 // newTierReadCase fills a tiered partition with batches of 5 records (one
@@ -253,7 +238,7 @@ func TestTierConcurrentReads(t *testing.T) {
 			bytes int64
 		}{{"default", DefaultConfig().RemoteLogIndexFileCacheTotalSize}, {"one copy", 2600}, {"tiny", 1}} {
 			t.Run(fmt.Sprintf("%s/os=%v", cache.name, osfs), func(t *testing.T) {
-				e := tierReadEnv(t, osfs)
+				e := tieredEnvOn(t, osfs)
 				e.cfg.RemoteLogIndexFileCacheTotalSize = cache.bytes
 				c := newTierReadCase(t, e, 24)
 				var wg sync.WaitGroup
@@ -341,7 +326,7 @@ func (s *countingStore) fetches() (total, most int) {
 func TestTierReadCommittedFetchesOnlyTxnIndexes(t *testing.T) {
 	for _, osfs := range []bool{false, true} {
 		t.Run(fmt.Sprintf("os=%v", osfs), func(t *testing.T) {
-			e := tierReadEnv(t, osfs)
+			e := tieredEnvOn(t, osfs)
 			store := newCountingStore(e.cfg.RemoteStorage)
 			e.cfg.RemoteStorage = store
 			e.cfg.RemoteLogIndexFileCacheTotalSize = 2600

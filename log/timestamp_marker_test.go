@@ -22,7 +22,7 @@ func TestOffsetForTimestampFindsMarkers(t *testing.T) {
 	for _, osfs := range []bool{false, true} {
 		for _, where := range []string{"plain", "tiered local", "tiered remote"} {
 			t.Run(fmt.Sprintf("%s/os=%v", where, osfs), func(t *testing.T) {
-				e := tierReadEnv(t, osfs)
+				e := tieredEnvOn(t, osfs)
 				d := e.open(t)
 				defer d.Close()
 				props := map[string]string{"segment.bytes": "2000"}
