@@ -448,6 +448,7 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		}
 		ps.cur ^= 1
 		ps.bufs[ps.cur], err = res.Slice.Bytes(ps.bufs[ps.cur][:0])
+		end := res.Slice.LastOffset + 1
 		res.Release()
 		if errors.Is(err, segment.ErrCutUnderRead) && cuts < 3 {
 			// The log was truncated under the read (a replica's
@@ -463,7 +464,9 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		}
 		if committed {
 			ps.bufs[ps.cur] = cutAtStable(ps.bufs[ps.cur], lso)
-			if err := ps.txns.Reset(ps.log, ps.position, lso); err != nil {
+			// The aborted transactions of what was read, as Kafka's
+			// fetch returns them: up to its end, not the stable offset.
+			if err := ps.txns.Reset(ps.log, ps.position, min(lso, end)); err != nil {
 				return read, err
 			}
 		}

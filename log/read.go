@@ -138,9 +138,10 @@ func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record
 // safe for concurrent use. The records passed to fn are valid only during
 // fn, as for ReadRecords.
 type RecordReader struct {
-	buf []byte
-	r   *record.Reader
-	h   record.BatchHeader
+	buf  []byte
+	r    *record.Reader
+	h    record.BatchHeader
+	txns AbortFilter // read_committed reads' aborted transactions
 }
 
 // ReadRecords is [Log.ReadRecords] on l with rr's buffers.
@@ -150,16 +151,25 @@ func (rr *RecordReader) ReadRecords(l *Log, offset int64, maxBytes int, fn func(
 
 // readBatches reads batches from offset on, at most maxBytes (at least one
 // batch), stopping at the first batch at or above upper, and calls fn for
-// each record at or after offset of the data batches keep accepts (every
-// data batch when keep is nil). It returns the offset after the last
+// each record at or after offset of its data batches. With a filter (a
+// read_committed read) it drops the batches of aborted transactions: the
+// filter is reset, once the batches are read, with the aborted
+// transactions overlapping what was read (from offset up to the end of
+// the read or upper, whichever is lower), as Kafka collects them only up
+// to the end of the data it fetched. It returns the offset after the last
 // record or batch read.
-func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper int64, keep func(h *record.BatchHeader) bool,
+func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper int64, filter *AbortFilter,
 	fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	res, err := l.Read(offset, maxBytes, true)
 	if err != nil || res.Slice == nil {
 		return offset, err
 	}
 	defer res.Release()
+	if filter != nil {
+		if err := filter.Reset(l, offset, min(upper, res.Slice.LastOffset+1)); err != nil {
+			return offset, err
+		}
+	}
 	buf, err := res.Slice.Bytes(rr.buf[:0])
 	if err != nil {
 		return offset, l.perr(err)
@@ -189,7 +199,8 @@ func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper in
 		if h.BaseOffset >= upper {
 			break
 		}
-		if !h.Attributes.IsControl() && (keep == nil || keep(h)) {
+		aborted := filter != nil && filter.Aborted(h) // every batch, control batches too
+		if !h.Attributes.IsControl() && !aborted {
 			for r.Next() {
 				rec := r.Record()
 				if rec.Offset < offset {
@@ -203,8 +214,6 @@ func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper in
 			if err := r.Err(); err != nil {
 				return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 			}
-		} else if keep != nil && h.Attributes.IsControl() {
-			keep(h)
 		}
 		next = max(next, h.NextOffset())
 		pos += n
@@ -234,8 +243,10 @@ type OffsetAndTimestamp struct {
 // earliest offset whose record timestamp is at least ts, found through the
 // time indexes; or, for the special values, the log start offset
 // (EarliestTimestamp), the log end offset (LatestTimestamp), or the offset
-// of the record with the largest timestamp (MaxTimestamp). ok is false
-// when no record has a timestamp at or after ts.
+// of the record with the largest timestamp (MaxTimestamp). As in Kafka,
+// transaction markers count as records: a marker can be the answer, with
+// its timestamp. ok is false when no record has a timestamp at or after
+// ts.
 func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
 	if err := l.checkOpen(); err != nil {
 		return OffsetAndTimestamp{}, false, err

@@ -33,10 +33,13 @@ type AbortFilter struct {
 	txns []index.AbortedTxn
 }
 
-// Reset starts a fetch of l from offset, below lso: the aborted
-// transactions overlapping [offset, lso), from the log's .txnindex files.
-func (f *AbortFilter) Reset(l *Log, offset, lso int64) error {
-	txns, err := l.AppendAbortedTransactions(f.txns[:0], offset, lso)
+// Reset starts a fetch of l from offset whose batches end below upper (at
+// most the last stable offset): the aborted transactions overlapping
+// [offset, upper), from the log's .txnindex files. Kafka bounds them by
+// the end of the data fetched; a bound past it only costs reads of more
+// transaction indexes (of copies in remote storage, fetches).
+func (f *AbortFilter) Reset(l *Log, offset, upper int64) error {
+	txns, err := l.AppendAbortedTransactions(f.txns[:0], offset, upper)
 	if err != nil {
 		return err
 	}
@@ -120,9 +123,5 @@ func (rr *RecordReader) ReadCommittedRecords(l *Log, offset int64, maxBytes int,
 		}
 		return offset, nil
 	}
-	var f AbortFilter
-	if err := f.Reset(l, offset, lso); err != nil {
-		return offset, err
-	}
-	return l.readBatches(rr, offset, maxBytes, lso, func(h *record.BatchHeader) bool { return !f.Aborted(h) }, fn)
+	return l.readBatches(rr, offset, maxBytes, lso, &rr.txns, fn)
 }

@@ -38,6 +38,17 @@ type RetentionResult struct {
 // to .deleted and removed after file.delete.delay.ms (see
 // [Log.RemoveDeleted]).
 //
+// A tiered topic's (remote.storage.enable) retention is Kafka's for
+// remote-storage topics: total retention (retention.ms, retention.bytes,
+// with cleanup.policy delete) applies to its copies, over the copies and
+// the local segments not copied yet, and moves the log start offset past
+// the expired ones; local segments go only by local retention
+// (local.retention.ms, local.retention.bytes, whatever the cleanup.policy)
+// and only once copied, or once the log start offset has passed them, so
+// that nothing is deleted before it is in remote storage. An active
+// segment beyond local retention is rolled, so that the next tiering pass
+// copies it and a later retention deletes it.
+//
 // The Dir runs this every log.retention.check.interval.ms; it is exported
 // for tests and for brokers that schedule it themselves.
 func (l *Log) EnforceRetention() (RetentionResult, error) {
@@ -60,27 +71,29 @@ func (l *Log) EnforceRetention() (RetentionResult, error) {
 	}
 	c := l.Config()
 	now := l.now()
+	t := l.tiering()
+	if t != nil && expiredStart > l.LogStartOffset() {
+		// The oldest data is in copies: total retention moves the log
+		// start past the expired ones (the next tiering pass deletes them
+		// from the store); local segments below it go next.
+		l.moveStartLocked(expiredStart, &res)
+		l.logger.Info("tiered storage: retention passed remote segments", "partition", l.tp(), "logStartOffset", expiredStart)
+	}
 	start := l.LogStartOffset()
 	n, err := l.deleteWhileLocked(func(s, next *segment.Segment) (bool, error) {
 		return next != nil && next.BaseOffset() <= start, nil
 	}, &res)
-	if err != nil || !c.CleanupPolicy.Delete {
+	if err != nil {
 		return res, err
 	}
-	if t := l.tiering(); t != nil {
-		// Tiered: the oldest data is in copies; total retention moves the
-		// log start past the expired ones (the next tiering pass deletes
-		// them from the store), then local retention deletes local
-		// segments that are copied.
-		if expiredStart > l.LogStartOffset() {
-			l.moveStartLocked(expiredStart, &res)
-			l.logger.Info("tiered storage: retention passed remote segments", "partition", l.tp(), "logStartOffset", expiredStart)
-		}
+	if t != nil {
 		m, err := l.deleteLocalCopiesLocked(t, c, now, &res)
-		n += m
-		if err != nil {
-			return res, err
-		}
+		l.logDeletedLocked(n+m, &res)
+		return res, err
+	}
+	if !c.CleanupPolicy.Delete {
+		l.logDeletedLocked(n, &res)
+		return res, nil
 	}
 	if c.RetentionBytes >= 0 {
 		var total int64
@@ -115,11 +128,16 @@ func (l *Log) EnforceRetention() (RetentionResult, error) {
 			return res, err
 		}
 	}
+	l.logDeletedLocked(n, &res)
+	return res, nil
+}
+
+// logDeletedLocked logs what retention deleted, if anything.
+func (l *Log) logDeletedLocked(n int, res *RetentionResult) {
 	if n > 0 {
 		l.logger.Info("deleted segments by retention", "partition", l.tp(), "segments", res.SegmentsDeleted,
 			"bytes", res.BytesDeleted, "logStartOffset", res.LogStartOffset)
 	}
-	return res, nil
 }
 
 // largestTimestamp is Kafka's LogSegment.largestTimestamp: the max record
@@ -170,10 +188,11 @@ func (l *Log) deleteWhileLocked(pred func(s, next *segment.Segment) (bool, error
 	return deletable, l.deleteSegmentsLocked(segs[:deletable], res)
 }
 
-// moveStartLocked moves the log start offset up to start, below the first
-// local segment (past copies in remote storage).
+// moveStartLocked moves the log start offset up to start, past copies in
+// remote storage (at most to the high watermark); the local segments below
+// it are the caller's to delete.
 func (l *Log) moveStartLocked(start int64, res *RetentionResult) {
-	start = min(start, l.segs()[0].BaseOffset())
+	start = min(start, l.HighWatermark())
 	if start <= l.LogStartOffset() {
 		return
 	}
@@ -185,28 +204,36 @@ func (l *Log) moveStartLocked(start int64, res *RetentionResult) {
 }
 
 // deleteLocalCopiesLocked applies a tiered partition's local retention
-// (local.retention.ms, local.retention.bytes): the oldest local segments
-// whose copies are finished go while they are beyond it. The log start
-// offset stays: their offsets are read from the copies.
+// (local.retention.bytes, then local.retention.ms), as Kafka's
+// deletableSegments does for a remote-storage topic: from the oldest local
+// segment on, while each is beyond one of them, it goes if it is copied
+// (its last offset at or below the highest copied one) or the log start
+// offset has passed it; the walk stops at the first that stays. The log
+// start offset stays: the deleted offsets are read from the copies. If the
+// walk reaches a non-empty active segment beyond local retention, the
+// active segment is rolled, so that the next tiering pass copies it.
 func (l *Log) deleteLocalCopiesLocked(t *tierManager, c TopicConfig, now time.Time, res *RetentionResult) (int, error) {
 	ms, limit := c.localRetention()
 	if ms < 0 && limit < 0 {
 		return 0, nil
 	}
 	copied := t.copiedEnd(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition})
-	var excess int64
-	if limit >= 0 {
-		for _, s := range l.segs() {
-			excess += s.Size()
-		}
-		excess -= limit
-	}
-	var pred []*segment.Segment
+	start := l.LogStartOffset()
 	segs := l.segs()
-	for i, s := range segs {
-		if i+1 == len(segs) || segs[i+1].BaseOffset()-1 > copied {
-			break // the active segment, or one not copied yet
+	// Kafka's size walk deletes while the local size less the segments
+	// deleted stays at or above local.retention.bytes; a segment that does
+	// not keep it there ends the size walk, so excess only goes down.
+	var excess int64 = -1
+	if limit >= 0 {
+		var size int64
+		for _, s := range segs {
+			size += s.Size()
 		}
+		excess = size - limit
+	}
+	var gone []*segment.Segment
+	roll := false
+	for i, s := range segs {
 		old := false
 		if ms >= 0 {
 			ts, err := l.largestTimestamp(s)
@@ -215,22 +242,39 @@ func (l *Log) deleteLocalCopiesLocked(t *tierManager, c TopicConfig, now time.Ti
 			}
 			old = now.Sub(time.UnixMilli(ts)) > ms
 		}
-		big := limit >= 0 && excess-s.Size() >= 0
+		big := excess >= 0 && excess-s.Size() >= 0
 		if !old && !big {
 			break
 		}
 		excess -= s.Size()
-		pred = append(pred, s)
+		if i+1 == len(segs) {
+			// The active segment: never deleted here (it is not copied);
+			// rolled if it holds anything, to be copied and deleted later.
+			roll = s.Size() > 0
+			break
+		}
+		next := segs[i+1].BaseOffset()
+		if next-1 > copied && start < next {
+			break // not copied yet
+		}
+		gone = append(gone, s)
 	}
-	if len(pred) == 0 {
+	if roll {
+		if err := l.rollLocked(l.LogEndOffset()); err != nil {
+			return 0, err
+		}
+		l.logger.Info("tiered storage: rolled the active segment, beyond local retention, to copy it", "partition", l.tp(),
+			"offset", l.LogEndOffset())
+	}
+	if len(gone) == 0 {
 		return 0, nil
 	}
-	if err := l.removeSegmentsLocked(pred, res, true); err != nil {
-		return len(pred), err
+	if err := l.removeSegmentsLocked(gone, res, true); err != nil {
+		return len(gone), err
 	}
 	l.logger.Info("tiered storage: deleted local segments that are in remote storage", "partition", l.tp(),
-		"segments", len(pred), "localLogStartOffset", l.segs()[0].BaseOffset(), "logStartOffset", l.LogStartOffset())
-	return len(pred), nil
+		"segments", len(gone), "localLogStartOffset", l.segs()[0].BaseOffset(), "logStartOffset", l.LogStartOffset())
+	return len(gone), nil
 }
 
 // deleteSegmentsLocked removes the first segments from the list, renames

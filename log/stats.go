@@ -45,7 +45,8 @@ type PartitionStats struct {
 	// localLogStartOffset); below it, down to LogStartOffset, reads are
 	// served from copies, RemoteFetchCacheHits of them from the cache of
 	// fetched copies and RemoteFetchCacheMisses after a fetch from the
-	// store.
+	// store (of the whole copy, or of its transaction index alone for the
+	// aborted transactions of a read_committed read).
 	LocalLogStartOffset                          int64
 	RemoteFetchCacheHits, RemoteFetchCacheMisses int64
 }

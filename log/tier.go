@@ -154,10 +154,12 @@ func (t *tierManager) finished(key tierKey) []remote.SegmentMetadata {
 	return out
 }
 
-// segment returns the cached segment of a copy, fetching it if needed.
-func (t *tierManager) segment(l *Log, m remote.SegmentMetadata) (*segment.Segment, error) {
+// acquire returns the copy's cache entry of the kind, pinned (fetched if
+// need be), counting the partition's cache hits and misses. The caller
+// releases it ([remoteCache.release]).
+func (t *tierManager) acquire(l *Log, m remote.SegmentMetadata, kind cacheKind) (*cacheEntry, error) {
 	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
-	s, hit, err := t.cache.get(context.Background(), t.store, m, l.segmentConfig())
+	e, hit, err := t.cache.acquire(context.Background(), t.store, m, kind, l.segmentConfig())
 	t.mu.Lock()
 	if hit {
 		t.hits[key]++
@@ -165,57 +167,50 @@ func (t *tierManager) segment(l *Log, m remote.SegmentMetadata) (*segment.Segmen
 		t.misses[key]++
 	}
 	t.mu.Unlock()
-	return s, err
+	return e, err
 }
 
 // read serves a read of offset below the first local segment (localStart)
 // from the copies: the batches of the first copy that holds offset or
-// anything after it. It returns nil when no copy does.
+// anything after it. It returns nil when no copy does. The slice keeps
+// the copy's files until it is released, even if the cache evicts it.
 func (t *tierManager) read(l *Log, offset int64, maxBytes int, minOneBatch bool, localStart int64) (*segment.Slice, error) {
 	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
 		if m.EndOffset < offset || m.StartOffset >= localStart {
 			continue
 		}
-		for attempt := 0; ; attempt++ {
-			s, err := t.segment(l, m)
-			if err != nil {
-				return nil, err
-			}
-			sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
-			if errors.Is(err, segment.ErrClosed) && attempt < 3 {
-				continue // evicted from the cache meanwhile: fetch it again
-			}
-			if err != nil {
-				return nil, err
-			}
-			if sl != nil {
-				return sl, nil
-			}
-			break // nothing at or after offset in this copy: the next one
+		e, err := t.acquire(l, m, wholeCopy)
+		if err != nil {
+			return nil, err
 		}
+		sl, err := e.seg.Read(offset, maxBytes, e.seg.ReadableSize(), minOneBatch)
+		t.cache.release(e)
+		if err != nil || sl != nil {
+			return sl, err
+		}
+		// Nothing at or after offset in this copy: the next one.
 	}
 	return nil, nil
 }
 
-// appendAbortedTxns appends the aborted transactions of the copies from
-// fetchOffset up to localStart, as AppendAbortedTransactions does for
-// local segments; done says the upper bound was reached.
+// appendAbortedTxns appends the aborted transactions of the copies below
+// localStart that overlap [fetchOffset, upperBound), as
+// AppendAbortedTransactions does for local segments (Kafka's
+// RemoteLogManager.collectAbortedTransactions): from the copy holding
+// fetchOffset on, until an entry says the search is complete (done). Only
+// the copies' transaction indexes are read: a cached whole copy's, or the
+// index fetched alone (a copy without aborts has none to fetch).
 func (t *tierManager) appendAbortedTxns(l *Log, dst []index.AbortedTxn, fetchOffset, upperBound, localStart int64) ([]index.AbortedTxn, bool, error) {
 	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
-		if m.EndOffset < fetchOffset || m.StartOffset >= localStart {
+		if m.EndOffset < fetchOffset || m.StartOffset >= localStart || m.TxnIndexEmpty {
 			continue
 		}
-		if m.TxnIndexEmpty {
-			if m.EndOffset+1 >= upperBound {
-				return dst, true, nil
-			}
-			continue
-		}
-		s, err := t.segment(l, m)
+		e, err := t.acquire(l, m, txnIndexOnly)
 		if err != nil {
 			return dst, false, err
 		}
-		out, done, err := s.AppendAbortedTxns(dst, fetchOffset, upperBound)
+		out, done, err := e.appendAbortedTxns(dst, fetchOffset, upperBound)
+		t.cache.release(e)
 		if err != nil {
 			return dst, false, err
 		}
@@ -234,11 +229,12 @@ func (t *tierManager) offsetForTimestamp(l *Log, ts, start, localStart int64) (s
 		if m.StartOffset >= localStart || m.EndOffset < start || m.MaxTimestamp < ts {
 			continue
 		}
-		s, err := t.segment(l, m)
+		e, err := t.acquire(l, m, wholeCopy)
 		if err != nil {
 			return segment.TimestampOffset{}, false, err
 		}
-		got, ok, err := s.FindOffsetByTimestamp(ts, start)
+		got, ok, err := e.seg.FindOffsetByTimestamp(ts, start)
+		t.cache.release(e)
 		if err != nil || ok {
 			return got, ok, err
 		}
@@ -713,40 +709,46 @@ func (d *Dir) RemoteSegments(topic string, partition int32) ([]remote.SegmentMet
 }
 
 // expireCopies applies a tiered partition's total retention to its
-// copies (retention.ms by their largest timestamps, retention.bytes over
-// local and remote bytes), oldest first: each expired copy is recorded as
-// DELETE_SEGMENT_STARTED (the next tiering pass deletes it from the store)
-// and the offset after the last one returned, for the log start offset to
-// move to; -1 when none expires.
+// copies, oldest first, as Kafka's RemoteLogManager does: retention.ms by
+// their largest timestamps (expired at retention.ms old), retention.bytes
+// over the copies and the local segments not copied yet (Kafka's
+// onlyLocalLogSegmentsSize: those from the highest copied offset on; the
+// copied ones still local are not counted twice). Each expired copy is
+// recorded as DELETE_SEGMENT_STARTED (the next tiering pass deletes it
+// from the store) and the offset after the last one returned, for the log
+// start offset to move to; -1 when none expires.
 func (t *tierManager) expireCopies(l *Log, c TopicConfig, now time.Time) (int64, error) {
 	if c.Retention < 0 && c.RetentionBytes < 0 {
 		return -1, nil
 	}
 	t.expireMu.Lock()
 	defer t.expireMu.Unlock()
-	segs := l.segs()
-	local := segs[0].BaseOffset()
+	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	copied := t.copiedEnd(key)
 	start := l.LogStartOffset()
 	var total int64
-	for _, s := range segs {
-		total += s.Size()
+	for _, s := range l.segs() {
+		if s.BaseOffset() >= copied {
+			total += s.Size()
+		}
 	}
 	var live []remote.SegmentMetadata
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
-		if m.EndOffset >= start && m.StartOffset < local {
+	for _, m := range t.finished(key) {
+		if m.EndOffset >= start {
 			live = append(live, m)
 			total += int64(m.SizeInBytes)
 		}
 	}
+	cleanupUntil := now.UnixMilli() - c.Retention.Milliseconds()
 	newStart := int64(-1)
 	for _, m := range live {
-		old := c.Retention >= 0 && now.Sub(time.UnixMilli(m.MaxTimestamp)) > c.Retention
-		big := c.RetentionBytes >= 0 && total-int64(m.SizeInBytes) >= c.RetentionBytes
+		old := c.Retention >= 0 && cleanupUntil >= 0 && m.MaxTimestamp <= cleanupUntil
+		big := c.RetentionBytes >= 0 && total > c.RetentionBytes && total-int64(m.SizeInBytes) >= c.RetentionBytes
 		if !old && !big {
 			break
 		}
 		t.mu.Lock()
-		p := t.copies[tierKey{topicID: m.ID.TopicID, partition: m.ID.Partition}][m.ID.ID]
+		p := t.copies[key][m.ID.ID]
 		t.mu.Unlock()
 		if p == nil || p.State != remote.CopySegmentFinished {
 			break // a pass deleted it meanwhile: the next retention sees

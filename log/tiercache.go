@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"sync"
 
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/log/remote"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/segment"
 )
 
@@ -18,31 +21,84 @@ import (
 // alone when it scans for partitions).
 const remoteCacheDir = "segments"
 
-// remoteCache keeps copies fetched from the remote store as read-only
-// segments, at most remote.log.index.file.cache.total.size.bytes of them
-// (their .log and indexes), evicting the least recently used. Each load
-// gets a directory of its own, so that a segment evicted while a read
-// still holds a slice of it (its files go when the slice is released) never
-// shares file names with a later load of the same copy.
+// cacheKind is what a cache entry holds of a copy.
+type cacheKind uint8
+
+const (
+	// wholeCopy is a copy's .log and indexes, opened as a read-only
+	// segment: what reads of records and timestamps use.
+	wholeCopy cacheKind = iota
+	// txnIndexOnly is a copy's .txnindex alone: what the aborted
+	// transactions of a read_committed read need of the copies after the
+	// one it reads (Kafka fetches only that index for them).
+	txnIndexOnly
+)
+
+type cacheKey struct {
+	id   remote.UUID
+	kind cacheKind
+}
+
+// remoteCache keeps what reads fetched of the copies in the remote store:
+// whole copies as read-only segments, and transaction indexes alone, at
+// most remote.log.index.file.cache.total.size.bytes of them (their files'
+// bytes), in a directory of their own per load, so that a segment evicted
+// while a slice still reads it (its files go when the slice is released)
+// never shares file names with a later load of the same copy.
+//
+// A reader pins the entry it uses ([remoteCache.acquire], then
+// [remoteCache.release]): eviction never closes a pinned entry, and an
+// entry dropped while pinned (its copy deleted from the store, or the Dir
+// closing) is closed at its last release. When the bound is passed, the
+// least recently used unpinned entries go, transaction indexes before
+// whole copies; the most recently used whole copy stays even when it alone
+// is over the bound (a partition whose segments are larger than the cache
+// would otherwise fetch a copy again for every read). So the cache holds
+// at most the bound, plus that copy, plus the entries pinned at the
+// moment: one per read of remote data in progress. Slices of evicted
+// copies that callers still hold keep those copies' files until they are
+// released, as they keep a deleted local segment's.
 type remoteCache struct {
 	d     *Dir
 	root  string
 	limit int64
 
-	mu      sync.Mutex
-	entries map[remote.UUID]*cacheEntry
-	size    int64
+	mu      sync.Mutex // guards the fields below and every entry's pins, out, lastUse
+	entries map[cacheKey]*cacheEntry
+	size    int64 // bytes of the loaded entries in entries
 	clock   int64 // use counter, for LRU
 	loads   int64 // load counter, for directory names
+	closed  bool
+	// leftDirs are load directories an evicted segment's live slices still
+	// used when it was freed: removed once empty, at a later free.
+	leftDirs []string
 }
 
 type cacheEntry struct {
-	seg     *segment.Segment
-	size    int64
-	dir     string
+	key   cacheKey
+	dir   string
+	ready chan struct{} // closed once loaded (or failed)
+
+	// Set by the loader under remoteCache.mu before ready is closed; a
+	// reader reads them after ready without the lock, while it pins the
+	// entry (only the last release frees them).
+	seg  *segment.Segment // wholeCopy
+	txn  *index.TxnIndex  // txnIndexOnly
+	size int64
+	err  error
+
 	lastUse int64
-	ready   chan struct{} // closed once loaded (or failed)
-	err     error
+	pins    int  // readers using the entry (its loader first)
+	out     bool // dropped from entries: freed at its last release
+}
+
+// appendAbortedTxns is [index.TxnIndex.AppendAbortedTxns] over the entry's
+// transaction index: the whole copy's, or the one fetched alone.
+func (e *cacheEntry) appendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, bool, error) {
+	if e.seg != nil {
+		return e.seg.AppendAbortedTxns(dst, fetchOffset, upperBound)
+	}
+	return e.txn.AppendAbortedTxns(dst, fetchOffset, upperBound)
 }
 
 func newRemoteCache(d *Dir) (*remoteCache, error) {
@@ -55,77 +111,128 @@ func newRemoteCache(d *Dir) (*remoteCache, error) {
 		return nil, err
 	}
 	return &remoteCache{d: d, root: root, limit: d.cfg.RemoteLogIndexFileCacheTotalSize,
-		entries: map[remote.UUID]*cacheEntry{}}, nil
+		entries: map[cacheKey]*cacheEntry{}}, nil
 }
 
-// get returns the copy's segment, fetching it on a miss; hit says whether
-// it was cached.
-func (c *remoteCache) get(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, cfg segment.Config) (*segment.Segment, bool, error) {
+// acquire returns the copy's entry of the kind, pinned, fetching it on a
+// miss; hit says whether it was cached. The caller must release it. For
+// txnIndexOnly, a cached whole copy is returned instead when there is one
+// (its segment has the .txnindex). REQUIRES: for txnIndexOnly,
+// !m.TxnIndexEmpty.
+func (c *remoteCache) acquire(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, kind cacheKind,
+	cfg segment.Config) (*cacheEntry, bool, error) {
 	c.mu.Lock()
-	e, ok := c.entries[m.ID.ID]
+	if c.closed {
+		c.mu.Unlock()
+		return nil, false, ErrClosed
+	}
+	key := cacheKey{id: m.ID.ID, kind: kind}
+	e, ok := c.entries[key]
+	if kind == txnIndexOnly {
+		if w, cached := c.entries[cacheKey{id: m.ID.ID, kind: wholeCopy}]; cached && w.seg != nil {
+			e, ok = w, true
+		}
+	}
 	if ok {
 		c.clock++
 		e.lastUse = c.clock
+		e.pins++
 		c.mu.Unlock()
 		<-e.ready
 		if e.err != nil {
+			c.release(e)
 			return nil, false, e.err
 		}
-		return e.seg, true, nil
+		return e, true, nil
 	}
 	c.loads++
 	c.clock++
-	e = &cacheEntry{ready: make(chan struct{}), lastUse: c.clock,
+	e = &cacheEntry{key: key, ready: make(chan struct{}), lastUse: c.clock, pins: 1,
 		dir: filepath.Join(c.root, m.ID.ID.String()+"-"+strconv.FormatInt(c.loads, 10))}
-	c.entries[m.ID.ID] = e
+	c.entries[key] = e
 	c.mu.Unlock()
 
-	seg, size, err := c.load(ctx, store, m, cfg, e.dir)
-	c.mu.Lock()
-	e.seg, e.size, e.err = seg, size, err
-	if err != nil {
-		delete(c.entries, m.ID.ID)
-		_ = c.d.fsys.RemoveAll(e.dir)
+	var (
+		seg  *segment.Segment
+		txn  *index.TxnIndex
+		size int64
+		err  error
+	)
+	if kind == wholeCopy {
+		seg, size, err = c.loadCopy(ctx, store, m, cfg, e.dir)
 	} else {
-		c.size += size
-		c.evictLocked(m.ID.ID)
+		txn, size, err = c.loadTxnIndex(ctx, store, m, e.dir)
+	}
+	c.mu.Lock()
+	e.seg, e.txn, e.size = seg, txn, size
+	if err != nil {
+		e.err = err
+		if c.entries[key] == e {
+			delete(c.entries, key)
+		}
+		e.out = true
+		if rerr := c.d.fsys.RemoveAll(e.dir); rerr != nil {
+			c.d.logger.Warn("tiered storage: removing a failed load from the cache failed", "dir", e.dir, "err", rerr)
+		}
+	} else if !e.out {
+		c.size += e.size
 	}
 	c.mu.Unlock()
 	close(e.ready)
-	return seg, false, err
+	if err != nil {
+		c.release(e)
+		return nil, false, err
+	}
+	return e, false, nil
 }
 
-// load fetches the copy's .log and indexes into dir and opens them as a
-// segment.
-func (c *remoteCache) load(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, cfg segment.Config, dir string) (*segment.Segment, int64, error) {
+// release unpins an entry acquire returned. The last release of an entry
+// dropped meanwhile frees it; otherwise the cache goes back within its
+// bound.
+func (c *remoteCache) release(e *cacheEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.pins--
+	if e.pins > 0 {
+		return
+	}
+	if e.out {
+		c.freeLocked(e)
+		return
+	}
+	c.evictLocked()
+}
+
+// loadCopy fetches the copy's .log and indexes into dir and opens them as
+// a segment.
+func (c *remoteCache) loadCopy(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, cfg segment.Config, dir string) (*segment.Segment, int64, error) {
 	fsys := c.d.fsys
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, 0, err
 	}
 	var total int64
-	fetch := func(suffix string, open func() (io.ReadCloser, error)) error {
-		r, err := open()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		f, err := fsys.Create(filepath.Join(dir, segment.FileName(m.StartOffset, suffix)))
-		if err != nil {
-			return err
-		}
-		n, err := io.Copy(f, r)
+	fetch := func(suffix string, open func() (io.ReadCloser, error), limit int64) error {
+		n, err := c.fetchFile(filepath.Join(dir, segment.FileName(m.StartOffset, suffix)), open, limit)
 		total += n
-		return errors.Join(err, f.Close())
+		return err
 	}
-	err := fetch(".log", func() (io.ReadCloser, error) { return store.FetchLogSegment(ctx, m, 0, -1) })
+	err := fetch(segment.LogSuffix, func() (io.ReadCloser, error) { return store.FetchLogSegment(ctx, m, 0, -1) }, -1)
 	if err == nil {
-		err = fetch(".index", func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.OffsetIndex) })
+		err = fetch(segment.IndexSuffix, func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.OffsetIndex) }, -1)
 	}
 	if err == nil {
-		err = fetch(".timeindex", func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.TimeIndex) })
+		err = fetch(segment.TimeIndexSuffix, func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.TimeIndex) }, -1)
 	}
 	if err == nil && !m.TxnIndexEmpty {
-		err = fetch(".txnindex", func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.TransactionIndex) })
+		err = fetch(segment.TxnIndexSuffix, func() (io.ReadCloser, error) {
+			return store.FetchIndex(ctx, m, remote.TransactionIndex)
+		}, txnIndexLimit(m))
+		if err == nil {
+			var txn *index.TxnIndex
+			if txn, err = openTxnIndexCopy(fsys, dir, m); err == nil {
+				err = txn.Close()
+			}
+		}
 	}
 	if err == nil && total < int64(m.SizeInBytes) {
 		err = fmt.Errorf("%w: %s: %d bytes fetched, the copy has %d", remote.ErrCorrupt, m.ID, total, m.SizeInBytes)
@@ -142,51 +249,163 @@ func (c *remoteCache) load(ctx context.Context, store remote.StorageManager, m r
 	return s, total, nil
 }
 
-// evictLocked drops the least recently used entries, never keep, until
-// the cache is within its limit.
-func (c *remoteCache) evictLocked(keep remote.UUID) {
+// loadTxnIndex fetches the copy's .txnindex alone into dir, opens it and
+// checks every entry ([index.TxnIndex.Validate]): one entry per ABORT
+// marker of the copy, so at most that many bytes are read.
+func (c *remoteCache) loadTxnIndex(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, dir string) (*index.TxnIndex, int64, error) {
+	fsys := c.d.fsys
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, 0, err
+	}
+	name := filepath.Join(dir, segment.FileName(m.StartOffset, segment.TxnIndexSuffix))
+	n, err := c.fetchFile(name, func() (io.ReadCloser, error) { return store.FetchIndex(ctx, m, remote.TransactionIndex) }, txnIndexLimit(m))
+	var txn *index.TxnIndex
+	if err == nil {
+		txn, err = openTxnIndexCopy(fsys, dir, m)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("tiered storage: fetching the transaction index of %s (offsets %d to %d): %w",
+			m.ID, m.StartOffset, m.EndOffset, err)
+	}
+	return txn, n, nil
+}
+
+// txnIndexLimit is the largest .txnindex the copy can have: an entry per
+// ABORT marker, so one per offset at most.
+func txnIndexLimit(m remote.SegmentMetadata) int64 {
+	return (m.EndOffset - m.StartOffset + 1) * index.AbortedTxnBytes
+}
+
+// openTxnIndexCopy opens a fetched .txnindex in dir and checks every entry
+// against the copy's offsets ([index.TxnIndex.Validate]): damage is
+// [remote.ErrCorrupt], never a wrong list of aborted transactions.
+func openTxnIndexCopy(fsys vfs.FS, dir string, m remote.SegmentMetadata) (*index.TxnIndex, error) {
+	txn, err := index.OpenTxnIndex(fsys, filepath.Join(dir, segment.FileName(m.StartOffset, segment.TxnIndexSuffix)),
+		m.StartOffset, index.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	if err := txn.Validate(m.EndOffset + 1); err != nil {
+		return nil, errors.Join(fmt.Errorf("%w: %w", remote.ErrCorrupt, err), txn.Close())
+	}
+	return txn, nil
+}
+
+// fetchFile copies what open returns into a new file name: at most limit
+// bytes (none when negative), more being [remote.ErrCorrupt].
+func (c *remoteCache) fetchFile(name string, open func() (io.ReadCloser, error), limit int64) (int64, error) {
+	r, err := open()
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	f, err := c.d.fsys.Create(name)
+	if err != nil {
+		return 0, err
+	}
+	var src io.Reader = r
+	if limit >= 0 {
+		src = io.LimitReader(r, limit+1)
+	}
+	n, err := io.Copy(f, src)
+	if err == nil && limit >= 0 && n > limit {
+		err = fmt.Errorf("%w: %s: more than the %d bytes it can have", remote.ErrCorrupt, filepath.Base(name), limit)
+	}
+	return n, errors.Join(err, f.Close())
+}
+
+// evictLocked drops unpinned entries until the cache is within its limit:
+// the least recently used transaction indexes first, then the least
+// recently used whole copies but the most recently used one.
+func (c *remoteCache) evictLocked() {
 	for c.size > c.limit {
-		var victim remote.UUID
-		var oldest *cacheEntry
-		for id, e := range c.entries {
-			if id == keep || e.seg == nil {
+		var newest *cacheEntry // the most recently used whole copy
+		for _, e := range c.entries {
+			if e.key.kind == wholeCopy && (newest == nil || e.lastUse > newest.lastUse) {
+				newest = e
+			}
+		}
+		var victim *cacheEntry
+		for _, e := range c.entries {
+			if e.pins > 0 || e == newest {
 				continue
 			}
-			if oldest == nil || e.lastUse < oldest.lastUse {
-				victim, oldest = id, e
+			if victim == nil || e.key.kind > victim.key.kind ||
+				(e.key.kind == victim.key.kind && e.lastUse < victim.lastUse) {
+				victim = e
 			}
 		}
-		if oldest == nil {
+		if victim == nil {
 			return
 		}
-		c.dropLocked(victim, oldest)
+		c.dropLocked(victim)
 	}
 }
 
-func (c *remoteCache) dropLocked(id remote.UUID, e *cacheEntry) {
-	delete(c.entries, id)
-	c.size -= e.size
-	if err := e.seg.Remove(); err != nil {
-		c.d.logger.Warn("tiered storage: removing a cached segment failed", "dir", e.dir, "err", err)
+// dropLocked takes an entry out of the cache: freed now if no reader pins
+// it, else at its last release.
+func (c *remoteCache) dropLocked(e *cacheEntry) {
+	if c.entries[e.key] == e {
+		delete(c.entries, e.key)
 	}
+	if e.out {
+		return
+	}
+	e.out = true
+	loaded := e.seg != nil || e.txn != nil
+	if loaded {
+		c.size -= e.size
+	}
+	if e.pins == 0 {
+		c.freeLocked(e)
+	}
+}
+
+// freeLocked closes a dropped entry and removes its files (a segment's
+// .log stays while a slice of it is live, and goes at its release).
+func (c *remoteCache) freeLocked(e *cacheEntry) {
+	fsys := c.d.fsys
+	var err error
+	switch {
+	case e.seg != nil:
+		err = e.seg.Remove()
+		if rerr := fsys.Remove(e.dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			c.leftDirs = append(c.leftDirs, e.dir) // a live slice's files are in it
+		}
+	case e.txn != nil:
+		err = errors.Join(e.txn.Close(), fsys.RemoveAll(e.dir))
+	}
+	e.seg, e.txn = nil, nil
+	if err != nil {
+		c.d.logger.Warn("tiered storage: removing a cached copy failed", "dir", e.dir, "err", err)
+	}
+	left := c.leftDirs[:0]
+	for _, dir := range c.leftDirs {
+		if rerr := fsys.Remove(dir); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			left = append(left, dir)
+		}
+	}
+	c.leftDirs = left
 }
 
 // forget drops a copy from the cache (it was deleted from the store).
 func (c *remoteCache) forget(id remote.UUID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.entries[id]; ok && e.seg != nil {
-		c.dropLocked(id, e)
+	for _, kind := range []cacheKind{wholeCopy, txnIndexOnly} {
+		if e, ok := c.entries[cacheKey{id: id, kind: kind}]; ok {
+			c.dropLocked(e)
+		}
 	}
 }
 
-// close removes every cached segment.
+// close drops every entry (those pinned go at their last release) and
+// refuses later loads with ErrClosed.
 func (c *remoteCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for id, e := range c.entries {
-		if e.seg != nil {
-			c.dropLocked(id, e)
-		}
+	c.closed = true
+	for _, e := range c.entries {
+		c.dropLocked(e)
 	}
 }

@@ -259,7 +259,9 @@ type TopicConfig struct {
 	// once copied, local segments beyond LocalRetention or
 	// LocalRetentionBytes are deleted, and reads below the first local
 	// segment are served from the copies. Retention and RetentionBytes then
-	// count local and remote data. The Dir must have
+	// expire copies, counting the copies and the local data not copied;
+	// local data is never deleted before it is copied (see
+	// [Log.EnforceRetention]). The Dir must have
 	// remote.log.storage.system.enable and a store; a compacted topic may
 	// not set it (Kafka's rule).
 	RemoteStorageEnable bool

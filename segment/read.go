@@ -400,7 +400,10 @@ type TimestampOffset struct {
 // FindOffsetByTimestamp returns the first record at or after startingOffset
 // whose timestamp is at least ts (Kafka's LogSegment.findOffsetByTimestamp):
 // the time index narrows the search to a batch, whose records are then
-// decoded. ok is false if the segment holds no such record.
+// decoded. As Kafka's FileRecords.searchForTimestamp, it looks at every
+// batch, control batches too: a transaction marker at or after ts answers
+// with its offset and its record's timestamp. ok is false if the segment
+// holds no such record.
 func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffset, bool, error) {
 	oi, ti, err := s.indexes()
 	if err != nil {
@@ -430,7 +433,7 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 			continue
 		}
 		prev = h.LastOffset()
-		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset && !h.Attributes.IsControl() {
+		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset {
 			batch := make([]byte, h.Size())
 			if _, err := s.log.ReadAt(batch, pos); err != nil {
 				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}

@@ -156,6 +156,43 @@ func TestFindOffsetByTimestamp(t *testing.T) {
 	})
 }
 
+// TestFindOffsetByTimestampSeesMarkers: the search looks at every batch,
+// transaction markers too, as Kafka's FileRecords.searchForTimestamp does:
+// a marker whose timestamp is at or after the target answers with its
+// offset and its record's timestamp (a marker's only record has the
+// batch's timestamp), also when it is the only record that late and when
+// records after it are earlier.
+func TestFindOffsetByTimestampSeesMarkers(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s := create(t, e, 0, testConfig())
+		defer s.Close()
+		fill(t, s, 0, 40, 5, 100, 1000) // offsets 0..199, timestamps 1000..1394
+		marker, err := record.AppendEndTxnMarkerBatch(nil, 200, 0, 5, 0, 2000, record.EndTxnMarker{Type: record.ControlCommit})
+		require.NoError(t, err)
+		require.NoError(t, s.Append(marker, header(t, marker)))
+		after := batchAt(t, 201, 5, 10, 1400) // offsets 201..205, timestamps 1400..1404
+		require.NoError(t, s.Append(after, header(t, after)))
+		tests := []struct {
+			ts, start int64
+			want      TimestampOffset
+			ok        bool
+		}{
+			{1395, 0, TimestampOffset{2000, 200}, true},
+			{2000, 0, TimestampOffset{2000, 200}, true},
+			{2001, 0, TimestampOffset{}, false},
+			{1395, 200, TimestampOffset{2000, 200}, true},
+			{1395, 201, TimestampOffset{1400, 201}, true},
+			{1394, 0, TimestampOffset{1394, 199}, true},
+		}
+		for _, tc := range tests {
+			got, ok, err := s.FindOffsetByTimestamp(tc.ts, tc.start)
+			require.NoError(t, err)
+			require.Equal(t, tc.ok, ok, "ts %d start %d", tc.ts, tc.start)
+			require.Equal(t, tc.want, got, "ts %d start %d", tc.ts, tc.start)
+		}
+	})
+}
+
 func TestTruncateTo(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
 		s := create(t, e, 0, testConfig())

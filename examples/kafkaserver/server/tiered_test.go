@@ -18,6 +18,61 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// tieredTopic are a tiered topic's properties: segments of about 2 KB,
+// each deleted locally once copied.
+var tieredTopic = map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000", "local.retention.bytes": "0"}
+
+// openTiered opens a directory with tiered storage, both on one memory
+// filesystem; tiering passes run only when the test calls TierNow.
+func openTiered(t *testing.T) *log.Dir {
+	t.Helper()
+	mem := vfs.NewMem()
+	cfg := log.DefaultConfig()
+	cfg.FS = mem
+	cfg.RemoteLogStorageSystemEnable = true
+	cfg.RemoteStorage = remote.NewFileStore(mem, "/remote")
+	cfg.RemoteLogManagerTaskInterval = time.Hour
+	d, err := log.Open(context.Background(), "/kafkalite", cfg)
+	require.NoError(t, err)
+	return d
+}
+
+// serveTiered serves d on a loopback address until the test ends, then
+// closes the server and d.
+func serveTiered(t *testing.T, d *log.Dir) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := server.New(d, server.DefaultConfig())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
+			t.Error(err)
+		}
+		require.NoError(t, d.Close())
+	})
+	return ln.Addr().String()
+}
+
+// listOffset asks ListOffsets (v9) for partition 0 of topic at ts.
+func listOffset(t *testing.T, cl *kgo.Client, topic string, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, ts, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	return resp.Topics[0].Partitions[0]
+}
+
 // TestTieredStorage serves a tiered partition whose oldest segments are
 // only in remote storage (copied, then deleted locally): ListOffsets
 // answers tiered storage's special timestamps, earliest local (-4) and
@@ -25,16 +80,8 @@ import (
 // offset 0, the remote records first, through Fetch.
 func TestTieredStorage(t *testing.T) {
 	ctx := context.Background()
-	mem := vfs.NewMem()
-	cfg := log.DefaultConfig()
-	cfg.FS = mem
-	cfg.RemoteLogStorageSystemEnable = true
-	cfg.RemoteStorage = remote.NewFileStore(mem, "/remote")
-	cfg.RemoteLogManagerTaskInterval = time.Hour
-	d, err := log.Open(ctx, "/kafkalite", cfg)
-	require.NoError(t, err)
-	_, err = d.CreateTopic(ctx, "tiered", 1, map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000",
-		"local.retention.bytes": "0"})
+	d := openTiered(t)
+	_, err := d.CreateTopic(ctx, "tiered", 1, tieredTopic)
 	require.NoError(t, err)
 	l, err := d.Partition("tiered", 0)
 	require.NoError(t, err)
@@ -59,21 +106,8 @@ func TestTieredStorage(t *testing.T) {
 	require.Positive(t, local, "the oldest segments are only in remote storage")
 	require.Equal(t, local-1, l.HighestTieredOffset())
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv, err := server.New(d, server.DefaultConfig())
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
-			t.Error(err)
-		}
-		require.NoError(t, d.Close())
-	})
-
-	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+	addr := serveTiered(t, d)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		"tiered": {0: kgo.NewOffset().AtStart()}}))
 	require.NoError(t, err)
 	defer cl.Close()
@@ -81,17 +115,7 @@ func TestTieredStorage(t *testing.T) {
 		timestamp int64
 		want      int64
 	}{{-2, 0}, {-4, local}, {-5, local - 1}, {-1, batches * perBatch}} {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.ReplicaID = -1
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "tiered"
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = 0, tt.timestamp, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp, err := req.RequestWith(ctx, cl)
-		require.NoError(t, err)
-		got := resp.Topics[0].Partitions[0]
+		got := listOffset(t, cl, "tiered", tt.timestamp)
 		require.Zero(t, got.ErrorCode, "timestamp %d", tt.timestamp)
 		require.Equal(t, tt.want, got.Offset, "timestamp %d", tt.timestamp)
 	}
@@ -110,4 +134,110 @@ func TestTieredStorage(t *testing.T) {
 	}
 	require.Equal(t, fmt.Sprintf("record 0 %0100d", 0), values[0])
 	require.Equal(t, fmt.Sprintf("record %d %0100d", batches*perBatch-1, 0), values[len(values)-1])
+}
+
+// firstMarker returns the offset and timestamp of l's first control batch
+// (a transaction marker), read from its batches' headers.
+func firstMarker(t *testing.T, l *log.Log) (int64, int64) {
+	t.Helper()
+	for off := l.LogStartOffset(); off < l.LogEndOffset(); {
+		res, err := l.Read(off, 1<<20, true)
+		require.NoError(t, err)
+		b, err := res.Slice.Bytes(nil)
+		res.Release()
+		require.NoError(t, err)
+		for len(b) > 0 {
+			h, err := record.ParseHeader(b)
+			require.NoError(t, err)
+			if h.Attributes.IsControl() {
+				return h.BaseOffset, h.MaxTimestamp
+			}
+			off, b = h.NextOffset(), b[h.Size():]
+		}
+	}
+	t.Fatal("no marker")
+	return 0, 0
+}
+
+// TestTieredTransactions serves a partition, tiered or not, holding a
+// transaction aborted segments after its data (the segments between
+// without aborts), a committed one, and records timestamped an hour ago
+// around them, with the oldest segments only in remote storage for the
+// tiered topic: franz-go's read_committed consumer gets every record but
+// the aborted ones (the Fetch's aborted transactions found past copies
+// without aborts), and ListOffsets for a time after every record but
+// before the markers answers the first marker's offset and timestamp, as
+// Kafka's does (its search looks at control batches too).
+func TestTieredTransactions(t *testing.T) {
+	for _, topic := range []string{"tiered", "plain"} {
+		t.Run(topic, func(t *testing.T) {
+			ctx := context.Background()
+			d := openTiered(t)
+			props := map[string]string{"segment.bytes": "2000"}
+			if topic == "tiered" {
+				props = tieredTopic
+			}
+			_, err := d.CreateTopic(ctx, topic, 1, props)
+			require.NoError(t, err)
+			l, err := d.Partition(topic, 0)
+			require.NoError(t, err)
+			addr := serveTiered(t, d)
+			txn, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx-"+topic), kgo.ProducerLinger(0))
+			require.NoError(t, err)
+			defer txn.Close()
+			plain, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(0))
+			require.NoError(t, err)
+			defer plain.Close()
+
+			old := time.Now().Add(-time.Hour)
+			var want []string
+			send := func(cl *kgo.Client, prefix string, n int, keep bool) {
+				for i := range n {
+					v := fmt.Sprintf("%s%d %0100d", prefix, i, 0)
+					require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(v), Timestamp: old}).FirstErr())
+					if keep {
+						want = append(want, v)
+					}
+				}
+			}
+			require.NoError(t, txn.BeginTransaction())
+			send(txn, "aborted", 5, false)
+			send(plain, "p", 40, true)
+			require.NoError(t, txn.EndTransaction(ctx, kgo.TryAbort))
+			send(plain, "q", 10, true)
+			require.NoError(t, txn.BeginTransaction())
+			send(txn, "committed", 3, true)
+			require.NoError(t, txn.EndTransaction(ctx, kgo.TryCommit))
+			send(plain, "r", 30, true)
+			marker, markerTS := firstMarker(t, l)
+			if topic == "tiered" {
+				_, err = d.TierNow(ctx)
+				require.NoError(t, err)
+				_, err = l.EnforceRetention()
+				require.NoError(t, err)
+				copies, err := d.RemoteSegments(topic, 0)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, len(copies), 3)
+				require.True(t, copies[0].TxnIndexEmpty, "the aborted data's copy has no aborts")
+				require.Greater(t, l.LocalLogStartOffset(), marker, "the ABORT marker is only in a copy")
+			}
+
+			got := consume(t, addr, topic, len(want), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			var values []string
+			for _, r := range got {
+				values = append(values, string(r.Value))
+			}
+			require.Equal(t, want, values)
+
+			cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+			require.NoError(t, err)
+			defer cl.Close()
+			for _, ts := range []int64{old.Add(time.Millisecond).UnixMilli(), markerTS} {
+				got := listOffset(t, cl, topic, ts)
+				require.Zero(t, got.ErrorCode)
+				require.Equal(t, marker, got.Offset, "ListOffsets %d", ts)
+				require.Equal(t, markerTS, got.Timestamp)
+			}
+		})
+	}
 }
