@@ -538,18 +538,24 @@ func (l *Log) maybeRollLocked(h *record.BatchHeader, size int) error {
 	return l.rollLocked(h.BaseOffset)
 }
 
-// rollLocked seals the active segment and creates the next one at base.
+// rollLocked creates the next segment at base, then seals the active one.
+// Creating comes first (Kafka's LocalLog.roll seals first) so that a
+// failure to create — no file descriptor left (EMFILE), no space — changes
+// nothing: the active segment stays active, the append that rolled fails
+// with ErrStorage, and the next append that finds the segment due rolls
+// again, so that the partition heals once descriptors come back.
 func (l *Log) rollLocked(base int64) error {
 	segs := l.segs()
-	if err := segs[len(segs)-1].Seal(); err != nil {
-		// Sealing writes the indexes and fsyncs: like a failed append, a
-		// failure leaves the partition refusing appends (a second Seal
-		// would retry the fsync on pages that may be gone).
-		return l.failLocked("sealing the active segment failed", "", err)
-	}
 	s, err := segment.Create(l.fsys, l.dir, base, l.segmentConfig(), l.rollJitter())
 	if err != nil {
-		return l.failLocked("creating a segment failed", "", err)
+		l.logger.Warn("creating a segment failed; the next append rolls again", "partition", l.tp(), "baseOffset", base, "err", err)
+		return l.perr(fmt.Errorf("%w: rolling a segment at offset %d: %w", ErrStorage, base, err))
+	}
+	if err := segs[len(segs)-1].Seal(); err != nil {
+		// Sealing writes the indexes: like a failed append, a failure
+		// leaves the partition refusing appends (the state of the files
+		// is no longer known). The new segment goes.
+		return l.failLocked("sealing the active segment failed", "", errors.Join(err, s.Remove()))
 	}
 	l.dirDirty = true
 	// Kafka snapshots the producer state at every roll, named by the new

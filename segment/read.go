@@ -62,6 +62,41 @@ func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// CutAt shortens the slice to its batches whose base offset is below
+// offset, as a read_committed fetch stops at the last stable offset: it
+// reads their headers (through a pooled window, not their records), and
+// sets Size and LastOffset to the kept batches'. A slice whose first batch
+// starts at or past offset is left with Size 0. It must not run while
+// others read the slice. A header that cannot be read is an error: the
+// slice is then as it was.
+func (sl *Slice) CutAt(offset int64) error {
+	if sl.released {
+		return ErrClosed
+	}
+	if sl.LastOffset < offset {
+		return nil
+	}
+	end := sl.Position + sl.Size
+	sc := newScanner(sl.seg.log, end, scanWindow)
+	defer sc.release()
+	pos, last := sl.Position, sl.FirstOffset-1
+	for pos < end {
+		h, err := sc.header(pos)
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = ErrCutUnderRead // the .log ends before the slice
+			}
+			return &Error{File: sl.seg.LogFile(), Position: pos, Err: err}
+		}
+		if h.BaseOffset >= offset {
+			break
+		}
+		pos, last = pos+int64(h.Size()), h.LastOffset()
+	}
+	sl.Size, sl.LastOffset = pos-sl.Position, last
+	return nil
+}
+
 // Batches reads the slice into buf (reused, grown as needed, and returned)
 // and calls fn for each batch in it with its header: the decoded view of a
 // read, for callers that want batches rather than bytes. batch references

@@ -111,7 +111,9 @@ const notLoaded = -2
 
 // Create creates a new, empty segment's files in dir: the .log (preallocated
 // if configured) and the .index and .timeindex preallocated to
-// MaxIndexBytes. It fails if any of them exists. rollJitter is the
+// MaxIndexBytes. It fails if any of them exists. A Create that fails (no
+// file descriptor left, no space) removes the files it made, so that it
+// can be called again for the same base offset. rollJitter is the
 // segment's random share of segment.jitter.ms, chosen by the log.
 func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter time.Duration) (*Segment, error) {
 	s := newSegment(fsys, dir, baseOffset, cfg, rollJitter, true)
@@ -119,21 +121,33 @@ func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter ti
 	if err != nil {
 		return nil, err
 	}
+	// undo closes and removes what was made before a failure.
+	undo := func(err error, made ...io.Closer) error {
+		errs := []error{err}
+		for _, c := range made {
+			errs = append(errs, c.Close())
+		}
+		errs = append(errs, fsys.Remove(s.path(LogSuffix)))
+		if len(made) > 1 {
+			errs = append(errs, fsys.Remove(s.path(IndexSuffix)))
+		}
+		return errors.Join(errs...)
+	}
 	s.log = f
 	if cfg.Preallocate && cfg.SegmentBytes > 0 {
 		if err := f.Truncate(cfg.SegmentBytes); err != nil {
-			return nil, errors.Join(err, f.Close())
+			return nil, undo(err, f)
 		}
 	}
 	s.nextOffset.Store(baseOffset)
 	s.firstBatchTimestamp = record.NoTimestamp
 	oi, err := index.CreateOffsetIndex(fsys, s.path(IndexSuffix), baseOffset, cfg.MaxIndexBytes)
 	if err != nil {
-		return nil, errors.Join(err, f.Close())
+		return nil, undo(err, f)
 	}
 	ti, err := index.CreateTimeIndex(fsys, s.path(TimeIndexSuffix), baseOffset, cfg.MaxIndexBytes)
 	if err != nil {
-		return nil, errors.Join(err, oi.Close(), f.Close())
+		return nil, undo(err, f, oi)
 	}
 	s.offsetIndex, s.timeIndex = oi, ti
 	s.txnVerified.Store(true) // every entry it gets, this process writes

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -634,4 +637,82 @@ func twoBatches(t *testing.T, e testFS) (s *Segment, b1, b2 []byte) {
 	s = create(t, e, 0, testConfig())
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	return s, batchAt(t, 0, 2, 10, 1000), batchAt(t, 2, 2, 10, 1000)
+}
+
+// TestSliceCutAt: a slice cut at an offset keeps the batches whose base
+// offset is below it, and WriteTo, Bytes and LastOffset follow; a cut at or
+// below the first batch leaves it empty, one past the last changes
+// nothing; a slice whose bytes were truncated under it fails with
+// ErrCutUnderRead and stays as it was.
+func TestSliceCutAt(t *testing.T) {
+	forEachFS(t, func(t *testing.T, e testFS) {
+		s := create(t, e, 0, testConfig())
+		defer s.Close()
+		batches := fill(t, s, 0, 6, 3, 50, 1000) // offsets 0-17, 3 a batch
+		for _, tc := range []struct {
+			cut  int64
+			keep int // batches kept, of the five read from offset 3
+		}{{3, 0}, {2, 0}, {4, 1}, {6, 1}, {7, 2}, {15, 4}, {16, 5}, {18, 5}, {100, 5}} {
+			sl, err := s.Read(3, 1<<20, s.Size(), true)
+			require.NoError(t, err)
+			require.NoError(t, sl.CutAt(tc.cut), "cut at %d", tc.cut)
+			want := bytes.Join(batches[1:1+tc.keep], nil)
+			require.Equal(t, int64(len(want)), sl.Size, "cut at %d", tc.cut)
+			if tc.keep > 0 {
+				require.Equal(t, int64(3+3*tc.keep-1), sl.LastOffset, "cut at %d", tc.cut)
+			}
+			var buf bytes.Buffer
+			_, err = sl.WriteTo(&buf)
+			require.NoError(t, err)
+			require.Equal(t, want, append([]byte{}, buf.Bytes()...), "cut at %d", tc.cut)
+			sl.Release()
+			require.ErrorIs(t, sl.CutAt(tc.cut), ErrClosed)
+		}
+
+		sl, err := s.Read(0, 1<<20, s.Size(), true)
+		require.NoError(t, err)
+		defer sl.Release()
+		size, last := sl.Size, sl.LastOffset
+		_, err = s.TruncateTo(6)
+		require.NoError(t, err)
+		require.ErrorIs(t, sl.CutAt(17), ErrCutUnderRead)
+		require.Equal(t, size, sl.Size, "a failed cut leaves the slice")
+		require.Equal(t, last, sl.LastOffset)
+	})
+}
+
+// TestCreateFailureLeavesNoFiles: a Create that fails on any of its files
+// (as a process out of file descriptors fails) removes what it made, so
+// that a Create of the same base offset succeeds once the cause is gone.
+func TestCreateFailureLeavesNoFiles(t *testing.T) {
+	for _, tc := range []struct {
+		op     vfs.Op
+		suffix string
+		err    error
+	}{
+		{vfs.OpCreate, LogSuffix, syscall.EMFILE},
+		{vfs.OpCreate, IndexSuffix, syscall.EMFILE},
+		{vfs.OpCreate, TimeIndexSuffix, syscall.EMFILE},
+		{vfs.OpTruncate, IndexSuffix, syscall.ENOSPC},
+		{vfs.OpTruncate, TimeIndexSuffix, syscall.ENOSPC},
+	} {
+		// The rule matches the file's suffix (the test's directory holds
+		// the test's name).
+		rule := vfs.Rule{Op: tc.op, Err: tc.err, Match: func(_ vfs.Op, p string) bool { return strings.HasSuffix(p, tc.suffix) }}
+		t.Run(tc.op.String()+tc.suffix, func(t *testing.T) {
+			forEachFS(t, func(t *testing.T, e testFS) {
+				ffs := vfs.NewFaultFS(e.fs)
+				ffs.Inject(rule)
+				_, err := Create(ffs, e.dir, 40, testConfig(), 0)
+				require.ErrorIs(t, err, rule.Err)
+				names, err := e.fs.List(e.dir)
+				require.NoError(t, err)
+				require.Empty(t, names, "the files of a failed Create")
+				ffs.Clear()
+				s, err := Create(ffs, e.dir, 40, testConfig(), 0)
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+			})
+		})
+	}
 }

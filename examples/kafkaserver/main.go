@@ -5,6 +5,12 @@
 //	cd examples/kafkaserver && go run . -dir /tmp/kl -listen 127.0.0.1:9092
 //	kcat -b 127.0.0.1:9092 -t orders -P <<<'hello'
 //
+// The server's limits are flags named as Kafka's broker properties
+// (-socket.request.max.bytes, -max.connections, -max.connections.per.ip,
+// -max.connections.per.ip.overrides, -connections.max.idle.ms,
+// -connection.failed.authentication.delay.ms, -fetch.max.bytes) and
+// kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
+//
 // It runs until SIGINT or SIGTERM, then closes the connections and the
 // directory cleanly.
 package main
@@ -14,45 +20,121 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/log"
 )
 
 func main() {
-	dir := flag.String("dir", "", "the kafkalite directory to serve (created if missing)")
-	listen := flag.String("listen", "127.0.0.1:9092", "host:port to listen on")
-	advertised := flag.String("advertised", "", "host:port to give clients (advertised.listeners); default -listen's")
-	flag.Parse()
-	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "kafkaserver: -dir is required")
+	opts, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "kafkaserver:", err)
 		os.Exit(2)
 	}
-	if err := run(*dir, *listen, *advertised); err != nil {
+	if err := run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, "kafkaserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path, listen, advertised string) error {
+// options are the command's flags.
+type options struct {
+	dir, listen string
+	cfg         server.Config
+}
+
+// parseFlags reads the command line into options, the server's
+// configuration starting from server.DefaultConfig.
+func parseFlags(args []string, out io.Writer) (options, error) {
+	o := options{cfg: server.DefaultConfig()}
+	fs := flag.NewFlagSet("kafkaserver", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&o.dir, "dir", "", "the kafkalite directory to serve (created if missing)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:9092", "host:port to listen on")
+	fs.StringVar(&o.cfg.AdvertisedAddr, "advertised", "", "host:port to give clients (advertised.listeners); default -listen's")
+	c := &o.cfg
+	requestBytes := int(c.MaxRequestBytes)
+	fs.IntVar(&requestBytes, "socket.request.max.bytes", requestBytes, "the largest request a connection may send, in bytes (a larger one closes it)")
+	fetchBytes := int(c.FetchMaxBytes)
+	fs.IntVar(&fetchBytes, "fetch.max.bytes", fetchBytes, "the most record bytes one Fetch response carries")
+	fs.IntVar(&c.MaxConnections, "max.connections", c.MaxConnections, "connections open at once; more wait until one closes (default: 1024, at most a quarter of RLIMIT_NOFILE)")
+	fs.IntVar(&c.MaxConnectionsPerIP, "max.connections.per.ip", c.MaxConnectionsPerIP, "connections open at once from one address; more are closed")
+	fs.Func("max.connections.per.ip.overrides", "per-address limits replacing -max.connections.per.ip: host:count,host:count", func(v string) error {
+		m, err := parseOverrides(v)
+		c.MaxConnectionsPerIPOverrides = m
+		return err
+	})
+	idleMS := c.IdleTimeout.Milliseconds()
+	fs.Int64Var(&idleMS, "connections.max.idle.ms", idleMS, "close a connection with no request, or whose response makes no progress, for this long; 0 never")
+	delayMS := c.FailedAuthenticationDelay.Milliseconds()
+	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
+	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.dir == "" {
+		return o, errors.New("-dir is required")
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for name, v := range map[string]int{"socket.request.max.bytes": requestBytes, "fetch.max.bytes": fetchBytes} {
+		if v <= 0 || v > 1<<31-1 {
+			return o, fmt.Errorf("-%s %d: must be between 1 and %d", name, v, 1<<31-1)
+		}
+	}
+	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
+	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
+	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
+	return o, nil
+}
+
+// parseOverrides reads max.connections.per.ip.overrides: host:count pairs
+// separated by commas (a host may be an IPv6 address in brackets).
+func parseOverrides(v string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, pair := range strings.Split(v, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		i := strings.LastIndexByte(pair, ':')
+		if i <= 0 {
+			return nil, fmt.Errorf("%q is not host:count", pair)
+		}
+		n, err := strconv.Atoi(pair[i+1:])
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%q: the count must be a number 0 or above", pair)
+		}
+		out[strings.Trim(pair[:i], "[]")] = n
+	}
+	return out, nil
+}
+
+func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d, err := log.Open(ctx, path, log.DefaultConfig())
+	d, err := log.Open(ctx, o.dir, log.DefaultConfig())
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", listen)
+	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return errors.Join(err, d.Close())
 	}
-	cfg := server.DefaultConfig()
-	cfg.AdvertisedAddr = advertised
-	fmt.Printf("kafkaserver: serving %s on %s\n", path, ln.Addr())
-	err = server.Serve(ctx, ln, d, cfg)
+	fmt.Printf("kafkaserver: serving %s on %s\n", o.dir, ln.Addr())
+	err = server.Serve(ctx, ln, d, o.cfg)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}

@@ -136,16 +136,15 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt.Topic = &name
 		td, err := s.dir.DescribeTopic(name)
 		if errors.Is(err, log.ErrUnknownTopicOrPartition) && autoCreate && !all {
-			td, err = s.dir.CreateTopic(ctx, name, s.cfg.NumPartitions, nil)
-			if errors.Is(err, log.ErrTopicExists) {
-				td, err = s.dir.DescribeTopic(name)
-			}
-			if err == nil {
-				s.lg.Info("kafkaserver: auto-created a topic", "topic", name, "partitions", td.Partitions)
-			}
+			td, err = s.autoCreate(ctx, name)
 		}
 		if err != nil {
 			mt.ErrorCode = codeOf(err)
+			if errors.Is(err, ErrTooManyPartitions) {
+				// Kafka 4 answers a topic whose auto-creation the
+				// controller refused as unknown.
+				mt.ErrorCode = errUnknownTopicOrPartition
+			}
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
@@ -159,6 +158,49 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		resp.Topics = append(resp.Topics, mt)
 	}
 	return resp, nil
+}
+
+// autoCreate creates a topic a Metadata request names, with
+// Config.NumPartitions partitions, unless that would pass
+// Config.MaxPartitions.
+func (s *Server) autoCreate(ctx context.Context, name string) (log.TopicDescription, error) {
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	if err := log.ValidateTopicName(name); err != nil {
+		return log.TopicDescription{}, err
+	}
+	if err := s.partitionRoomLocked(s.cfg.NumPartitions); err != nil {
+		s.lg.Warn("kafkaserver: refused to auto-create a topic", "topic", name, "err", err)
+		return log.TopicDescription{}, err
+	}
+	td, err := s.dir.CreateTopic(ctx, name, s.cfg.NumPartitions, nil)
+	if errors.Is(err, log.ErrTopicExists) {
+		return s.dir.DescribeTopic(name)
+	}
+	if err == nil {
+		s.lg.Info("kafkaserver: auto-created a topic", "topic", name, "partitions", td.Partitions)
+	}
+	return td, err
+}
+
+// ErrTooManyPartitions is why a request that would pass
+// Config.MaxPartitions is refused (POLICY_VIOLATION on the wire).
+var ErrTooManyPartitions = errors.New("server: the server's partition limit would be passed")
+
+// partitionRoomLocked returns an error matching ErrTooManyPartitions
+// unless n more partitions fit under Config.MaxPartitions. REQUIRES
+// s.createMu held.
+func (s *Server) partitionRoomLocked(n int32) error {
+	total := 0
+	for _, name := range s.dir.Topics() {
+		if td, err := s.dir.DescribeTopic(name); err == nil {
+			total += int(td.Partitions)
+		}
+	}
+	if total+int(n) > s.cfg.MaxPartitions {
+		return fmt.Errorf("%w: the server holds %d partitions, and %d more would pass its limit of %d", ErrTooManyPartitions, total, n, s.cfg.MaxPartitions)
+	}
+	return nil
 }
 
 // produceRecords appends the batches of one partition's records in
@@ -269,10 +311,10 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 
 // fetchPartition reads one partition for a fetch: its response, the
 // record bytes it holds (up to maxBytes, at least one batch when minOne),
-// and, when its records can go out as they lie in the .log, the file
-// slice holding them, which the caller releases (the response's
-// RecordBatches are then empty). A read_committed fetch whose slice goes
-// past the last stable offset is cut there, in a copy.
+// and the file slice holding them, which the caller releases: the records
+// go out as they lie in the .log, never through memory. A read_committed
+// fetch's slice is cut at the last stable offset (segment.Slice.CutAt),
+// as Kafka's read stops there.
 func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, committed bool, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int, *segment.Slice) {
 	rp := newFetchPartition(p.Partition)
 	l, err := s.dir.Partition(name, p.Partition)
@@ -297,45 +339,28 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 		rp.ErrorCode = codeOf(err)
 		return rp, 0, nil
 	}
-	if res.Slice == nil {
+	sl := res.Slice
+	if sl == nil {
 		return rp, 0, nil
 	}
-	if res.Slice.LastOffset < upper {
-		// Every batch is below the bound (a log's reads end at its high
-		// watermark): the slice goes out as it is.
-		if committed && !s.abortedTxns(l, &rp, p.FetchOffset, res.Slice.LastOffset) {
+	if sl.LastOffset >= upper {
+		// The batches below the bound, whole (a log's reads end at its
+		// high watermark, so only read_committed cuts).
+		if err := sl.CutAt(upper); err != nil {
 			res.Release()
-			return rp, 0, nil
-		}
-		return rp, int(res.Slice.Size), res.Slice
-	}
-	defer res.Release()
-	// The batches below the bound, whole: a read_committed fetch stops at
-	// the last stable offset. One copy out of the file slice, trimmed in
-	// place.
-	buf, err := res.Slice.Bytes(make([]byte, 0, res.Slice.Size))
-	if err != nil {
-		rp.ErrorCode = codeOf(err)
-		return rp, 0, nil
-	}
-	var lastOffset int64 = -1
-	pos := 0
-	for pos < len(buf) {
-		h, err := record.ParseHeader(buf[pos:])
-		if err != nil {
 			rp.ErrorCode = codeOf(err)
 			return rp, 0, nil
 		}
-		if h.BaseOffset >= upper || h.Size() > len(buf)-pos {
-			break
+		if sl.Size == 0 {
+			res.Release()
+			return rp, 0, nil
 		}
-		lastOffset, pos = h.LastOffset(), pos+h.Size()
 	}
-	rp.RecordBatches = buf[:pos]
-	if committed && lastOffset >= 0 && !s.abortedTxns(l, &rp, p.FetchOffset, lastOffset) {
+	if committed && !s.abortedTxns(l, &rp, p.FetchOffset, sl.LastOffset) {
+		res.Release()
 		return rp, 0, nil
 	}
-	return rp, pos, nil
+	return rp, int(sl.Size), sl
 }
 
 // abortedTxns sets the aborted transactions of a read_committed fetch
@@ -533,6 +558,8 @@ func (s *Server) handleInitProducerID(ctx context.Context, kreq kmsg.Request) (k
 func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreateTopicsRequest)
 	resp := kmsg.NewPtrCreateTopicsResponse()
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Topic, -1, -1
@@ -562,11 +589,21 @@ func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kms
 					err = log.ErrTopicExists
 				} else if _, _, perr := s.dir.Config().DefaultTopic.WithProperties(props); perr != nil {
 					err = perr
+				} else {
+					err = s.partitionRoomLocked(parts)
 				}
 			}
 			rt.ErrorCode = codeOf(err)
 		default:
-			td, err = s.dir.CreateTopic(ctx, t.Topic, parts, props)
+			// A name refused or taken is refused as such by CreateTopic,
+			// before the partition limit.
+			_, derr := s.dir.DescribeTopic(t.Topic)
+			if log.ValidateTopicName(t.Topic) == nil && derr != nil {
+				err = s.partitionRoomLocked(parts)
+			}
+			if err == nil {
+				td, err = s.dir.CreateTopic(ctx, t.Topic, parts, props)
+			}
 			rt.ErrorCode = codeOf(err)
 		}
 		if err != nil {
@@ -635,6 +672,8 @@ func (s *Server) handleDeleteTopics(ctx context.Context, kreq kmsg.Request) (kms
 func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	resp := kmsg.NewPtrCreatePartitionsResponse()
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
@@ -647,8 +686,10 @@ func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) 
 		case len(t.Assignment) > 0:
 			rt.ErrorCode = errInvalidReplicaAssignment
 			err = errors.New("replica assignments are not served: this server is one broker")
-		case !req.ValidateOnly:
-			err = s.dir.AddPartitions(ctx, t.Topic, t.Count)
+		default:
+			if err = s.partitionRoomLocked(t.Count - td.Partitions); err == nil && !req.ValidateOnly {
+				err = s.dir.AddPartitions(ctx, t.Topic, t.Count)
+			}
 		}
 		if rt.ErrorCode == errNone {
 			rt.ErrorCode = codeOf(err)

@@ -28,6 +28,7 @@ const (
 	errInvalidReplicaAssignment int16 = 39
 	errInvalidConfig            int16 = 40
 	errInvalidRequest           int16 = 42
+	errPolicyViolation          int16 = 44
 	errOutOfOrderSequence       int16 = 45
 	errInvalidProducerEpoch     int16 = 47
 	errKafkaStorageError        int16 = 56
@@ -62,6 +63,8 @@ func codeOf(err error) int16 {
 		return errInvalidTopic
 	case errors.Is(err, log.ErrInvalidConfig), errors.Is(err, log.ErrUnknownProperty):
 		return errInvalidConfig
+	case errors.Is(err, ErrTooManyPartitions):
+		return errPolicyViolation
 	case errors.Is(err, log.ErrStorage):
 		return errKafkaStorageError
 	case errors.Is(err, context.DeadlineExceeded):

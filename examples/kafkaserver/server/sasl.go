@@ -14,6 +14,7 @@ import (
 	"hash"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -110,6 +111,10 @@ func allowedBeforeAuth(key int16) bool {
 	return key == kmsg.ApiVersions.Int16() || key == kmsg.SASLHandshake.Int16() || key == kmsg.SASLAuthenticate.Int16()
 }
 
+// errAuthzid is Kafka's refusal of an authorization id other than the
+// user's, word for word.
+var errAuthzid = errors.New("Authentication failed: Client requested an authorization id that is different from username")
+
 // errAuthFailed closes a connection after its failed authentication was
 // answered.
 var errAuthFailed = errors.New("server: SASL authentication failed")
@@ -159,6 +164,9 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 		resp.ErrorCode, resp.ErrorMessage = errSASLAuthenticationFailed, messageOf(err)
 		s.lg.Warn("kafkaserver: SASL authentication failed", "mechanism", st.mechanism, "err", err)
 		setCloseAfter(ctx)
+		if cs := stateOf(ctx); cs != nil {
+			cs.authFailed = true
+		}
 		return resp, nil
 	}
 	switch st.mechanism {
@@ -168,9 +176,13 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 		if len(parts) != 3 {
 			return fail(errors.New("PLAIN: malformed message"))
 		}
-		user, pass := string(parts[1]), string(parts[2])
+		authzid, user, pass := string(parts[0]), string(parts[1]), string(parts[2])
 		if want, ok := s.cfg.Users[user]; !ok || !hmac.Equal([]byte(want), []byte(pass)) {
 			return fail(fmt.Errorf("invalid credentials for user %q", user))
+		}
+		if authzid != "" && authzid != user {
+			// As Kafka's PlainSaslServer refuses it.
+			return fail(errAuthzid)
 		}
 		st.authenticated, st.user = true, user
 	case MechanismScramSHA256, MechanismScramSHA512:
@@ -204,7 +216,11 @@ func (s *Server) scramFirst(st *saslState, msg []byte) ([]byte, error) {
 	if i < 0 {
 		return nil, errors.New("SCRAM: malformed client-first message")
 	}
-	bare := rest[i+1:]
+	authzid, bare := rest[:i], rest[i+1:]
+	if authzid != "" && !strings.HasPrefix(authzid, "a=") {
+		return nil, errors.New("SCRAM: malformed authorization id in the client-first message")
+	}
+	authzid = strings.TrimPrefix(authzid, "a=")
 	attrs := scramAttrs(bare)
 	user, nonce := attrs["n"], attrs["r"]
 	if user == "" || nonce == "" {
@@ -214,6 +230,11 @@ func (s *Server) scramFirst(st *saslState, msg []byte) ([]byte, error) {
 	cred, ok := s.credential(st.mechanism, user)
 	if !ok {
 		return nil, fmt.Errorf("invalid credentials for user %q", user)
+	}
+	if authzid != "" && authzid != user {
+		// As Kafka's ScramSaslServer refuses it (comparing the
+		// authorization id as sent with the decoded user name).
+		return nil, errAuthzid
 	}
 	snonce := make([]byte, 18)
 	_, _ = rand.Read(snonce)
@@ -268,4 +289,20 @@ func scramAttrs(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// delayFailedAuth waits Config.FailedAuthenticationDelay before a failed
+// authentication is answered and its connection closed, as Kafka delays
+// both (connection.failed.authentication.delay.ms), unless the
+// connection or the server ends first.
+func (s *Server) delayFailedAuth(ctx context.Context) {
+	if s.cfg.FailedAuthenticationDelay <= 0 {
+		return
+	}
+	t := time.NewTimer(s.cfg.FailedAuthenticationDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -8,6 +8,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/binary"
+	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"testing"
@@ -128,4 +131,105 @@ func TestTLS(t *testing.T) {
 	both := servertest.Start(t, func(c *server.Config) { c.TLS = tlsCfg; withSASL(c) })
 	require.NoError(t, roundTrip(t, both.Addr, "tls", kgo.DialTLSConfig(client),
 		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism())))
+}
+
+// TestSASLAuthorizationID: PLAIN and SCRAM refuse an authorization id
+// other than the user's, with Kafka's message (PlainSaslServer,
+// ScramSaslServer); the user's own, or none, is accepted. Both ignored it:
+// alice could ask to act as bob.
+func TestSASLAuthorizationID(t *testing.T) {
+	srv := servertest.StartInMemory(t, func(c *server.Config) { withSASL(c); c.Logger = slog.New(slog.DiscardHandler) })
+	for _, tc := range []struct {
+		name string
+		mech sasl.Mechanism
+		ok   bool
+	}{
+		{"PLAIN, another user's id", plain.Auth{Zid: "bob", User: "alice", Pass: "alice-secret"}.AsMechanism(), false},
+		{"PLAIN, the user's id", plain.Auth{Zid: "alice", User: "alice", Pass: "alice-secret"}.AsMechanism(), true},
+		{"SCRAM-SHA-256, another user's id", scram.Auth{Zid: "alice", User: "bob", Pass: "bob-secret"}.AsSha256Mechanism(), false},
+		{"SCRAM-SHA-512, another user's id", scram.Auth{Zid: "bob", User: "alice", Pass: "alice-secret"}.AsSha512Mechanism(), false},
+		{"SCRAM-SHA-256, the user's id", scram.Auth{Zid: "bob", User: "bob", Pass: "bob-secret"}.AsSha256Mechanism(), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := roundTrip(t, srv.Addr, "authzid", kgo.SASL(tc.mech))
+			if tc.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, "Client requested an authorization id that is different from username")
+		})
+	}
+}
+
+// TestFailedAuthenticationDelay: the answer to a failed authentication
+// comes no sooner than connection.failed.authentication.delay.ms after
+// the attempt, and the connection is closed after it (PLAIN and SCRAM
+// through SaslAuthenticate; a bare v0 token gets no answer and its close
+// waits as long), so that one connection tries at most one password a
+// delay. They were answered at once: 2,764 wrong passwords a second from
+// one client.
+func TestFailedAuthenticationDelay(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	srv := servertest.StartInMemory(t, func(c *server.Config) {
+		withSASL(c)
+		c.FailedAuthenticationDelay = delay
+		c.Logger = slog.New(slog.DiscardHandler)
+	})
+	handshake := func(t *testing.T, c net.Conn, mechanism string, version int16) {
+		t.Helper()
+		req := kmsg.NewPtrSASLHandshakeRequest()
+		req.SetVersion(version)
+		req.Mechanism = mechanism
+		body, err := rawRequest(t, c, requestFrame(kmsg.SASLHandshake.Int16(), version, req.AppendTo(nil)))
+		require.NoError(t, err)
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		resp.SetVersion(version)
+		require.NoError(t, resp.ReadFrom(body))
+		require.Zero(t, resp.ErrorCode)
+	}
+	for _, tc := range []struct {
+		name, mechanism, token string
+	}{
+		{"PLAIN, wrong password", server.MechanismPlain, "\x00alice\x00wrong"},
+		{"PLAIN, unknown user", server.MechanismPlain, "\x00mallory\x00x"},
+		{"SCRAM-SHA-256, unknown user", server.MechanismScramSHA256, "n,,n=mallory,r=abcdefgh"},
+		{"SCRAM-SHA-512, another user's id", server.MechanismScramSHA512, "n,a=bob,n=alice,r=abcdefgh"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := memDial(t, srv.Addr)
+			handshake(t, c, tc.mechanism, 1)
+			req := kmsg.NewPtrSASLAuthenticateRequest()
+			req.SetVersion(1)
+			req.SASLAuthBytes = []byte(tc.token)
+			sent := time.Now()
+			body, err := rawRequest(t, c, requestFrame(kmsg.SASLAuthenticate.Int16(), 1, req.AppendTo(nil)))
+			require.NoError(t, err)
+			require.GreaterOrEqual(t, time.Since(sent), delay, "the failure was answered before the delay")
+			resp := kmsg.NewPtrSASLAuthenticateResponse()
+			resp.SetVersion(1)
+			require.NoError(t, resp.ReadFrom(body))
+			require.Equal(t, int16(58), resp.ErrorCode, "SASL_AUTHENTICATION_FAILED")
+			_, err = c.Read(make([]byte, 1))
+			require.ErrorIs(t, err, io.EOF, "closed after the answer")
+		})
+	}
+	t.Run("v0 token", func(t *testing.T) {
+		c := memDial(t, srv.Addr)
+		handshake(t, c, server.MechanismPlain, 0)
+		token := "\x00alice\x00wrong"
+		frame := binary.BigEndian.AppendUint32(nil, uint32(len(token)))
+		sent := time.Now()
+		_, err := c.Write(append(frame, token...))
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Minute)))
+		_, err = c.Read(make([]byte, 1))
+		require.ErrorIs(t, err, io.EOF, "closed unanswered")
+		require.GreaterOrEqual(t, time.Since(sent), delay, "closed before the delay")
+	})
+	// A good password is not delayed by the failures before it.
+	require.NoError(t, roundTrip(t, srv.Addr, "delay", kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())))
+	cfg := server.DefaultConfig()
+	cfg.FailedAuthenticationDelay = cfg.IdleTimeout
+	_, err := server.New(srv.Dir, cfg)
+	require.Error(t, err, "a delay must be below connections.max.idle.ms, as Kafka requires")
 }

@@ -21,6 +21,16 @@
 // malformed, names an unknown API or a version outside the advertised
 // range closes its connection (ApiVersions alone is answered at any
 // version, with UNSUPPORTED_VERSION and the ranges, as Kafka answers it).
+//
+// What a client can make the server spend is bounded by Config: the
+// connections open (MaxConnections, MaxConnectionsPerIP), their idleness
+// and responses they do not read (IdleTimeout: a write that makes no
+// progress for that long closes its connection), the partitions they may
+// create (MaxPartitions), failed authentications (one a
+// FailedAuthenticationDelay per connection). A Fetch holds no records in
+// memory: they go out as file slices, read_committed's cut at the last
+// stable offset too. A failed accept (no file descriptor left) is retried
+// after a pause, and the connections open are served meanwhile.
 package server
 
 import (
@@ -32,7 +42,9 @@ import (
 	"fmt"
 	"io"
 	stdlog "log/slog"
+	"math"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
@@ -41,6 +53,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Config configures a Server. The zero value is not usable: start from
@@ -51,18 +64,61 @@ type Config struct {
 	// listener's address.
 	AdvertisedAddr string
 	// MaxRequestBytes mirrors socket.request.max.bytes (Kafka's default,
-	// 104857600): a larger request closes its connection unread.
+	// 104857600): a larger request closes its connection unread. A
+	// connection holds at most one request: the server's live heap stays
+	// under MaxConnections × (MaxRequestBytes + 256 KiB) + 16 MiB.
 	MaxRequestBytes int32
 	// FetchMaxBytes mirrors fetch.max.bytes (Kafka's default, 57671680):
 	// the most record bytes one Fetch response carries, whatever the
 	// request asks.
 	FetchMaxBytes int32
-	// MaxConnections mirrors max.connections (Kafka's default is
-	// unlimited; here 1024): a connection beyond it is closed at once.
+	// MaxConnections mirrors max.connections: while that many
+	// connections are open the server accepts no other (new ones wait in
+	// the listen backlog), as Kafka's acceptor waits for a free slot.
+	// Kafka's default is unlimited; here 1024, or a quarter of the
+	// process's file descriptor limit (RLIMIT_NOFILE) when that is less.
 	MaxConnections int
+	// MaxConnectionsPerIP mirrors max.connections.per.ip (Kafka's
+	// default, 2147483647): a connection from an address that already
+	// has that many is closed at once, as Kafka closes it. 0 refuses
+	// every address without an override.
+	MaxConnectionsPerIP int
+	// MaxConnectionsPerIPOverrides mirrors
+	// max.connections.per.ip.overrides (Kafka's default, none): a limit
+	// per IP address or host name (New resolves a name once) in place of
+	// MaxConnectionsPerIP.
+	MaxConnectionsPerIPOverrides map[string]int
 	// IdleTimeout mirrors connections.max.idle.ms (Kafka's default, 10
-	// minutes): a connection with no request for that long is closed.
+	// minutes): a connection is closed once it has sent no request for
+	// that long, and once a write of its response makes no progress for
+	// that long (a client that does not read what it asked for), as
+	// Kafka's selector closes a connection with no read or write for
+	// that long. A write is at most 64 KiB of a response's bytes or one
+	// partition's records. 0 or less never closes a connection for
+	// idleness.
 	IdleTimeout time.Duration
+	// MaxPartitions is kafkalite's own bound (Kafka has none; KIP-578
+	// proposed one, max.broker.partitions): the most partitions the
+	// directory may hold through this server's clients. CreateTopics,
+	// CreatePartitions and Metadata's auto-creation that would pass it
+	// are refused, CreateTopics and CreatePartitions with
+	// POLICY_VIOLATION (the code Kafka's controller gives an operation
+	// it refuses to grow that large, and a CreateTopicPolicy's refusal),
+	// Metadata with UNKNOWN_TOPIC_OR_PARTITION (Kafka 4's answer when the
+	// controller refuses an auto-creation). Internal topics and topics
+	// created in process count but are not refused. Each partition holds
+	// three file descriptors (its active segment's .log, .index and
+	// .timeindex; a sealed segment one to three more): the default is a
+	// sixth of the process's descriptor limit (RLIMIT_NOFILE; 174762
+	// where the system has none), so that partitions take at most half.
+	MaxPartitions int
+	// FailedAuthenticationDelay mirrors
+	// connection.failed.authentication.delay.ms (Kafka's default, 100
+	// ms): the answer to a failed SASL authentication, and the close that
+	// follows it, wait that long, so that a client guessing passwords
+	// gets one guess per connection per delay. It must be below
+	// IdleTimeout; 0 answers at once.
+	FailedAuthenticationDelay time.Duration
 	// AutoCreateTopics mirrors auto.create.topics.enable (Kafka's
 	// default, true): a Metadata request that allows it creates the
 	// topics it names, with NumPartitions partitions.
@@ -89,16 +145,29 @@ type Config struct {
 	Logger *stdlog.Logger
 }
 
-// DefaultConfig returns Kafka's defaults.
+// DefaultConfig returns Kafka's defaults, with MaxConnections and
+// MaxPartitions derived from the process's file descriptor limit.
 func DefaultConfig() Config {
+	conns, parts := descriptorDefaults(descriptorLimit())
 	return Config{
-		MaxRequestBytes:  104857600,
-		FetchMaxBytes:    57671680,
-		MaxConnections:   1024,
-		IdleTimeout:      10 * time.Minute,
-		AutoCreateTopics: true,
-		NumPartitions:    1,
+		MaxRequestBytes:           104857600,
+		FetchMaxBytes:             57671680,
+		MaxConnections:            conns,
+		MaxConnectionsPerIP:       math.MaxInt32,
+		IdleTimeout:               10 * time.Minute,
+		AutoCreateTopics:          true,
+		NumPartitions:             1,
+		MaxPartitions:             parts,
+		FailedAuthenticationDelay: 100 * time.Millisecond,
 	}
+}
+
+// descriptorDefaults are MaxConnections and MaxPartitions for a process
+// that may open n file descriptors: connections take one each, at most a
+// quarter of them and at most 1024; partitions three each, at most half.
+func descriptorDefaults(n uint64) (conns, partitions int) {
+	n = min(n, 1<<30)
+	return int(max(1, min(1024, n/4))), int(max(1, n/2/3))
 }
 
 // Server serves one log.Dir. Its Serve runs until its context ends or
@@ -110,14 +179,26 @@ type Server struct {
 	cfg Config
 	lg  *stdlog.Logger
 
-	mu     sync.Mutex
+	mu     sync.Mutex // protects the following
 	lns    map[net.Listener]struct{}
-	conns  map[net.Conn]struct{}
+	conns  map[net.Conn]netip.Addr // the open connections and their clients' addresses
+	perIP  map[netip.Addr]int      // open connections by client address
 	closed bool
 	wg     sync.WaitGroup
 	host   string
 	port   int32
 	done   chan struct{}
+
+	// slots holds a token per open connection (max.connections): Serve
+	// takes one before it accepts, a connection's end gives it back.
+	slots chan struct{}
+	// perIPOverrides are the resolved max.connections.per.ip.overrides.
+	perIPOverrides map[netip.Addr]int
+
+	// createMu serialises the creations of topics and partitions that
+	// clients ask for, so that MaxPartitions holds between its check
+	// and the creation.
+	createMu sync.Mutex
 
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
@@ -134,8 +215,21 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: FetchMaxBytes %d must be positive", cfg.FetchMaxBytes)
 	case cfg.MaxConnections <= 0:
 		return nil, fmt.Errorf("server: MaxConnections %d must be positive", cfg.MaxConnections)
+	case cfg.MaxConnectionsPerIP < 0:
+		return nil, fmt.Errorf("server: MaxConnectionsPerIP %d must not be negative", cfg.MaxConnectionsPerIP)
+	case cfg.MaxConnectionsPerIP == 0 && len(cfg.MaxConnectionsPerIPOverrides) == 0:
+		// As Kafka refuses max.connections.per.ip=0 without overrides.
+		return nil, errors.New("server: MaxConnectionsPerIP 0 is allowed only with MaxConnectionsPerIPOverrides")
 	case cfg.NumPartitions <= 0:
 		return nil, fmt.Errorf("server: NumPartitions %d must be positive", cfg.NumPartitions)
+	case cfg.MaxPartitions <= 0:
+		return nil, fmt.Errorf("server: MaxPartitions %d must be positive", cfg.MaxPartitions)
+	case cfg.FailedAuthenticationDelay < 0:
+		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must not be negative", cfg.FailedAuthenticationDelay)
+	case cfg.IdleTimeout > 0 && cfg.FailedAuthenticationDelay >= cfg.IdleTimeout:
+		// As Kafka requires connection.failed.authentication.delay.ms
+		// below connections.max.idle.ms.
+		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must be below IdleTimeout %v", cfg.FailedAuthenticationDelay, cfg.IdleTimeout)
 	case len(cfg.SASLMechanisms) > 0 && len(cfg.Users) == 0:
 		return nil, errors.New("server: SASL mechanisms without users")
 	}
@@ -144,12 +238,42 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
 		}
 	}
+	overrides, err := resolveOverrides(cfg.MaxConnectionsPerIPOverrides)
+	if err != nil {
+		return nil, err
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = stdlog.Default()
 	}
-	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, done: make(chan struct{}),
-		creds: map[string]credential{}}, nil
+	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
+		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
+		perIPOverrides: overrides, creds: map[string]credential{}}, nil
+}
+
+// resolveOverrides resolves max.connections.per.ip.overrides' hosts to
+// addresses, as Kafka resolves them once (InetAddress.getByName).
+func resolveOverrides(in map[string]int) (map[netip.Addr]int, error) {
+	out := map[netip.Addr]int{}
+	for host, n := range in {
+		if n < 0 {
+			return nil, fmt.Errorf("server: MaxConnectionsPerIPOverrides: %d connections for %s", n, host)
+		}
+		if a, err := netip.ParseAddr(host); err == nil {
+			out[a.Unmap()] = n
+			continue
+		}
+		ips, err := net.LookupIP(host)
+		if err != nil {
+			return nil, fmt.Errorf("server: MaxConnectionsPerIPOverrides: %w", err)
+		}
+		for _, ip := range ips {
+			if a, ok := netip.AddrFromSlice(ip); ok {
+				out[a.Unmap()] = n
+			}
+		}
+	}
+	return out, nil
 }
 
 // Serve is New and Server.Serve: it serves d on ln until ctx ends.
@@ -165,8 +289,13 @@ func Serve(ctx context.Context, ln net.Listener, d *log.Dir, cfg Config) error {
 // ErrServerClosed is what Serve returns after Close.
 var ErrServerClosed = errors.New("server: closed")
 
-// Serve accepts connections on ln until ctx ends (it returns ctx's error)
-// or Close is called (ErrServerClosed). It closes ln when it returns.
+// Serve accepts connections on ln until ctx ends (it returns ctx's error),
+// Close is called (ErrServerClosed) or ln is closed (net.ErrClosed). It
+// closes ln when it returns. A failed accept (no file descriptor left,
+// EMFILE) is logged and retried after a pause that doubles from 5 ms to
+// a second, as Kafka's acceptor logs and goes on: the connections open
+// are served meanwhile, and accepting resumes once descriptors come back.
+// While Config.MaxConnections are open it accepts nothing.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	host, port, err := s.advertised(ln)
 	if err != nil {
@@ -194,30 +323,40 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.mu.Unlock()
 		ln.Close()
 	}()
+	var pause time.Duration
 	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if s.isClosed() {
-				return ErrServerClosed
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
+		if err := s.takeSlot(ctx); err != nil {
 			return err
 		}
+		c, err := ln.Accept()
+		if err != nil {
+			s.giveSlot()
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case s.isClosed():
+				return ErrServerClosed
+			case errors.Is(err, net.ErrClosed):
+				return err
+			}
+			pause = min(max(2*pause, minAcceptPause), maxAcceptPause)
+			s.lg.Error("kafkaserver: accepting a connection failed; retrying", "err", err, "in", pause)
+			if err := s.sleep(ctx, pause); err != nil {
+				return err
+			}
+			continue
+		}
+		pause = 0
 		if !s.track(c) {
 			c.Close()
+			s.giveSlot()
 			continue
 		}
 		if s.cfg.TLS != nil {
 			tc := tls.Server(c, s.cfg.TLS)
 			s.mu.Lock()
+			s.conns[tc] = s.conns[c]
 			delete(s.conns, c)
-			s.conns[tc] = struct{}{}
 			s.mu.Unlock()
 			c = tc
 		}
@@ -225,6 +364,47 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			defer s.untrack(c)
 			s.serveConn(ctx, c)
 		}()
+	}
+}
+
+// The pauses after a failed accept.
+const (
+	minAcceptPause = 5 * time.Millisecond
+	maxAcceptPause = time.Second
+)
+
+// takeSlot waits until fewer than MaxConnections connections are open
+// and takes a slot; an error when ctx ends or the server closes.
+func (s *Server) takeSlot(ctx context.Context) error {
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	s.lg.Warn("kafkaserver: max.connections reached; accepting again once a connection closes", "max", s.cfg.MaxConnections)
+	select {
+	case s.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return ErrServerClosed
+	}
+}
+
+func (s *Server) giveSlot() { <-s.slots }
+
+// sleep waits for d; an error when ctx ends or the server closes first.
+func (s *Server) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return ErrServerClosed
 	}
 }
 
@@ -251,18 +431,28 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// track registers a connection, unless the server is closed or full.
+// track registers a connection, unless the server is closed or its
+// client's address has max.connections.per.ip connections already.
 func (s *Server) track(c net.Conn) bool {
+	var ip netip.Addr
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		ip = ap.Addr().Unmap()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	if len(s.conns) >= s.cfg.MaxConnections {
-		s.lg.Warn("kafkaserver: max.connections reached, closing a new connection", "remote", c.RemoteAddr().String(), "max", s.cfg.MaxConnections)
+	limit, ok := s.perIPOverrides[ip]
+	if !ok {
+		limit = s.cfg.MaxConnectionsPerIP
+	}
+	if n := s.perIP[ip]; n >= limit {
+		s.lg.Info("kafkaserver: rejected a connection: its address has max.connections.per.ip connections", "remote", c.RemoteAddr().String(), "max", limit)
 		return false
 	}
-	s.conns[c] = struct{}{}
+	s.perIP[ip]++
+	s.conns[c] = ip
 	s.wg.Add(1)
 	return true
 }
@@ -270,8 +460,13 @@ func (s *Server) track(c net.Conn) bool {
 func (s *Server) untrack(c net.Conn) {
 	c.Close()
 	s.mu.Lock()
+	ip := s.conns[c]
 	delete(s.conns, c)
+	if s.perIP[ip]--; s.perIP[ip] <= 0 {
+		delete(s.perIP, ip)
+	}
 	s.mu.Unlock()
+	s.giveSlot()
 	s.wg.Done()
 }
 
@@ -332,7 +527,16 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 	}()
 	r := bufio.NewReaderSize(c, 64<<10)
-	w := bufio.NewWriterSize(c, 64<<10)
+	cw := &connWriter{c: c, idle: s.cfg.IdleTimeout}
+	w := bufio.NewWriterSize(cw, 64<<10)
+	// closeWrite ends the connection after a failed write, saying so
+	// when the client stopped reading.
+	closeWrite := func(err error) {
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			s.lg.Info("kafkaserver: closing a connection that does not read its responses", "remote", c.RemoteAddr().String(),
+				"idle", s.cfg.IdleTimeout, "err", err)
+		}
+	}
 	var frame []byte
 	for {
 		if s.cfg.IdleTimeout > 0 {
@@ -351,10 +555,16 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			reply, err := s.rawToken(ctx, frame)
 			if err != nil {
 				s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
+				s.delayFailedAuth(ctx) // a failed v0 exchange gets no answer, its close waits
 				return
 			}
 			out := binary.BigEndian.AppendUint32(nil, uint32(len(reply)))
-			if _, err := w.Write(append(out, reply...)); err != nil || w.Flush() != nil {
+			if _, err := w.Write(append(out, reply...)); err != nil {
+				closeWrite(err)
+				return
+			}
+			if err := w.Flush(); err != nil {
+				closeWrite(err)
 				return
 			}
 			continue
@@ -370,7 +580,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		if out == nil {
 			continue // acks=0
 		}
-		if err := writeChunks(w, c, out); err != nil {
+		if st.authFailed {
+			s.delayFailedAuth(ctx)
+		}
+		if err := writeChunks(w, cw, out); err != nil {
+			closeWrite(err)
 			return
 		}
 		if st.closeAfter {
@@ -379,6 +593,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		}
 		if r.Buffered() == 0 {
 			if err := w.Flush(); err != nil {
+				closeWrite(err)
 				return
 			}
 		}
@@ -572,6 +787,7 @@ type connState struct {
 	clientHost string     // "/" and the client's IP address, as Kafka writes it
 	sasl       *saslState // nil when SASL is off
 	closeAfter bool       // close the connection once the response is written
+	authFailed bool       // the response answers a failed authentication: delay it
 }
 
 type connKey struct{}
@@ -599,7 +815,7 @@ func setCloseAfter(ctx context.Context) {
 // writeChunks writes a response's chunks: bytes through the buffer, a
 // file slice straight to the connection once the buffer is flushed
 // (sendfile(2) on a TCP socket). Every slice is released, written or not.
-func writeChunks(w *bufio.Writer, c net.Conn, out []chunk) error {
+func writeChunks(w *bufio.Writer, cw *connWriter, out []chunk) error {
 	for i, ch := range out {
 		if ch.sl == nil {
 			if _, err := w.Write(ch.b); err != nil {
@@ -610,7 +826,7 @@ func writeChunks(w *bufio.Writer, c net.Conn, out []chunk) error {
 		}
 		err := w.Flush()
 		if err == nil {
-			_, err = ch.sl.WriteTo(c)
+			err = cw.writeSlice(ch.sl)
 		}
 		ch.sl.Release()
 		if err != nil {
@@ -620,3 +836,45 @@ func writeChunks(w *bufio.Writer, c net.Conn, out []chunk) error {
 	}
 	return nil
 }
+
+// connWriter writes a connection's responses, each write with a deadline
+// of the idle timeout from its start: bytes 64 KiB at a time, a file
+// slice at once (Config.IdleTimeout).
+type connWriter struct {
+	c    net.Conn
+	idle time.Duration
+}
+
+// writeStep is the most a write of bytes sends under one deadline.
+const writeStep = 64 << 10
+
+func (cw *connWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		cw.arm()
+		m, err := cw.c.Write(p[n:min(len(p), n+writeStep)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// writeSlice sends a file slice's records to the connection itself, so
+// that a TCP connection gets them with sendfile(2).
+func (cw *connWriter) writeSlice(sl *segment.Slice) error {
+	cw.arm()
+	_, err := sl.WriteTo(cw.c)
+	return err
+}
+
+func (cw *connWriter) arm() {
+	if cw.idle > 0 {
+		_ = cw.c.SetWriteDeadline(time.Now().Add(cw.idle))
+	}
+}
+
+// noDescriptorLimit is the descriptor limit assumed where the system
+// reports none.
+const noDescriptorLimit = 1 << 20

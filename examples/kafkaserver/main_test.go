@@ -1,0 +1,51 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
+)
+
+// TestFlags: the limits are flags named as Kafka's properties, each
+// defaulting to server.DefaultConfig's; the request-size bound could not
+// be lowered from the command (16 connections sending 64 MiB each took
+// 1.7 GiB).
+func TestFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-dir", "/tmp/kl"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, server.DefaultConfig(), o.cfg)
+	require.Equal(t, "127.0.0.1:9092", o.listen)
+
+	o, err = parseFlags([]string{"-dir", "/tmp/kl", "-listen", ":9093", "-advertised", "kl:9093",
+		"-socket.request.max.bytes", "1048576", "-fetch.max.bytes", "524288",
+		"-max.connections", "100", "-max.connections.per.ip", "10",
+		"-max.connections.per.ip.overrides", "127.0.0.1:50, [::1]:40,host.example:0",
+		"-connections.max.idle.ms", "60000", "-connection.failed.authentication.delay.ms", "250",
+		"-max.partitions", "2000"}, io.Discard)
+	require.NoError(t, err)
+	want := server.DefaultConfig()
+	want.AdvertisedAddr = "kl:9093"
+	want.MaxRequestBytes, want.FetchMaxBytes = 1<<20, 512<<10
+	want.MaxConnections, want.MaxConnectionsPerIP = 100, 10
+	want.MaxConnectionsPerIPOverrides = map[string]int{"127.0.0.1": 50, "::1": 40, "host.example": 0}
+	want.IdleTimeout, want.FailedAuthenticationDelay = time.Minute, 250*time.Millisecond
+	want.MaxPartitions = 2000
+	require.Equal(t, want, o.cfg)
+	require.Equal(t, ":9093", o.listen)
+
+	for _, args := range [][]string{
+		{},
+		{"-dir", "d", "-socket.request.max.bytes", "0"},
+		{"-dir", "d", "-socket.request.max.bytes", "4294967296"},
+		{"-dir", "d", "-max.connections.per.ip.overrides", "127.0.0.1"},
+		{"-dir", "d", "-max.connections.per.ip.overrides", "127.0.0.1:-1"},
+		{"-dir", "d", "extra"},
+	} {
+		_, err := parseFlags(args, io.Discard)
+		require.Error(t, err, "%q", args)
+	}
+}
