@@ -10,6 +10,8 @@
 // -max.connections.per.ip.overrides, -connections.max.idle.ms,
 // -connection.failed.authentication.delay.ms, -fetch.max.bytes) and
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
+// -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
+// its meta.properties names), which log.Open refuses otherwise.
 //
 // It runs until SIGINT or SIGTERM, then closes the connections and the
 // directory cleanly.
@@ -52,12 +54,13 @@ func main() {
 type options struct {
 	dir, listen string
 	cfg         server.Config
+	dirCfg      log.Config
 }
 
 // parseFlags reads the command line into options, the server's
 // configuration starting from server.DefaultConfig.
 func parseFlags(args []string, out io.Writer) (options, error) {
-	o := options{cfg: server.DefaultConfig()}
+	o := options{cfg: server.DefaultConfig(), dirCfg: log.DefaultConfig()}
 	fs := flag.NewFlagSet("kafkaserver", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&o.dir, "dir", "", "the kafkalite directory to serve (created if missing)")
@@ -80,6 +83,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	delayMS := c.FailedAuthenticationDelay.Milliseconds()
 	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
+	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
+	nodeID := int(o.dirCfg.NodeID)
+	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -94,6 +100,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 			return o, fmt.Errorf("-%s %d: must be between 1 and %d", name, v, 1<<31-1)
 		}
 	}
+	if nodeID < 0 || nodeID > 1<<31-1 {
+		return o, fmt.Errorf("-node.id %d: must be between 0 and %d", nodeID, 1<<31-1)
+	}
+	o.dirCfg.NodeID = int32(nodeID)
 	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
 	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
 	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
@@ -125,7 +135,7 @@ func parseOverrides(v string) (map[string]int, error) {
 func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d, err := log.Open(ctx, o.dir, log.DefaultConfig())
+	d, err := log.Open(ctx, o.dir, o.dirCfg)
 	if err != nil {
 		return err
 	}

@@ -19,14 +19,17 @@ func TestFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, server.DefaultConfig(), o.cfg)
 	require.Equal(t, "127.0.0.1:9092", o.listen)
+	require.False(t, o.dirCfg.AdoptBrokerDirectory, "a broker's directory only when asked")
 
 	o, err = parseFlags([]string{"-dir", "/tmp/kl", "-listen", ":9093", "-advertised", "kl:9093",
 		"-socket.request.max.bytes", "1048576", "-fetch.max.bytes", "524288",
 		"-max.connections", "100", "-max.connections.per.ip", "10",
 		"-max.connections.per.ip.overrides", "127.0.0.1:50, [::1]:40,host.example:0",
 		"-connections.max.idle.ms", "60000", "-connection.failed.authentication.delay.ms", "250",
-		"-max.partitions", "2000"}, io.Discard)
+		"-max.partitions", "2000", "-adopt-broker-dir", "-node.id", "1"}, io.Discard)
 	require.NoError(t, err)
+	require.True(t, o.dirCfg.AdoptBrokerDirectory)
+	require.Equal(t, int32(1), o.dirCfg.NodeID)
 	want := server.DefaultConfig()
 	want.AdvertisedAddr = "kl:9093"
 	want.MaxRequestBytes, want.FetchMaxBytes = 1<<20, 512<<10
@@ -44,6 +47,7 @@ func TestFlags(t *testing.T) {
 		{"-dir", "d", "-max.connections.per.ip.overrides", "127.0.0.1"},
 		{"-dir", "d", "-max.connections.per.ip.overrides", "127.0.0.1:-1"},
 		{"-dir", "d", "extra"},
+		{"-dir", "d", "-node.id", "-1"},
 	} {
 		_, err := parseFlags(args, io.Discard)
 		require.Error(t, err, "%q", args)
