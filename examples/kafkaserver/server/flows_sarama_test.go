@@ -503,11 +503,28 @@ func TestFlowSaramaIdempotentRestart(t *testing.T) {
 		}
 		require.NoError(t, prod.Close())
 	}()
+	// The records go in three waves, each after the one before is
+	// acknowledged: 10 (one produce), 10 (a second), then the rest, whose
+	// first produce is the third, the one whose answer the proxy drops,
+	// while the others wait buffered. Fed at once, the records that piled
+	// up while the first answer was awaited sometimes went in one more
+	// produce, and no third came.
+	waves := []int{10, 20, n}
+	waveDone := make(chan struct{}, len(waves))
 	go func() {
 		defer close(stopped)
-		for _, m := range msgs {
+		from := 0
+		for _, to := range waves {
+			for _, m := range msgs[from:to] {
+				select {
+				case prod.Input() <- m:
+				case <-stop:
+					return
+				}
+			}
+			from = to
 			select {
-			case prod.Input() <- m:
+			case <-waveDone:
 			case <-stop:
 				return
 			}
@@ -518,6 +535,9 @@ func TestFlowSaramaIdempotentRestart(t *testing.T) {
 		select {
 		case <-prod.Successes():
 			acked++
+			if slices.Contains(waves, acked) {
+				waveDone <- struct{}{}
+			}
 		case err := <-prod.Errors():
 			require.NoError(t, err)
 		case <-lost:
