@@ -195,8 +195,10 @@ func (s txnState) clone() txnState {
 // first use: it creates __transaction_state (transaction.state.log.num.partitions
 // partitions, compacted, uncompressed), loads the latest state of every
 // transactional id, completes the transactions a crash left in
-// PrepareCommit or PrepareAbort (their markers are written again), and
-// starts the coordinator's goroutine. It also attaches the group
+// PrepareCommit or PrepareAbort (their markers are written again), clears
+// the partitions of transactions still Ongoing again to take their
+// producer's batches (a partition's clearance does not outlive the Dir),
+// and starts the coordinator's goroutine. It also attaches the group
 // coordinator ([For]), which receives the markers written to
 // __consumer_offsets. Do not call it while holding a lock another service's
 // creation takes.
@@ -239,6 +241,7 @@ func openTxn(ctx context.Context, d *log.Dir, groups *Coordinator) (*TxnCoordina
 	if err := tc.load(); err != nil {
 		return nil, err
 	}
+	tc.clearOngoing()
 	tc.ctx, tc.cancel = context.WithCancel(context.Background())
 	tc.completePrepared(ctx)
 	go tc.run()

@@ -30,6 +30,7 @@ const (
 	errInvalidRequest           int16 = 42
 	errOutOfOrderSequence       int16 = 45
 	errInvalidProducerEpoch     int16 = 47
+	errInvalidTxnState          int16 = 48
 	errKafkaStorageError        int16 = 56
 	errInvalidRecord            int16 = 87
 	errUnknownTopicID           int16 = 100
@@ -56,6 +57,8 @@ func codeOf(err error) int16 {
 		return errOutOfOrderSequence
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		return errInvalidProducerEpoch
+	case errors.Is(err, log.ErrInvalidTxnState):
+		return errInvalidTxnState
 	case errors.Is(err, log.ErrTopicExists):
 		return errTopicAlreadyExists
 	case errors.Is(err, log.ErrInvalidTopicName):

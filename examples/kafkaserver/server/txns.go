@@ -20,7 +20,6 @@ import (
 
 // Kafka's transaction error codes.
 const (
-	errInvalidTxnState           int16 = 48
 	errInvalidTransactionTimeout int16 = 50
 	errConcurrentTransactions    int16 = 51
 	errProducerFenced            int16 = 90
