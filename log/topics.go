@@ -33,13 +33,18 @@ type TopicDescription struct {
 // ([ValidateTopicName]) and must not collide with an existing topic once
 // '.' and '_' are made equal; internal topics cannot be created. The
 // partition directories and the topic store are durable when CreateTopic
-// returns.
+// returns. An internal topic is created by its coordinator: CreateTopic of
+// one is [ErrTopicExists] if it exists (Kafka's answer), [ErrInternalTopic]
+// otherwise.
 func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, props map[string]string) (TopicDescription, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return TopicDescription{}, err
 	}
 	if IsInternalTopic(name) {
-		return TopicDescription{}, fmt.Errorf("%w: %s cannot be created by users", ErrInternalTopic, name)
+		if _, err := d.DescribeTopic(name); err == nil {
+			return TopicDescription{}, fmt.Errorf("%w: %s", ErrTopicExists, name)
+		}
+		return TopicDescription{}, fmt.Errorf("%w: %s is created by its coordinator, not by users", ErrInternalTopic, name)
 	}
 	unused, err := d.createTopic(ctx, name, partitions, props)
 	if err != nil {
@@ -167,9 +172,16 @@ func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
 // applies the new configuration to its partitions at once, and returns
 // the topic's new description. Names Kafka defines that kafkalite does not
 // use are accepted and logged at Info, as CreateTopic does. A done ctx
-// returns its error at once, changing nothing.
+// returns its error at once, changing nothing. Internal topics keep the
+// configuration their coordinators gave them: altering one is
+// [ErrInternalTopic] (a cleanup.policy of delete would let retention erase
+// the coordinators' state; Kafka, which allows it to an authorized client,
+// differs here).
 func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[string]string) (TopicDescription, error) {
 	if err := ctx.Err(); err != nil {
+		return TopicDescription{}, err
+	}
+	if err := refuseInternal(name, "its configuration cannot be altered"); err != nil {
 		return TopicDescription{}, err
 	}
 	_, unused, err := ParseTopicConfig(props)
@@ -211,8 +223,13 @@ func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicCo
 
 // AddPartitions grows a topic to total partitions (Kafka never removes
 // partitions). Keyed records map to partitions by the partition count, so
-// adding partitions moves keys, as in Kafka.
+// adding partitions moves keys, as in Kafka. An internal topic keeps its
+// count ([ErrInternalTopic]): its coordinator maps its keys to partitions
+// by it.
 func (d *Dir) AddPartitions(ctx context.Context, name string, total int32) error {
+	if err := refuseInternal(name, "its partition count is fixed"); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	t, ok := d.topics[name]
@@ -244,14 +261,12 @@ func (d *Dir) AddPartitions(ctx context.Context, name string, total int32) error
 // renamed to <topic>-<partition>.<id>-delete at once (so the topic is gone
 // if the process crashes now) and removed in the background. Readers and
 // writers still holding its logs get [ErrTopicDeleted]. Internal topics
-// cannot be deleted. A done ctx returns its error at once, deleting
-// nothing.
+// cannot be deleted ([ErrInternalTopic]; an unknown name is
+// [ErrUnknownTopicOrPartition] first). A done ctx returns its error at
+// once, deleting nothing.
 func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if IsInternalTopic(name) {
-		return fmt.Errorf("%w: %s cannot be deleted", ErrInternalTopic, name)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -261,6 +276,9 @@ func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	t, ok := d.topics[name]
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	}
+	if err := refuseInternal(name, "it cannot be deleted"); err != nil {
+		return err
 	}
 	delete(d.topics, name)
 	if err := d.saveTopicsLocked(); err != nil {
@@ -292,6 +310,14 @@ func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	}()
 	d.logger.Info("deleted topic", "topic", name)
 	return errors.Join(errs...)
+}
+
+// refuseInternal is ErrInternalTopic, saying why, for an internal topic.
+func refuseInternal(name, why string) error {
+	if IsInternalTopic(name) {
+		return fmt.Errorf("%w: %s is internal: %s", ErrInternalTopic, name, why)
+	}
+	return nil
 }
 
 // deletedDirName is Kafka's name for a partition directory awaiting

@@ -265,6 +265,12 @@ func TestUnknownTransactionalIDAndPartition(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
 		require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
 	}
+	// The coordinators' own topics: a producer may not write them (the
+	// offsets partition joins a transaction through AddOffsets).
+	for _, tp := range []TopicPartition{{Topic: OffsetsTopic, Partition: 0}, {Topic: TransactionStateTopic, Partition: 0}} {
+		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}, tp})
+		require.ErrorIs(t, err, log.ErrInternalTopic, "%s", tp)
+	}
 	d, err := e.txn.Describe("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnEmpty, d.State, "a refused AddPartitions changes nothing")

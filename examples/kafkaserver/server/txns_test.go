@@ -147,8 +147,19 @@ func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
 // partition's error code.
 func produceCode(t *testing.T, cl *kgo.Client, txnID, topic string, p int32, batch []byte) int16 {
 	t.Helper()
+	return produceAcks(t, cl, txnID, -1, topic, p, batch)
+}
+
+// produceAcks sends one batch to topic-p (topic named by its id, as v13
+// does; a transactional id unless txnID is empty) with acks and returns
+// the partition's error code.
+func produceAcks(t *testing.T, cl *kgo.Client, txnID string, acks int16, topic string, p int32, batch []byte) int16 {
+	t.Helper()
 	req := kmsg.NewPtrProduceRequest()
-	req.TransactionID, req.Acks, req.TimeoutMillis = &txnID, -1, 10_000
+	req.Acks, req.TimeoutMillis = acks, 10_000
+	if txnID != "" {
+		req.TransactionID = &txnID
+	}
 	meta := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = &topic
