@@ -41,17 +41,7 @@ func TestInternalTopicsRefuseClients(t *testing.T) {
 	ctx := context.Background()
 
 	// A group's commit in __consumer_offsets.
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Group, oc.Generation = "g", -1
-	oct := kmsg.NewOffsetCommitRequestTopic()
-	oct.Topic = "data"
-	ocp := kmsg.NewOffsetCommitRequestTopicPartition()
-	ocp.Partition, ocp.Offset = 0, 42
-	oct.Partitions = append(oct.Partitions, ocp)
-	oc.Topics = append(oc.Topics, oct)
-	ocresp, err := oc.RequestWith(ctx, cl)
-	require.NoError(t, err)
-	require.Zero(t, ocresp.Topics[0].Partitions[0].ErrorCode)
+	require.Zero(t, offsetCommitCode(t, cl, "g", "data", 42))
 
 	// An open transaction in __transaction_state, with two records in
 	// data-0.
