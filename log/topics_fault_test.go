@@ -184,9 +184,7 @@ func itoa(i int) string { return strconv.Itoa(i) }
 // topic, DescribeTopic and Topics go through, and so does the creation of
 // another topic. The topic being created is invisible until its store
 // entry is durable, and its name is taken: a second creation is
-// ErrTopicExists. Before, the creation held the lock for its whole work (a
-// storm of 1,000-partition creations took a producer's p50 from 1 ms to
-// 810 ms).
+// ErrTopicExists. Before, the creation held the lock for its whole work.
 func TestTopicCreationBlocksNoOne(t *testing.T) {
 	for _, grow := range []bool{false, true} {
 		name := map[bool]string{false: "CreateTopic", true: "AddPartitions"}[grow]
@@ -261,7 +259,7 @@ func TestTopicCreationBlocksNoOne(t *testing.T) {
 // of a CreateTopic of 4 partitions (and of an AddPartitions from 1 to 4)
 // once, with ENOSPC and with EIO: a call that fails leaves no directory of
 // the partitions it was making (before, a failed creation left them
-// behind: 96 of 200 directories in a storm) and the topic as it was; the
+// behind) and the topic as it was; the
 // same call then succeeds; and the directory reopens, after a crash too,
 // with no partition directory without its topic and no stray.
 func TestFailedTopicCreationLeavesNoDirectory(t *testing.T) {
