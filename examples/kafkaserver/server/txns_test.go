@@ -263,3 +263,33 @@ func TestOpenTransactionAcrossRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestKgoTransactionAcrossRestart: a franz-go transactional producer
+// whose server restarts (or loses power) in the middle of a transaction
+// carries on with it, to a partition it had written and to a new one,
+// and commits it whole.
+func TestKgoTransactionAcrossRestart(t *testing.T) {
+	for _, recovery := range []string{"restart", "power loss"} {
+		t.Run(recovery, func(t *testing.T) {
+			srv := servertest.StartInMemory(t, nil)
+			admin := client(t, srv.Addr)
+			createTopic(t, admin, "ktx", 2)
+			ctx := context.Background()
+			prod := client(t, srv.Addr, kgo.TransactionalID("ktx-1"), kgo.ProducerLinger(0), kgo.RecordRetries(100), kgo.RequestRetries(100))
+			require.NoError(t, prod.BeginTransaction())
+			require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: "ktx", Partition: 0, Value: []byte("before")}).FirstErr())
+			switch recovery {
+			case "restart":
+				srv.Restart(t)
+			case "power loss":
+				srv.RestartAfterPowerLoss(t)
+			}
+			for p := range int32(2) {
+				require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: "ktx", Partition: p, Value: fmt.Appendf(nil, "after-%d", p)}).FirstErr())
+			}
+			require.NoError(t, prod.EndTransaction(ctx, kgo.TryCommit))
+			got := consume(t, srv.Addr, "ktx", 3, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			require.Len(t, got, 3)
+		})
+	}
+}
