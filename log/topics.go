@@ -31,11 +31,10 @@ type TopicDescription struct {
 // (min.insync.replicas, say) are accepted and logged at Info, and
 // [ParseTopicConfig] lists them beforehand. The name follows Kafka's rules
 // ([ValidateTopicName]) and must not collide with an existing topic once
-// '.' and '_' are made equal; internal topics cannot be created. The
-// partition directories and the topic store are durable when CreateTopic
-// returns. An internal topic is created by its coordinator: CreateTopic of
-// one is [ErrTopicExists] if it exists (Kafka's answer), [ErrInternalTopic]
-// otherwise.
+// '.' and '_' are made equal. The partition directories and the topic
+// store are durable when CreateTopic returns. An internal topic is
+// created by its coordinator: CreateTopic of one is [ErrTopicExists] if it
+// exists (Kafka's answer), [ErrInternalTopic] otherwise.
 //
 // The Dir's lock is held only to take the name and to publish the topic:
 // appends, reads and other administration go on while the partitions are
