@@ -60,8 +60,27 @@ type Config struct {
 	// so kafkalite's default is 1.
 	OffsetsTopicNumPartitions int
 	// OffsetsRetention mirrors offsets.retention.minutes (default 10080,
-	// 7 days): committed offsets of an empty group expire after it.
+	// 7 days): the committed offsets of a group that had members expire
+	// this long after it became empty; those of a group that never had
+	// members (commits only), and those of a stable group's topics no
+	// member subscribes to, this long after their commit. An empty group
+	// without offsets is deleted (Kafka's rule; see
+	// internal/coordinator).
 	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval mirrors
+	// offsets.retention.check.interval.ms (default 600000, 10 minutes):
+	// how often the group coordinator expires offsets and deletes empty
+	// groups. At least 1 ms.
+	OffsetsRetentionCheckInterval time.Duration
+	// GroupMaxCount is kafkalite's own bound (no Kafka property: Kafka
+	// does not bound the number of groups; default 100000): the group
+	// coordinator creates no group beyond it (a JoinGroup or an
+	// OffsetCommit of a new group id fails; coordinator.ErrGroupMaxCount,
+	// GROUP_MAX_SIZE_REACHED on the wire) until expiry or DeleteGroups
+	// removes some. Each group costs memory (about a kilobyte with one
+	// committed offset) and, with offsets, records in __consumer_offsets
+	// for offsets.retention.minutes. At least 1.
+	GroupMaxCount int
 	// GroupInitialRebalanceDelay mirrors group.initial.rebalance.delay.ms.
 	// Kafka's broker default is 3000 ms, to let a group's first members
 	// arrive together; in process the members are already there, so
@@ -209,6 +228,8 @@ func DefaultConfig() Config {
 		NumPartitions:                       1,
 		OffsetsTopicNumPartitions:           1,
 		OffsetsRetention:                    7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval:       10 * time.Minute,
+		GroupMaxCount:                       100_000,
 		ProducerIDExpiration:                24 * time.Hour,
 		ProducerIDExpirationCheckInterval:   10 * time.Minute,
 		TransactionStateNumPartitions:       1,
@@ -248,6 +269,8 @@ func (c Config) Validate() error {
 	v.IntRange("num.partitions", c.NumPartitions, 1)
 	v.IntRange("offsets.topic.num.partitions", c.OffsetsTopicNumPartitions, 1)
 	v.Check(c.OffsetsRetention >= time.Minute, "offsets.retention.minutes", c.OffsetsRetention, "must be at least 1 minute")
+	v.Millis("offsets.retention.check.interval.ms", c.OffsetsRetentionCheckInterval, 1, false)
+	v.Check(c.GroupMaxCount >= 1, "GroupMaxCount", c.GroupMaxCount, "must be at least 1")
 	v.Check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
 	v.IntRange("transaction.state.log.num.partitions", c.TransactionStateNumPartitions, 1)
 	for prop, d := range map[string]time.Duration{

@@ -510,6 +510,7 @@ func TestConfigRoundTrip(t *testing.T) {
 			c.CleanerIOBufferLoadFactor = 0.5
 			c.CleanerBackoff = 0
 			c.CleanerIOMaxBytesPerSecond = 1.5e6
+			c.OffsetsRetentionCheckInterval = time.Second
 		}},
 		{"scheduler differs from flush.ms", func(c *Config) {
 			c.FlushSchedulerInterval = time.Second

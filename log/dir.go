@@ -46,9 +46,19 @@ type Dir struct {
 
 	lockCreated bool // Open made the lock file; a failed Open removes it
 
-	mu     sync.RWMutex // protects topics and closed
-	topics map[string]*topic
-	closed bool
+	// storeMu serialises the changes of the topic store, each from its
+	// decision to its publication in topics, so that the store is written
+	// in the order of the changes; taken before mu.
+	storeMu sync.Mutex
+	mu      sync.RWMutex // protects topics, creating and closed
+	topics  map[string]*topic
+	// creating holds the names of the topics being created (reserved,
+	// not yet in topics); nil until the first creation.
+	creating map[string]bool
+	closed   bool
+	// building counts the topic creations and AddPartitions building
+	// partitions without mu; Close waits for them.
+	building sync.WaitGroup
 
 	svcMu    sync.Mutex // protects services; taken before mu, never inside it
 	services []namedService
@@ -69,10 +79,14 @@ type Dir struct {
 }
 
 type topic struct {
-	name       string
-	id         checkpoint.TopicID
-	overrides  map[string]string // properties set for this topic
-	partitions []*Log
+	name string
+	id   checkpoint.TopicID
+	// changeMu serialises the changes of this topic (AddPartitions,
+	// AlterTopicConfig, DeleteTopic), which an AddPartitions holds while
+	// it builds partitions; taken before Dir.storeMu.
+	changeMu   sync.Mutex
+	overrides  map[string]string // properties set for this topic; Dir.mu
+	partitions []*Log            // Dir.mu
 }
 
 // RecoveryStats report what opening the directory did.
@@ -707,13 +721,20 @@ func (d *Dir) topicConfig(overrides map[string]string) (TopicConfig, error) {
 	return c, err
 }
 
-// saveTopicsLocked writes the topic store. REQUIRES d.mu held (or Open).
+// saveTopicsLocked writes the topic store. REQUIRES d.storeMu and d.mu
+// held (or Open).
 func (d *Dir) saveTopicsLocked() error {
+	return saveTopicStore(d.fsys, d.path, d.topicMetasLocked())
+}
+
+// topicMetasLocked returns the topic store's entries of the topics.
+// REQUIRES d.mu held, shared at least (or Open).
+func (d *Dir) topicMetasLocked() map[string]topicMeta {
 	m := make(map[string]topicMeta, len(d.topics))
 	for name, t := range d.topics {
-		m[name] = topicMeta{ID: t.id.String(), Partitions: int32(len(t.partitions)), Config: t.overrides}
+		m[name] = t.meta()
 	}
-	return saveTopicStore(d.fsys, d.path, m)
+	return m
 }
 
 // Service is a broker-side service attached to a Dir (the group and
@@ -774,6 +795,7 @@ func (d *Dir) Close() error {
 	close(d.stop)
 	d.stopCleaner()
 	d.bg.Wait()
+	d.building.Wait()
 	if d.tier != nil {
 		d.tier.cache.close()
 	}

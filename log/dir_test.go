@@ -258,6 +258,60 @@ func TestStats(t *testing.T) {
 	require.Equal(t, int64(0), st.PartitionStats[0].RecoveryPoint)
 }
 
+// TestInternalTopicsRefuseUsers: the internal topics the coordinators keep
+// refuse every write and deletion of a caller outside the coordinators,
+// with ErrInternalTopic, and change nothing: appends, DeleteRecordsBefore
+// (which erased every group's commits, or an open transaction's state, at
+// the next restart), DeleteTopic, AddPartitions and AlterTopicConfig. A
+// CreateTopic of an internal topic that exists is ErrTopicExists, as Kafka
+// answers it; of one that does not, ErrInternalTopic. What the
+// coordinators wrote is all there after a restart.
+func TestInternalTopicsRefuseUsers(t *testing.T) {
+	for _, name := range []string{"__consumer_offsets", "__transaction_state"} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			d := e.open(t)
+			ctx := context.Background()
+			parts, err := d.InternalTopic(access.Internal{}, ctx, name, 2, nil)
+			require.NoError(t, err)
+			for _, l := range parts {
+				_, err := l.AppendInternal(access.Internal{}, producerBatch(t, 3, 10, e.clock.Now().UnixMilli(), record.None))
+				require.NoError(t, err)
+			}
+			before, err := d.DescribeTopic(name)
+			require.NoError(t, err)
+
+			_, err = parts[0].Append(producerBatch(t, 1, 10, e.clock.Now().UnixMilli(), record.None))
+			require.ErrorIs(t, err, ErrInternalTopic)
+			for _, off := range []int64{1, parts[1].HighWatermark()} {
+				start, err := parts[1].DeleteRecordsBefore(off)
+				require.ErrorIs(t, err, ErrInternalTopic, "DeleteRecordsBefore(%d)", off)
+				require.Zero(t, start)
+			}
+			require.ErrorIs(t, d.DeleteTopic(ctx, name), ErrInternalTopic)
+			require.ErrorIs(t, d.AddPartitions(ctx, name, 3), ErrInternalTopic)
+			_, err = d.AlterTopicConfig(ctx, name, map[string]string{"cleanup.policy": "delete", "retention.ms": "1"})
+			require.ErrorIs(t, err, ErrInternalTopic)
+			_, err = d.CreateTopic(ctx, name, 1, nil)
+			require.ErrorIs(t, err, ErrTopicExists)
+			_, err = d.CreateTopic(ctx, "__share_group_state", 1, nil)
+			require.ErrorIs(t, err, ErrInternalTopic)
+			after, err := d.DescribeTopic(name)
+			require.NoError(t, err)
+			require.Equal(t, before, after, "nothing changed")
+
+			require.NoError(t, d.Close())
+			d = e.open(t)
+			defer d.Close()
+			for p := range int32(2) {
+				l := partition(t, d, name, p)
+				require.Zero(t, l.LogStartOffset())
+				require.Len(t, records(t, l, 0), 3, "%s-%d keeps what the coordinator wrote", name, p)
+			}
+		})
+	}
+}
+
 func TestInternalTopicsAndChanged(t *testing.T) {
 	e := newEnv(t)
 	d := e.open(t)

@@ -35,8 +35,10 @@ var (
 	// ErrTopicExists: CreateTopic of a name in use (or colliding with one
 	// after '.' and '_' are made equal, as Kafka rules).
 	ErrTopicExists = errors.New("log: topic already exists")
-	// ErrInternalTopic: users may not create, delete or append to internal
-	// topics such as __consumer_offsets.
+	// ErrInternalTopic: a caller other than kafkalite's coordinators may
+	// not create, delete, append to, delete records of, add partitions to
+	// or reconfigure an internal topic such as __consumer_offsets (Kafka's
+	// INVALID_TOPIC_EXCEPTION on the wire).
 	ErrInternalTopic = errors.New("log: internal topic")
 	// ErrDirLocked: another Dir, in this process or another, has the
 	// directory open.

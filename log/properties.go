@@ -199,6 +199,7 @@ var brokerProps = func() map[string]brokerProp {
 				return err
 			},
 			func(c *Config) string { return strconv.FormatInt(int64(c.OffsetsRetention/time.Minute), 10) }),
+		"offsets.retention.check.interval.ms":                         configMillis(func(c *Config) *time.Duration { return &c.OffsetsRetentionCheckInterval }, false),
 		"group.initial.rebalance.delay.ms":                            configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
 		"transaction.state.log.num.partitions":                        props.IntProp(func(c *Config) *int { return &c.TransactionStateNumPartitions }),
 		"producer.id.expiration.ms":                                   configMillis(func(c *Config) *time.Duration { return &c.ProducerIDExpiration }, false),

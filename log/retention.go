@@ -341,8 +341,14 @@ func (l *Log) RemoveDeleted(force bool) error {
 // DeleteRecordsBefore moves the log start offset up to offset (Kafka's
 // DeleteRecords): records below it are no longer readable, and segments
 // entirely below it are deleted now. offset must not pass the high
-// watermark.
+// watermark. The partitions of internal topics refuse it with
+// [ErrInternalTopic], as Kafka's ReplicaManager refuses it: the
+// coordinators' state lives there, and deleting it erases every group's
+// commits or an open transaction's state at the next load.
 func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
+	if l.internal {
+		return l.LogStartOffset(), l.perr(fmt.Errorf("%w: records of %s cannot be deleted", ErrInternalTopic, l.topic))
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {

@@ -31,15 +31,26 @@ type TopicDescription struct {
 // (min.insync.replicas, say) are accepted and logged at Info, and
 // [ParseTopicConfig] lists them beforehand. The name follows Kafka's rules
 // ([ValidateTopicName]) and must not collide with an existing topic once
-// '.' and '_' are made equal; internal topics cannot be created. The
-// partition directories and the topic store are durable when CreateTopic
-// returns.
+// '.' and '_' are made equal. The partition directories and the topic
+// store are durable when CreateTopic returns. An internal topic is
+// created by its coordinator: CreateTopic of one is [ErrTopicExists] if it
+// exists (Kafka's answer), [ErrInternalTopic] otherwise.
+//
+// The Dir's lock is held only to take the name and to publish the topic:
+// appends, reads and other administration go on while the partitions are
+// built. Meanwhile the name is taken (another CreateTopic of it is
+// ErrTopicExists) and the topic is not listed; it appears once the topic
+// store lists it durably. A CreateTopic that fails (or whose ctx ends)
+// removes every partition directory it made.
 func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, props map[string]string) (TopicDescription, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return TopicDescription{}, err
 	}
 	if IsInternalTopic(name) {
-		return TopicDescription{}, fmt.Errorf("%w: %s cannot be created by users", ErrInternalTopic, name)
+		if _, err := d.DescribeTopic(name); err == nil {
+			return TopicDescription{}, fmt.Errorf("%w: %s", ErrTopicExists, name)
+		}
+		return TopicDescription{}, fmt.Errorf("%w: %s is created by its coordinator, not by users", ErrInternalTopic, name)
 	}
 	unused, err := d.createTopic(ctx, name, partitions, props)
 	if err != nil {
@@ -63,41 +74,136 @@ func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, pr
 	if err != nil {
 		return nil, err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, ErrClosed
+	if err := d.reserve(name); err != nil {
+		return nil, err
 	}
-	for existing := range d.topics {
-		if existing == name {
-			return nil, fmt.Errorf("%w: %s", ErrTopicExists, name)
-		}
-		if TopicNamesCollide(existing, name) {
-			return nil, fmt.Errorf("%w: %s collides with %s ('.' and '_' are the same in metric names)", ErrTopicExists, name, existing)
-		}
-	}
+	defer d.unreserve(name)
 	id, err := checkpoint.NewTopicID(rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	t := &topic{name: name, id: id, overrides: maps.Clone(props)}
-	for p := range partitions {
-		if err := ctx.Err(); err != nil {
-			return nil, errors.Join(err, closeLogs(t.partitions))
-		}
-		l, err := d.newPartition(t, p, cfg)
-		if err != nil {
-			return nil, errors.Join(err, closeLogs(t.partitions))
-		}
-		t.partitions = append(t.partitions, l)
+	// Built without the Dir's lock: appends, reads and other
+	// administration go on meanwhile.
+	if t.partitions, err = d.buildPartitions(ctx, t, 0, partitions, cfg); err != nil {
+		return nil, err
 	}
-	d.topics[name] = t
-	if err := d.saveTopicsLocked(); err != nil {
-		delete(d.topics, name)
-		return nil, errors.Join(err, closeLogs(t.partitions))
+	err = d.publish(func(m map[string]topicMeta) { m[name] = t.meta() }, func() { d.topics[name] = t })
+	if err != nil {
+		return nil, errors.Join(err, d.discardPartitions(t, t.partitions, 0, partitions))
 	}
 	d.logger.Info("created topic", "topic", name, "partitions", partitions, "id", id)
 	return ignored, nil
+}
+
+// reserve takes name for a creation: it fails with ErrTopicExists if a
+// topic, or a creation in progress, has it (or a name colliding with it
+// once '.' and '_' are made equal). Close waits for the creation until
+// unreserve.
+func (d *Dir) reserve(name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	taken := func(existing string) error {
+		if existing == name {
+			return fmt.Errorf("%w: %s", ErrTopicExists, name)
+		}
+		if TopicNamesCollide(existing, name) {
+			return fmt.Errorf("%w: %s collides with %s ('.' and '_' are the same in metric names)", ErrTopicExists, name, existing)
+		}
+		return nil
+	}
+	for existing := range d.topics {
+		if err := taken(existing); err != nil {
+			return err
+		}
+	}
+	for existing := range d.creating {
+		if err := taken(existing); err != nil {
+			return err
+		}
+	}
+	if d.creating == nil {
+		d.creating = map[string]bool{}
+	}
+	d.creating[name] = true
+	d.building.Add(1)
+	return nil
+}
+
+// unreserve ends a creation reserve began: published or failed.
+func (d *Dir) unreserve(name string) {
+	d.mu.Lock()
+	delete(d.creating, name)
+	d.mu.Unlock()
+	d.building.Done()
+}
+
+// buildPartitions makes partitions from to to-1 of t, durably, without
+// the Dir's lock. If one fails (or ctx ends), the logs made are closed
+// and the directories of from to the failed one removed: a failed
+// creation leaves no directory behind.
+func (d *Dir) buildPartitions(ctx context.Context, t *topic, from, to int32, cfg TopicConfig) ([]*Log, error) {
+	var logs []*Log
+	for p := from; p < to; p++ {
+		err := ctx.Err()
+		var l *Log
+		if err == nil {
+			l, err = d.newPartition(t, p, cfg)
+		}
+		if err != nil {
+			return nil, errors.Join(err, d.discardPartitions(t, logs, from, p+1))
+		}
+		logs = append(logs, l)
+	}
+	return logs, nil
+}
+
+// discardPartitions closes logs, partitions of t that were never
+// published, and removes the directories of partitions from to to-1 (a
+// partition whose making failed may have left its directory), durably.
+func (d *Dir) discardPartitions(t *topic, logs []*Log, from, to int32) error {
+	errs := []error{closeLogs(logs)}
+	for p := from; p < to; p++ {
+		errs = append(errs, d.fsys.RemoveAll(filepath.Join(d.path, PartitionDirName(t.name, p))))
+	}
+	errs = append(errs, d.fsys.SyncDir(d.path))
+	if err := errors.Join(errs...); err != nil {
+		d.logger.Warn("removing the partitions of a failed topic change failed; the next Open sets them aside as strays", "topic", t.name, "err", err)
+		return err
+	}
+	return nil
+}
+
+// publish makes a change of the topics durable, then visible: holding
+// storeMu, it writes the topic store with change applied to the current
+// entries, and then runs apply under mu. If the write fails, nothing is
+// applied and the store is written again as it was, since the failed
+// write may have left the new one in place (renamed, not yet synced).
+// REQUIRES d.storeMu not held.
+func (d *Dir) publish(change func(map[string]topicMeta), apply func()) error {
+	d.storeMu.Lock()
+	defer d.storeMu.Unlock()
+	d.mu.RLock()
+	before := d.topicMetasLocked()
+	d.mu.RUnlock()
+	after := maps.Clone(before)
+	change(after)
+	if err := saveTopicStore(d.fsys, d.path, after); err != nil {
+		return errors.Join(err, saveTopicStore(d.fsys, d.path, before))
+	}
+	d.mu.Lock()
+	apply()
+	d.mu.Unlock()
+	return nil
+}
+
+// meta is t's entry in the topic store. REQUIRES d.mu held, shared at
+// least, once t is published.
+func (t *topic) meta() topicMeta {
+	return topicMeta{ID: t.id.String(), Partitions: int32(len(t.partitions)), Config: t.overrides}
 }
 
 func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
@@ -168,9 +274,16 @@ func (d *Dir) Partition(topicName string, partition int32) (*Log, error) {
 // applies the new configuration to its partitions at once, and returns
 // the topic's new description. Names Kafka defines that kafkalite does not
 // use are accepted and logged at Info, as CreateTopic does. A done ctx
-// returns its error at once, changing nothing.
+// returns its error at once, changing nothing. Internal topics keep the
+// configuration their coordinators gave them: altering one is
+// [ErrInternalTopic] (a cleanup.policy of delete would let retention erase
+// the coordinators' state; Kafka, which allows it to an authorized client,
+// differs here).
 func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[string]string) (TopicDescription, error) {
 	if err := ctx.Err(); err != nil {
+		return TopicDescription{}, err
+	}
+	if err := refuseInternal(name, "its configuration cannot be altered"); err != nil {
 		return TopicDescription{}, err
 	}
 	_, unused, err := ParseTopicConfig(props)
@@ -191,12 +304,15 @@ func (d *Dir) AlterTopicConfig(ctx context.Context, name string, props map[strin
 }
 
 func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicConfig) error {
+	t, err := d.lockTopic(name)
+	if err != nil {
+		return err
+	}
+	defer t.changeMu.Unlock()
+	d.storeMu.Lock()
+	defer d.storeMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	t, ok := d.topics[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
-	}
 	old := t.overrides
 	t.overrides = maps.Clone(props)
 	if err := d.saveTopicsLocked(); err != nil {
@@ -212,56 +328,102 @@ func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicCo
 
 // AddPartitions grows a topic to total partitions (Kafka never removes
 // partitions). Keyed records map to partitions by the partition count, so
-// adding partitions moves keys, as in Kafka.
+// adding partitions moves keys, as in Kafka. An internal topic keeps its
+// count ([ErrInternalTopic]): its coordinator maps its keys to partitions
+// by it. The new partitions are built without the Dir's lock (appends,
+// reads and the administration of other topics go on; other changes of
+// this topic wait) and published once the topic store lists them
+// durably; if it fails, every directory it made is removed.
 func (d *Dir) AddPartitions(ctx context.Context, name string, total int32) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	t, ok := d.topics[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+	if err := refuseInternal(name, "its partition count is fixed"); err != nil {
+		return err
 	}
-	if total <= int32(len(t.partitions)) {
-		return fmt.Errorf("%w: %s has %d partitions, cannot shrink or keep at %d", ErrInvalidConfig, name, len(t.partitions), total)
-	}
-	cfg, err := d.topicConfig(t.overrides)
+	t, err := d.lockTopic(name)
 	if err != nil {
 		return err
 	}
-	n := len(t.partitions)
-	for p := int32(n); p < total; p++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		l, err := d.newPartition(t, p, cfg)
-		if err != nil {
-			return err
-		}
-		t.partitions = append(t.partitions, l)
+	defer t.changeMu.Unlock()
+	d.mu.RLock()
+	closed := d.closed
+	n, overrides := int32(len(t.partitions)), t.overrides
+	if !closed {
+		d.building.Add(1)
 	}
-	return d.saveTopicsLocked()
+	d.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	defer d.building.Done()
+	if total <= n {
+		return fmt.Errorf("%w: %s has %d partitions, cannot shrink or keep at %d", ErrInvalidConfig, name, n, total)
+	}
+	cfg, err := d.topicConfig(overrides)
+	if err != nil {
+		return err
+	}
+	logs, err := d.buildPartitions(ctx, t, n, total, cfg)
+	if err != nil {
+		return err
+	}
+	err = d.publish(func(m map[string]topicMeta) {
+		e := m[name]
+		e.Partitions = total
+		m[name] = e
+	}, func() { t.partitions = append(t.partitions, logs...) })
+	if err != nil {
+		return errors.Join(err, d.discardPartitions(t, logs, n, total))
+	}
+	return nil
+}
+
+// lockTopic returns the topic called name with its changeMu held.
+func (d *Dir) lockTopic(name string) (*topic, error) {
+	for {
+		d.mu.RLock()
+		closed, t := d.closed, d.topics[name]
+		d.mu.RUnlock()
+		switch {
+		case closed:
+			return nil, ErrClosed
+		case t == nil:
+			return nil, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
+		}
+		t.changeMu.Lock()
+		d.mu.RLock()
+		same := d.topics[name] == t
+		d.mu.RUnlock()
+		if same {
+			return t, nil
+		}
+		t.changeMu.Unlock() // deleted meanwhile, maybe created again: look again
+	}
 }
 
 // DeleteTopic deletes a topic as Kafka does: its partition directories are
 // renamed to <topic>-<partition>.<id>-delete at once (so the topic is gone
 // if the process crashes now) and removed in the background. Readers and
 // writers still holding its logs get [ErrTopicDeleted]. Internal topics
-// cannot be deleted. A done ctx returns its error at once, deleting
-// nothing.
+// cannot be deleted ([ErrInternalTopic]; an unknown name is
+// [ErrUnknownTopicOrPartition] first). A done ctx returns its error at
+// once, deleting nothing.
 func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if IsInternalTopic(name) {
-		return fmt.Errorf("%w: %s cannot be deleted", ErrInternalTopic, name)
+	t, err := d.lockTopic(name)
+	if err != nil {
+		return err
 	}
+	defer t.changeMu.Unlock()
+	if err := refuseInternal(name, "it cannot be deleted"); err != nil {
+		return err
+	}
+	d.storeMu.Lock()
+	defer d.storeMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return ErrClosed
-	}
-	t, ok := d.topics[name]
-	if !ok {
-		return fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)
 	}
 	delete(d.topics, name)
 	if err := d.saveTopicsLocked(); err != nil {
@@ -293,6 +455,14 @@ func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	}()
 	d.logger.Info("deleted topic", "topic", name)
 	return errors.Join(errs...)
+}
+
+// refuseInternal is ErrInternalTopic, saying why, for an internal topic.
+func refuseInternal(name, why string) error {
+	if IsInternalTopic(name) {
+		return fmt.Errorf("%w: %s is internal: %s", ErrInternalTopic, name, why)
+	}
+	return nil
 }
 
 // deletedDirName is Kafka's name for a partition directory awaiting

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/log/vfs"
+	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
@@ -175,3 +177,243 @@ func TestTopicAdministrationFaults(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestTopicCreationBlocksNoOne: while a CreateTopic or an AddPartitions
+// builds its partitions (held here inside a filesystem operation on its
+// directories), the Dir's lock is free: an append and a read of another
+// topic, DescribeTopic and Topics go through, and so does the creation of
+// another topic. The topic being created is invisible until its store
+// entry is durable, and its name is taken: a second creation is
+// ErrTopicExists. Before, the creation held the lock for its whole work.
+func TestTopicCreationBlocksNoOne(t *testing.T) {
+	for _, grow := range []bool{false, true} {
+		name := map[bool]string{false: "CreateTopic", true: "AddPartitions"}[grow]
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ffs, cfg, d := openFaulty(t, e)
+			defer d.Close()
+			ctx := context.Background()
+			createTopic(t, d, "busy", 1, nil)
+			if grow {
+				createTopic(t, d, "big", 1, nil)
+			}
+			blocked, release := make(chan struct{}), make(chan struct{})
+			var once, released sync.Once
+			unblock := func() { released.Do(func() { close(release) }) }
+			defer unblock() // before d.Close, should a check fail
+			ffs.OnOp(func(op vfs.Op, path string) {
+				if op == vfs.OpMkdir && strings.Contains(path, "/data/big-3") {
+					once.Do(func() { close(blocked); <-release })
+				}
+			})
+			done := make(chan error, 1)
+			go func() {
+				if grow {
+					done <- d.AddPartitions(ctx, "big", 8)
+				} else {
+					_, err := d.CreateTopic(ctx, "big", 8, nil)
+					done <- err
+				}
+			}()
+			<-blocked
+			require.True(t, d.mu.TryRLock(), "the Dir's lock is free while %s builds partitions", name)
+			d.mu.RUnlock()
+			l := partition(t, d, "busy", 0)
+			res, err := l.Append(producerBatch(t, 2, 10, e.clock.Now().UnixMilli(), record.None))
+			require.NoError(t, err)
+			require.Len(t, records(t, l, res.BaseOffset), 2)
+			_, err = d.DescribeTopic("busy")
+			require.NoError(t, err)
+			createTopic(t, d, "other", 2, nil)
+			if grow {
+				desc, err := d.DescribeTopic("big")
+				require.NoError(t, err)
+				require.Equal(t, int32(1), desc.Partitions, "the new partitions are not there yet")
+			} else {
+				require.NotContains(t, d.Topics(), "big")
+				_, err = d.Partition("big", 0)
+				require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
+				_, err = d.CreateTopic(ctx, "big", 1, nil)
+				require.ErrorIs(t, err, ErrTopicExists, "the name is taken")
+			}
+			unblock()
+			require.NoError(t, <-done)
+			desc, err := d.DescribeTopic("big")
+			require.NoError(t, err)
+			require.Equal(t, int32(8), desc.Partitions)
+			ffs.OnOp(nil)
+
+			require.NoError(t, d.Close())
+			cfg.FS = e.mem
+			d, err = Open(ctx, "/data", cfg)
+			require.NoError(t, err)
+			require.Equal(t, []string{"big", "busy", "other"}, d.Topics())
+			desc, err = d.DescribeTopic("big")
+			require.NoError(t, err)
+			require.Equal(t, int32(8), desc.Partitions)
+		})
+	}
+}
+
+// TestFailedTopicCreationLeavesNoDirectory fails each filesystem operation
+// of a CreateTopic of 4 partitions (and of an AddPartitions from 1 to 4)
+// once, with ENOSPC and with EIO: a call that fails leaves no directory of
+// the partitions it was making (before, a failed creation left them
+// behind) and the topic as it was; the
+// same call then succeeds; and the directory reopens, after a crash too,
+// with no partition directory without its topic and no stray.
+func TestFailedTopicCreationLeavesNoDirectory(t *testing.T) {
+	ops := []vfs.Op{vfs.OpCreate, vfs.OpOpen, vfs.OpWrite, vfs.OpSync, vfs.OpTruncate, vfs.OpStat, vfs.OpList,
+		vfs.OpRemove, vfs.OpRename, vfs.OpMkdir, vfs.OpSyncDir}
+	for _, grow := range []bool{false, true} {
+		call := map[bool]string{false: "CreateTopic", true: "AddPartitions"}[grow]
+		failures := 0
+		for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EIO} {
+			for _, op := range ops {
+				for nth := 1; ; nth++ {
+					what := call + " " + op.String() + " #" + itoa(nth) + " " + errno.Error()
+					e := newEnv(t)
+					ffs, cfg, d := openFaulty(t, e)
+					ctx := context.Background()
+					var err error
+					if grow {
+						createTopic(t, d, "t", 1, topicBProps)
+					}
+					ffs.Inject(vfs.Rule{Op: op, Nth: nth, Err: errno})
+					if grow {
+						err = d.AddPartitions(ctx, "t", 4)
+					} else {
+						_, err = d.CreateTopic(ctx, "t", 4, topicAProps)
+					}
+					injected := ffs.Injected()
+					ffs.Clear()
+					if injected == 0 {
+						require.NoError(t, err, what)
+						require.NoError(t, d.Close())
+						break
+					}
+					want := 4
+					if err != nil {
+						failures++
+						want = map[bool]int{false: 0, true: 1}[grow]
+						require.Equal(t, want, len(partitionDirs(t, e.mem, "t")), "%s: %v", what, err)
+						if grow {
+							desc, derr := d.DescribeTopic("t")
+							require.NoError(t, derr, what)
+							require.Equal(t, int32(1), desc.Partitions, what)
+						} else {
+							require.NotContains(t, d.Topics(), "t", what)
+						}
+					}
+					survivor := e.mem.CrashClone()
+					if err != nil { // the same call, without the fault
+						if grow {
+							require.NoError(t, d.AddPartitions(ctx, "t", 4), what)
+						} else {
+							_, cerr := d.CreateTopic(ctx, "t", 4, topicAProps)
+							require.NoError(t, cerr, what)
+						}
+						require.Len(t, partitionDirs(t, e.mem, "t"), 4, what)
+					}
+					require.NoError(t, d.Close(), what)
+					for _, fsys := range []*vfs.MemFS{e.mem, survivor} {
+						cfg.FS = fsys
+						d, err := Open(ctx, "/data", cfg)
+						require.NoError(t, err, what)
+						n := 0
+						if desc, err := d.DescribeTopic("t"); err == nil {
+							n = int(desc.Partitions)
+						}
+						require.Len(t, partitionDirs(t, fsys, "t"), n, "%s: every partition directory has its topic, none is a stray", what)
+						require.NoError(t, d.Close())
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d failures", call, failures)
+	}
+}
+
+// openFaulty opens a Dir on a FaultFS over e's memory filesystem.
+func openFaulty(t *testing.T, e *env) (*vfs.FaultFS, Config, *Dir) {
+	t.Helper()
+	ffs := vfs.NewFaultFS(e.mem)
+	cfg := e.cfg
+	cfg.FS = ffs
+	d, err := Open(context.Background(), "/data", cfg)
+	require.NoError(t, err)
+	return ffs, cfg, d
+}
+
+// partitionDirs lists the directories of topic's partitions in /data,
+// strays and those marked for deletion included.
+func partitionDirs(t *testing.T, fsys vfs.FS, topic string) []string {
+	t.Helper()
+	entries, err := fsys.List("/data")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if e.IsDir && strings.HasPrefix(e.Name, topic+"-") {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}
+
+// TestConcurrentTopicAdministration runs creations, partition additions,
+// configuration changes and deletions of several topics at once, some on
+// the same names, beside an appender, then closes: each call succeeds or
+// fails with ErrTopicExists or ErrUnknownTopicOrPartition, and the
+// directory reopens with every partition directory belonging to a topic
+// of the store, at its partition count.
+func TestConcurrentTopicAdministration(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	ctx := context.Background()
+	createTopic(t, d, "busy", 1, nil)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 10 {
+				name := "t" + itoa((w+i)%3)
+				if _, err := d.CreateTopic(ctx, name, 2, nil); err != nil && !errors.Is(err, ErrTopicExists) {
+					t.Errorf("CreateTopic %s: %v", name, err)
+				}
+				if err := d.AddPartitions(ctx, name, int32(3+i)); err != nil && !errors.Is(err, ErrUnknownTopicOrPartition) && !errors.Is(err, ErrInvalidConfig) {
+					t.Errorf("AddPartitions %s: %v", name, err)
+				}
+				if _, err := d.AlterTopicConfig(ctx, name, map[string]string{"retention.ms": itoa(1000 + i)}); err != nil && !errors.Is(err, ErrUnknownTopicOrPartition) {
+					t.Errorf("AlterTopicConfig %s: %v", name, err)
+				}
+				if i%3 == w%3 {
+					if err := d.DeleteTopic(ctx, name); err != nil && !errors.Is(err, ErrUnknownTopicOrPartition) {
+						t.Errorf("DeleteTopic %s: %v", name, err)
+					}
+				}
+			}
+		})
+	}
+	l := partition(t, d, "busy", 0)
+	for range 50 {
+		_, err := l.Append(producerBatch(t, 1, 10, e.clock.Now().UnixMilli(), record.None))
+		require.NoError(t, err)
+	}
+	wg.Wait()
+	require.NoError(t, d.Close())
+	d = e.open(t)
+	defer d.Close()
+	for _, name := range []string{"t0", "t1", "t2"} {
+		n := 0
+		if desc, err := d.DescribeTopic(name); err == nil {
+			n = int(desc.Partitions)
+		}
+		var live []string
+		for _, dir := range partitionDirs(t, e.mem, name) {
+			if _, _, err := ParsePartitionDirName(dir); err == nil {
+				live = append(live, dir)
+			}
+		}
+		require.Len(t, live, n, "%s: %v", name, live)
+	}
+	require.Equal(t, int64(50), partition(t, d, "busy", 0).LogEndOffset())
+}

@@ -23,23 +23,31 @@ const OffsetsTopic = "__consumer_offsets"
 // serviceName is the coordinator's name among the Dir's services.
 const serviceName = "group-coordinator"
 
-// tick is how often the coordinator's goroutine checks sessions and
-// rebalance deadlines.
+// tick is how often the coordinator's goroutine looks for due deadlines
+// (sessions, rebalances, member ids handed out); a tick with nothing due
+// visits no group.
 const tick = 20 * time.Millisecond
 
 // Coordinator is the group coordinator of one log.Dir. It is safe for
 // concurrent use. It owns one goroutine (session expiry, rebalance
-// deadlines, offset expiry), which the Dir's Close stops.
+// deadlines, offset and group expiry), which the Dir's Close stops.
 type Coordinator struct {
-	dir          *log.Dir
-	logger       *slog.Logger
-	now          func() time.Time
-	initialDelay time.Duration
-	retention    time.Duration
-	partitions   []*log.Log // of __consumer_offsets
+	dir           *log.Dir
+	logger        *slog.Logger
+	now           func() time.Time
+	initialDelay  time.Duration
+	retention     time.Duration // offsets.retention.minutes
+	checkInterval time.Duration // offsets.retention.check.interval.ms
+	maxGroups     int           // log.Config.GroupMaxCount
+	partitions    []*log.Log    // of __consumer_offsets
 
 	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
+	// due holds the groups with a deadline, earliest first (see
+	// expiry.go); visited counts the groups the goroutine's ticks
+	// looked at, for tests.
+	due     dueHeap
+	visited int
 	// pendingTxn holds the offsets committed inside transactions whose
 	// marker has not been written yet, by __consumer_offsets partition and
 	// producer id (Kafka's pendingTransactionalOffsetCommits).
@@ -69,8 +77,15 @@ func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 		return nil, err
 	}
 	c := &Coordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
-		retention: cfg.OffsetsRetention, partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
+		retention: cfg.OffsetsRetention, checkInterval: cfg.OffsetsRetentionCheckInterval, maxGroups: cfg.GroupMaxCount,
+		partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if c.checkInterval <= 0 {
+		c.checkInterval = 10 * time.Minute
+	}
+	if c.maxGroups <= 0 {
+		c.maxGroups = log.DefaultConfig().GroupMaxCount
+	}
 	c.logger = logging.OrDefault(c.logger)
 	if c.now == nil {
 		c.now = time.Now
@@ -110,8 +125,10 @@ func (c *Coordinator) wake() {
 	}
 }
 
-// run expires sessions, completes rebalances past their deadline and
-// expires old offsets of empty groups.
+// run expires sessions, completes rebalances past their deadline (only
+// the groups with a deadline due are looked at), and every
+// offsets.retention.check.interval.ms expires offsets and deletes empty
+// groups (expireGroups).
 func (c *Coordinator) run(lastExpiry time.Time) {
 	defer close(c.done)
 	t := time.NewTicker(tick)
@@ -125,22 +142,42 @@ func (c *Coordinator) run(lastExpiry time.Time) {
 		}
 		now := c.now()
 		c.mu.Lock()
-		c.expireLocked(now)
+		c.tickLocked(now)
 		c.mu.Unlock()
-		if now.Sub(lastExpiry) >= min(c.retention/10, 10*time.Minute) {
+		if now.Sub(lastExpiry) >= c.checkInterval {
 			lastExpiry = now
-			c.expireOffsets(now)
+			c.expireGroups(now)
 		}
 	}
 }
 
+// groupLocked returns the group, creating it if it does not exist,
+// whatever the count of groups: for what the coordinator loads or a
+// marker completes. A client's request creates groups with newGroupLocked.
 func (c *Coordinator) groupLocked(id string) *group {
 	g, ok := c.groups[id]
 	if !ok {
-		g = newGroup(id)
+		g = newGroup(id, c.now())
 		c.groups[id] = g
 	}
 	return g
+}
+
+// ErrGroupMaxCount: a request would create a group while the coordinator
+// holds log.Config.GroupMaxCount groups (GROUP_MAX_SIZE_REACHED on the
+// wire). Expiry and DeleteGroup make room.
+var ErrGroupMaxCount = errors.New("coordinator: too many groups")
+
+// newGroupLocked is groupLocked for a client's request: a new group is
+// refused with ErrGroupMaxCount once there are GroupMaxCount groups.
+func (c *Coordinator) newGroupLocked(id string) (*group, error) {
+	if g, ok := c.groups[id]; ok {
+		return g, nil
+	}
+	if len(c.groups) >= c.maxGroups {
+		return nil, fmt.Errorf("%w: %d groups (GroupMaxCount); %s is not created", ErrGroupMaxCount, len(c.groups), id)
+	}
+	return c.groupLocked(id), nil
 }
 
 // partitionCount returns a topic's partition count, or false if it does not
@@ -159,25 +196,11 @@ func (c *Coordinator) partitionCount(topic string) (int32, bool) {
 // by hand) commits with an empty member id and generation -1, which Kafka
 // accepts only while the group has no members.
 func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, generation int32, offsets map[TopicPartition]OffsetAndMetadata) error {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return ErrClosed
-	}
-	g := c.groupLocked(groupID)
-	if err := g.checkCommitter(memberID, generation); err != nil {
-		c.mu.Unlock()
+	g, err := c.lockCommits(ctx, groupID, func(g *group) error { return g.checkCommitter(memberID, generation) })
+	if err != nil {
 		return err
 	}
-	sem := g.commitMu
-	c.mu.Unlock()
-
-	select {
-	case sem <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-sem }()
+	defer func() { <-g.commitMu }()
 	now := c.now().UnixMilli()
 	stamped := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
 	for tp, om := range offsets {
@@ -194,6 +217,57 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 		g.setOffset(tp, om, pos)
 	}
 	return nil
+}
+
+// lockCommits returns groupID's group (created if need be) with its
+// commit lock held, once check passes. A group expired or deleted while
+// the caller waited for its lock is looked up (or created) again, so that
+// a commit is never appended before the tombstones of the group it was
+// meant for, nor applied to a group that is gone.
+func (c *Coordinator) lockCommits(ctx context.Context, groupID string, check func(*group) error) (*group, error) {
+	for {
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, ErrClosed
+		}
+		// A new group is made only for a commit the check lets through
+		// (one without membership): a refused commit leaves nothing.
+		g, ok := c.groups[groupID]
+		if !ok {
+			g = newGroup(groupID, c.now())
+		}
+		err := check(g)
+		if err == nil && !ok {
+			if len(c.groups) >= c.maxGroups {
+				err = fmt.Errorf("%w: %d groups (GroupMaxCount); %s is not created", ErrGroupMaxCount, len(c.groups), groupID)
+			} else {
+				c.groups[groupID] = g
+			}
+		}
+		c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case g.commitMu <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
+		same := c.groups[groupID] == g
+		if same {
+			err = check(g) // the membership may have changed meanwhile
+		}
+		c.mu.Unlock()
+		if same && err == nil {
+			return g, nil
+		}
+		<-g.commitMu
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // checkCommitter fences commits from stale or unknown members.
@@ -270,22 +344,43 @@ func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
 }
 
 // DeleteGroup deletes an empty group: its offsets and metadata get
-// tombstones in __consumer_offsets.
+// tombstones in __consumer_offsets, durably when it returns.
 func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
-	c.mu.Lock()
-	g, ok := c.groups[groupID]
-	if !ok {
+	for {
+		c.mu.Lock()
+		g, ok := c.groups[groupID]
 		c.mu.Unlock()
-		return fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
-	}
-	if len(g.members) > 0 {
+		if !ok {
+			return fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+		}
+		// The commit lock first: no commit of the group is between its
+		// append and its effect while the tombstones are appended.
+		select {
+		case g.commitMu <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		c.mu.Lock()
+		if c.groups[groupID] != g {
+			c.mu.Unlock()
+			<-g.commitMu
+			continue // expired meanwhile, maybe created again
+		}
+		if len(g.members) > 0 {
+			c.mu.Unlock()
+			<-g.commitMu
+			return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
+		}
+		tps := slices.Collect(maps.Keys(g.offsets))
+		delete(c.groups, groupID)
+		l, end, err := c.appendTombstonesLocked(groupID, tps, true)
 		c.mu.Unlock()
-		return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
+		<-g.commitMu
+		if err != nil {
+			return err
+		}
+		return l.Sync(ctx, end)
 	}
-	tps := slices.Collect(maps.Keys(g.offsets))
-	delete(c.groups, groupID)
-	c.mu.Unlock()
-	return c.appendTombstones(ctx, groupID, tps, true)
 }
 
 // ErrGroupSubscribedToTopic: deleting the offsets of a partition whose
@@ -298,82 +393,68 @@ var ErrGroupSubscribedToTopic = errors.New("coordinator: group subscribed to top
 // a topic a member is subscribed to, with [ErrGroupSubscribedToTopic]; it
 // returns the refused partitions and deletes the others.
 func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []TopicPartition) (map[TopicPartition]error, error) {
-	c.mu.Lock()
-	g, ok := c.groups[groupID]
-	if !ok {
+	for {
+		c.mu.Lock()
+		g, ok := c.groups[groupID]
 		c.mu.Unlock()
-		return nil, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
-	}
-	refused := map[TopicPartition]error{}
-	var del []TopicPartition
-	for _, tp := range tps {
-		subscribed := false
-		for _, m := range g.members {
-			if slices.Contains(m.topics, tp.Topic) {
-				subscribed = true
-				break
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+		}
+		select {
+		case g.commitMu <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
+		if c.groups[groupID] != g {
+			c.mu.Unlock()
+			<-g.commitMu
+			continue // expired meanwhile, maybe created again
+		}
+		refused := map[TopicPartition]error{}
+		var del []TopicPartition
+		for _, tp := range tps {
+			subscribed := false
+			for _, m := range g.members {
+				if slices.Contains(m.topics, tp.Topic) {
+					subscribed = true
+					break
+				}
+			}
+			if subscribed {
+				refused[tp] = fmt.Errorf("%w: %s has a member subscribed to %s", ErrGroupSubscribedToTopic, groupID, tp.Topic)
+				continue
+			}
+			del = append(del, tp)
+		}
+		l, end, err := c.appendTombstonesLocked(groupID, del, false)
+		if err == nil {
+			for _, tp := range del {
+				delete(g.offsets, tp)
+				delete(g.offsetPos, tp)
 			}
 		}
-		if subscribed {
-			refused[tp] = fmt.Errorf("%w: %s has a member subscribed to %s", ErrGroupSubscribedToTopic, groupID, tp.Topic)
-			continue
+		c.mu.Unlock()
+		<-g.commitMu
+		if err == nil && end > 0 {
+			err = l.Sync(ctx, end)
 		}
-		del = append(del, tp)
+		if err != nil {
+			return nil, err
+		}
+		return refused, nil
 	}
-	c.mu.Unlock()
-	if err := c.appendTombstones(ctx, groupID, del, false); err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	for _, tp := range del {
-		delete(g.offsets, tp)
-		delete(g.offsetPos, tp)
-	}
-	c.mu.Unlock()
-	return refused, nil
 }
 
 // ResetOffsets replaces an empty group's committed offsets for the given
 // partitions (Kafka's kafka-consumer-groups --reset-offsets).
 func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {
 	c.mu.Lock()
-	g := c.groupLocked(groupID)
-	if len(g.members) > 0 {
+	g, ok := c.groups[groupID]
+	if ok && len(g.members) > 0 {
 		c.mu.Unlock()
 		return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
 	}
 	c.mu.Unlock()
 	return c.Commit(ctx, groupID, "", -1, offsets)
-}
-
-// expireOffsets removes the offsets of empty groups committed longer than
-// offsets.retention.minutes ago, as Kafka does.
-func (c *Coordinator) expireOffsets(now time.Time) {
-	type expired struct {
-		group string
-		tps   []TopicPartition
-	}
-	var todo []expired
-	c.mu.Lock()
-	for _, g := range c.groups {
-		if len(g.members) > 0 {
-			continue
-		}
-		var tps []TopicPartition
-		for tp, om := range g.offsets {
-			if now.Sub(time.UnixMilli(om.CommitTimestamp)) > c.retention {
-				tps = append(tps, tp)
-				delete(g.offsets, tp)
-			}
-		}
-		if len(tps) > 0 {
-			todo = append(todo, expired{g.id, tps})
-		}
-	}
-	c.mu.Unlock()
-	for _, e := range todo {
-		if err := c.appendTombstones(context.Background(), e.group, e.tps, false); err != nil && !errors.Is(err, log.ErrClosed) {
-			c.logger.Warn("writing expired offsets' tombstones failed", "group", e.group, "err", err)
-		}
-	}
 }

@@ -55,6 +55,13 @@ type group struct {
 	// stored is the group's last metadata read from __consumer_offsets
 	// while the coordinator loads; nil after.
 	stored *groupcodec.GroupMetadataValue
+	// emptySince is when the group was created or last became Empty
+	// (Kafka's currentStateTimestamp, which only an Empty group's expiry
+	// reads); zero for a group loaded from metadata that did not say.
+	emptySince time.Time
+	// dueAt is the time of the group's entry in the coordinator's heap of
+	// deadlines (expiry.go); zero when it has none.
+	dueAt time.Time
 }
 
 // member is a group member: an in-process consumer (assignors set) or a
@@ -92,9 +99,9 @@ type member struct {
 	assignmentBytes []byte
 }
 
-func newGroup(id string) *group {
+func newGroup(id string, now time.Time) *group {
 	return &group{id: id, state: StateEmpty, members: map[string]*member{}, offsets: map[TopicPartition]OffsetAndMetadata{},
-		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1), nextRebalance: make(chan struct{})}
+		offsetPos: map[TopicPartition]int64{}, commitMu: make(chan struct{}, 1), nextRebalance: make(chan struct{}), emptySince: now}
 }
 
 // Protocol is one protocol a network member offers in JoinGroup: an
@@ -207,7 +214,12 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		c.mu.Unlock()
 		return JoinResult{}, ErrClosed
 	}
-	g := c.groupLocked(req.GroupID)
+	_, existed := c.groups[req.GroupID]
+	g, err := c.newGroupLocked(req.GroupID)
+	if err != nil {
+		c.mu.Unlock()
+		return JoinResult{}, err
+	}
 	m := g.members[req.MemberID]
 	if len(g.members) > 0 && (protocolType != g.protocolType || len(g.commonProtocols(protocols, m)) == 0) {
 		c.mu.Unlock()
@@ -260,6 +272,9 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 		id := req.MemberID
 		if network && id != "" {
 			if _, ok := g.pending[id]; !ok {
+				if !existed {
+					delete(c.groups, g.id) // a refused join leaves nothing
+				}
 				c.mu.Unlock()
 				return JoinResult{}, fmt.Errorf("%w: %s is not a member of group %s", ErrUnknownMember, id, g.id)
 			}
@@ -300,6 +315,7 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 	m.joined = true
 	done := g.rebalanceDone
 	c.maybeCompleteLocked(g)
+	c.scheduleLocked(g)
 	c.mu.Unlock()
 	c.wake()
 
@@ -401,6 +417,7 @@ func (c *Coordinator) prepareRebalanceLocked(g *group) {
 	for _, m := range g.members {
 		m.joined = false
 	}
+	c.scheduleLocked(g)
 }
 
 func (g *group) longestRebalanceTimeout() time.Duration {
@@ -439,8 +456,9 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 	done := g.rebalanceDone
 	g.rebalanceDone = nil
 	defer close(done)
+	defer c.scheduleLocked(g) // members' sessions start again, or the sync's deadline
 	if len(g.members) == 0 {
-		g.state = StateEmpty
+		g.state, g.emptySince = StateEmpty, c.now()
 		g.generation++
 		g.protocol, g.leader = "", ""
 		c.persistGroupLocked(g)
@@ -589,12 +607,16 @@ func (g *group) assignorLocked() assignor.Assignor {
 
 // PendingMember makes a member id for a network client's first JoinGroup
 // (KIP-394's MEMBER_ID_REQUIRED answer), which its next JoinGroup may use
-// within the session timeout.
-func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout time.Duration) string {
+// within the session timeout. A new group beyond GroupMaxCount is
+// refused with ErrGroupMaxCount, as Join refuses it.
+func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout time.Duration) (string, error) {
 	id := NewMemberID(clientID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.groupLocked(groupID)
+	g, err := c.newGroupLocked(groupID)
+	if err != nil {
+		return "", err
+	}
 	if g.pending == nil {
 		g.pending = map[string]time.Time{}
 	}
@@ -611,7 +633,8 @@ func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout tim
 		delete(g.pending, oldest)
 	}
 	g.pending[id] = c.now().Add(sessionTimeout)
-	return id
+	c.scheduleLocked(g)
+	return id, nil
 }
 
 // maxPendingMembers bounds the member ids PendingMember keeps per group.
@@ -747,7 +770,7 @@ func (c *Coordinator) triggerRebalanceLocked(g *group) {
 		if g.rebalanceDone != nil {
 			c.completeRebalanceLocked(g)
 		} else if g.state != StateEmpty {
-			g.state = StateEmpty
+			g.state, g.emptySince = StateEmpty, c.now()
 			g.generation++
 			g.protocol, g.leader = "", ""
 			c.persistGroupLocked(g)
@@ -758,43 +781,4 @@ func (c *Coordinator) triggerRebalanceLocked(g *group) {
 		c.prepareRebalanceLocked(g)
 	}
 	c.maybeCompleteLocked(g)
-}
-
-// expireLocked drops members whose session timed out, completes
-// rebalances whose deadline passed, and drops the members that did not
-// ask for their assignment in time (the leader among them, the whole
-// group rejoins). The coordinator's goroutine calls it.
-func (c *Coordinator) expireLocked(now time.Time) {
-	for _, g := range c.groups {
-		for id, deadline := range g.pending {
-			if now.After(deadline) {
-				delete(g.pending, id)
-			}
-		}
-		for id, m := range g.members {
-			// A member waiting for the join phase or for the leader's
-			// assignment is kept alive, as Kafka keeps it
-			// (shouldKeepAlive): the rebalance's deadline bounds the wait.
-			waiting := (g.rebalanceDone != nil && m.joined) || (g.state == StateCompletingRebalance && m.synced)
-			if !waiting && m.sessionTimeout > 0 && now.Sub(m.lastHeartbeat) > m.sessionTimeout {
-				c.logger.Info("member session expired", "group", g.id, "member", id, "sessionTimeout", m.sessionTimeout)
-				c.removeMemberLocked(g, id)
-				c.triggerRebalanceLocked(g)
-			}
-		}
-		switch {
-		case g.rebalanceDone != nil && !now.Before(g.deadline):
-			c.completeRebalanceLocked(g)
-		case g.state == StateCompletingRebalance && !now.Before(g.deadline):
-			for id, m := range g.members {
-				if !m.synced { // the leader among them: it has not assigned
-					c.logger.Info("dropping a member that did not sync in time", "group", g.id, "member", id)
-					c.removeMemberLocked(g, id)
-				}
-			}
-			c.triggerRebalanceLocked(g)
-		default:
-			c.maybeCompleteLocked(g)
-		}
-	}
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
 	"github.com/kafkalite/kafkalite/record"
@@ -53,7 +54,13 @@ func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe 
 			return ErrClosed
 		}
 		if generation >= 0 {
-			if err := c.groupLocked(groupID).checkCommitter(memberID, generation); err != nil {
+			// A member's commit: its group exists (a lookup creates none).
+			g, ok := c.groups[groupID]
+			err := fmt.Errorf("%w: %s in group %s", ErrUnknownMember, memberID, groupID)
+			if ok {
+				err = g.checkCommitter(memberID, generation)
+			}
+			if err != nil {
 				c.mu.Unlock()
 				return err
 			}

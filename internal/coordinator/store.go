@@ -26,6 +26,19 @@ func (c *Coordinator) partitionOf(groupID string) *log.Log {
 // Every batch has base sequence 0, plain ones too, as Kafka's
 // CoordinatorRuntime builds them (Log.AppendInternal checks no sequence).
 func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *record.BatchHeader, keys, values [][]byte, durable bool) (int64, error) {
+	l, res, err := c.appendBatch(groupID, h, keys, values)
+	if err != nil {
+		return 0, err
+	}
+	if durable {
+		return res.BaseOffset, l.Sync(ctx, res.LastOffset+1)
+	}
+	return res.BaseOffset, nil
+}
+
+// appendBatch is appendRecords without the wait for the fsync: it returns
+// the partition and where the batch went.
+func (c *Coordinator) appendBatch(groupID string, h *record.BatchHeader, keys, values [][]byte) (*log.Log, log.AppendResult, error) {
 	var b record.Builder
 	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: 0}
 	if h != nil {
@@ -35,22 +48,16 @@ func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *reco
 	now := c.now().UnixMilli()
 	for i := range keys {
 		if err := b.Append(now, keys[i], values[i], nil); err != nil {
-			return 0, err
+			return nil, log.AppendResult{}, err
 		}
 	}
 	batch, err := b.Build()
 	if err != nil {
-		return 0, err
+		return nil, log.AppendResult{}, err
 	}
 	l := c.partitionOf(groupID)
 	res, err := l.AppendInternal(access.Internal{}, batch)
-	if err != nil {
-		return 0, err
-	}
-	if durable {
-		return res.BaseOffset, l.Sync(ctx, res.LastOffset+1)
-	}
-	return res.BaseOffset, nil
+	return l, res, err
 }
 
 // appendOffsets writes offset commit records, durably, in a batch with
@@ -73,30 +80,35 @@ func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets
 	return c.appendRecords(ctx, groupID, h, keys, values, true)
 }
 
-// appendTombstones deletes offsets (and, with group, the group's metadata)
-// as Kafka does: records with the same key and a null value, which the
-// cleaner of the compacted topic removes.
-func (c *Coordinator) appendTombstones(ctx context.Context, groupID string, tps []TopicPartition, group bool) error {
+// appendTombstonesLocked deletes offsets (and, with group, the group's
+// metadata) as Kafka does: records with the same key and a null value,
+// which the cleaner of the compacted topic removes. It appends them
+// while the caller holds c.mu, so that they come before any record of a
+// group created again under the same id, and returns the partition and
+// the offset to sync to (the caller syncs without the lock). Nothing to
+// delete returns the partition and 0. REQUIRES c.mu held, and the group's
+// commit lock: no commit of it is between its append and its effect.
+func (c *Coordinator) appendTombstonesLocked(groupID string, tps []TopicPartition, group bool) (*log.Log, int64, error) {
 	var keys, values [][]byte
 	for _, tp := range tps {
 		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		keys, values = append(keys, k), append(values, nil)
 	}
 	if group {
 		k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: groupID})
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		keys, values = append(keys, k), append(values, nil)
 	}
 	if len(keys) == 0 {
-		return nil
+		return c.partitionOf(groupID), 0, nil
 	}
-	_, err := c.appendRecords(ctx, groupID, nil, keys, values, true)
-	return err
+	l, res, err := c.appendBatch(groupID, nil, keys, values)
+	return l, res.LastOffset + 1, err
 }
 
 // persistGroupLocked writes the group's metadata (members, generation,
@@ -294,7 +306,17 @@ const inProcessHost = "in-process"
 func (c *Coordinator) restoreLocked(g *group) {
 	v := g.stored
 	g.stored = nil
-	if v == nil || v.Generation != g.generation || len(v.Members) == 0 || v.Protocol == nil {
+	if v == nil {
+		return // offsets only: a group of commits without members
+	}
+	// An Empty group's offsets expire offsets.retention.minutes after the
+	// time its metadata gives, as Kafka loads it (-1: unknown, the
+	// commits' own times count).
+	g.protocolType, g.emptySince = v.ProtocolType, time.Time{}
+	if v.CurrentStateTimestamp >= 0 {
+		g.emptySince = time.UnixMilli(v.CurrentStateTimestamp)
+	}
+	if v.Generation != g.generation || len(v.Members) == 0 || v.Protocol == nil {
 		return
 	}
 	now := c.now()
@@ -321,6 +343,9 @@ func (c *Coordinator) restoreLocked(g *group) {
 		g.joinOrder = append(g.joinOrder, m.id)
 	}
 	if len(g.members) == 0 {
+		// Its members were in-process, gone with their process: the
+		// group is Empty from now.
+		g.emptySince = now
 		return
 	}
 	g.protocolType, g.protocol, g.state = v.ProtocolType, *v.Protocol, StateStable
@@ -335,4 +360,5 @@ func (c *Coordinator) restoreLocked(g *group) {
 	if missing {
 		c.prepareRebalanceLocked(g)
 	}
+	c.scheduleLocked(g)
 }

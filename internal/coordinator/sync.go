@@ -100,6 +100,7 @@ func (c *Coordinator) applyAssignmentLocked(g *group, assignments map[string][]b
 	g.state = StateStable
 	close(g.syncDone)
 	g.syncDone = nil
+	c.scheduleLocked(g) // the synced members' sessions count again
 	c.persistGroupLocked(g)
 	c.logger.Info("rebalanced", "group", g.id, "generation", g.generation, "members", len(g.members), "assignor", g.protocol, "leader", g.leader)
 }

@@ -306,7 +306,9 @@ func TestPendingMembersBounded(t *testing.T) {
 	_, c := openCoordinator(t)
 	var last string
 	for range 3 * maxPendingMembers {
-		last = c.PendingMember("g", "spam", time.Minute)
+		var err error
+		last, err = c.PendingMember("g", "spam", time.Minute)
+		require.NoError(t, err)
 	}
 	c.mu.Lock()
 	n := len(c.groups["g"].pending)

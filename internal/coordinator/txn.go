@@ -195,8 +195,10 @@ func (s txnState) clone() txnState {
 // first use: it creates __transaction_state (transaction.state.log.num.partitions
 // partitions, compacted, uncompressed), loads the latest state of every
 // transactional id, completes the transactions a crash left in
-// PrepareCommit or PrepareAbort (their markers are written again), and
-// starts the coordinator's goroutine. It also attaches the group
+// PrepareCommit or PrepareAbort (their markers are written again), clears
+// the partitions of transactions still Ongoing again to take their
+// producer's batches (a partition's clearance does not outlive the Dir),
+// and starts the coordinator's goroutine. It also attaches the group
 // coordinator ([For]), which receives the markers written to
 // __consumer_offsets. Do not call it while holding a lock another service's
 // creation takes.
@@ -239,6 +241,7 @@ func openTxn(ctx context.Context, d *log.Dir, groups *Coordinator) (*TxnCoordina
 	if err := tc.load(); err != nil {
 		return nil, err
 	}
+	tc.clearOngoing()
 	tc.ctx, tc.cancel = context.WithCancel(context.Background())
 	tc.completePrepared(ctx)
 	go tc.run()
@@ -334,8 +337,19 @@ func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID st
 // there. A producer id or epoch other than the current one fails with
 // [ErrProducerFenced]; a transaction being completed with
 // [ErrConcurrentTransactions]; a partition that does not exist with
-// [ErrUnknownTopicOrPartition], before anything changes.
+// [ErrUnknownTopicOrPartition], one of an internal topic (which no
+// producer may write: the coordinators add their own with AddOffsets)
+// with log.ErrInternalTopic, before anything changes.
 func (tc *TxnCoordinator) AddPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition) error {
+	for _, tp := range tps {
+		if log.IsInternalTopic(tp.Topic) {
+			return fmt.Errorf("coordinator: %s cannot join a transaction: %w", tp, log.ErrInternalTopic)
+		}
+	}
+	return tc.addPartitions(ctx, transactionalID, pe, tps)
+}
+
+func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition) error {
 	logs := make([]*log.Log, len(tps))
 	for i, tp := range tps {
 		l, err := tc.dir.Partition(tp.Topic, tp.Partition)
@@ -393,7 +407,7 @@ func (tc *TxnCoordinator) AddPartitions(ctx context.Context, transactionalID str
 // so that [Coordinator.TxnCommit] may commit the group's offsets inside
 // it.
 func (tc *TxnCoordinator) AddOffsets(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID string) error {
-	return tc.AddPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)})
+	return tc.addPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)})
 }
 
 // EndTxn is Kafka's EndTxn, synchronous: it persists PrepareCommit or

@@ -265,6 +265,12 @@ func TestUnknownTransactionalIDAndPartition(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnknownTopicOrPartition)
 		require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
 	}
+	// The coordinators' own topics: a producer may not write them (the
+	// offsets partition joins a transaction through AddOffsets).
+	for _, tp := range []TopicPartition{{Topic: OffsetsTopic, Partition: 0}, {Topic: TransactionStateTopic, Partition: 0}} {
+		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}, tp})
+		require.ErrorIs(t, err, log.ErrInternalTopic, "%s", tp)
+	}
 	d, err := e.txn.Describe("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnEmpty, d.State, "a refused AddPartitions changes nothing")
@@ -962,4 +968,62 @@ func TestOffsetsBatchesHaveSequenceZero(t *testing.T) {
 	}
 	require.Equal(t, []batch{{pe.ProducerID, 0}, {pe.ProducerID, 0}, {-1, 0}, {pe.ProducerID, 0}, {-1, 0}, {-1, 0}}, got,
 		"three transactional commits, a plain commit, the group's metadata on join and on leave")
+}
+
+// TestOpenTransactionSurvivesRestart: a transaction open across a restart
+// (or a power loss) carries on. Partitions added before it take their first
+// batch after it (the partition's clearance to open a transaction is in
+// memory, so the coordinator gives it again when it loads), a partition
+// that had its batch before it takes more, offsets added before it are
+// committed after it, and the transaction commits or aborts whole: every
+// partition gets its marker and its last stable offset moves to its end.
+func TestOpenTransactionSurvivesRestart(t *testing.T) {
+	for _, recovery := range []string{"restart", "power loss"} {
+		for _, commit := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/commit=%v", recovery, commit), func(t *testing.T) {
+				e := newTxnEnv(t, nil)
+				ctx := context.Background()
+				tp0, tp1 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "t", Partition: 1}
+				pe := e.init("tx")
+				require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp0, tp1}))
+				require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+				e.mustProduce(pe, 0, 2) // t-1 has no batch before the restart
+				switch recovery {
+				case "restart":
+					e.reopen()
+				case "power loss":
+					e.crash()
+				}
+				d, err := e.txn.Describe("tx")
+				require.NoError(t, err)
+				require.Equal(t, TxnOngoing, d.State)
+
+				e.mustProduce(pe, 1, 3) // its first batch
+				e.mustProduce(pe, 0, 1)
+				require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp0: {Offset: 7, LeaderEpoch: -1}}))
+				require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit))
+				want := map[bool][2]int{true: {3, 3}, false: {0, 0}}[commit]
+				for p, n := range want {
+					l := e.log(int32(p))
+					require.Equal(t, l.LogEndOffset(), l.LastStableOffset(), "t-%d's last stable offset reaches its end", p)
+					require.Equal(t, n, committed(t, l), "t-%d", p)
+				}
+				offsets := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
+				require.Equal(t, offsets.LogEndOffset(), offsets.LastStableOffset())
+				if commit {
+					require.Equal(t, int64(7), e.groups.Fetch("g", nil)[tp0].Offset)
+				} else {
+					require.Empty(t, e.groups.Fetch("g", nil))
+				}
+
+				// A partition added before the restart is no door for a
+				// producer that the restart did not clear: another epoch,
+				// or the next transaction.
+				_, err = e.produce(ProducerIDAndEpoch{ProducerID: pe.ProducerID, Epoch: pe.Epoch + 1}, 1, 1, true)
+				require.ErrorIs(t, err, log.ErrInvalidTxnState)
+				_, err = e.produce(pe, 1, 1, true)
+				require.ErrorIs(t, err, log.ErrInvalidTxnState, "the transaction ended")
+			})
+		}
+	}
 }

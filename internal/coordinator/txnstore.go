@@ -146,6 +146,32 @@ func (tc *TxnCoordinator) loadRecord(l *log.Log, r *record.Record) {
 	tc.txns[k.TransactionalID] = &txnMeta{id: k.TransactionalID, sem: make(chan struct{}, 1), st: stateOf(v), loaded: true}
 }
 
+// clearOngoing clears again, after a load, every partition of the
+// transactions found Ongoing to take their producer's transactional
+// batches (log.Log.VerifyTransaction): a partition keeps that clearance
+// in memory only, as Kafka's does, and a partition added before the
+// restart that had no batch of the transaction yet would otherwise refuse
+// its first one, where Kafka's partition asks the coordinator, which has
+// the partition in the transaction it loaded. Partitions of deleted topics
+// are skipped; a partition that refuses (a newer epoch) is logged: the
+// producer's batch is then refused as it would be.
+func (tc *TxnCoordinator) clearOngoing() {
+	for _, m := range tc.txns {
+		if m.st.status != txncodec.StatusOngoing {
+			continue
+		}
+		for _, tp := range m.st.partitions {
+			l, err := tc.dir.Partition(tp.Topic, tp.Partition)
+			if err == nil {
+				err = l.VerifyTransaction(access.Internal{}, m.st.producerID, m.st.epoch)
+			}
+			if err != nil && !errors.Is(err, log.ErrUnknownTopicOrPartition) {
+				tc.logger.Warn("clearing a partition of an open transaction failed", "transactional.id", m.id, "partition", tp.String(), "err", err)
+			}
+		}
+	}
+}
+
 // completePrepared completes the transactions found in PrepareCommit or
 // PrepareAbort: a crash came between the prepare and the markers (or
 // Complete*). Markers already written are written again, which ends

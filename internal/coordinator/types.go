@@ -34,6 +34,20 @@
 // __consumer_offsets to the group coordinator, and the group coordinator's
 // load replays the markers it finds.
 //
+// # Expiry
+//
+// Every offsets.retention.check.interval.ms the group coordinator expires
+// offsets and empty groups as Kafka's does: an Empty group that had
+// members loses its offsets offsets.retention.minutes after it became
+// empty, a group of commits only each offset that long after its commit,
+// a Stable consumer group the offsets of topics no member subscribes to;
+// offsets with a transactional commit pending stay; an Empty group left
+// without offsets is deleted. Tombstones record it in __consumer_offsets.
+// Between those passes its goroutine looks only at the groups with a
+// deadline due (sessions, rebalances), from a heap: idle groups cost
+// nothing. Clients create no group beyond log.Config.GroupMaxCount
+// ([ErrGroupMaxCount]).
+//
 // # Lock order
 //
 // A lock may be taken while holding the ones above it; neither coordinator

@@ -49,6 +49,11 @@ func (s *Server) alterTopic(ctx context.Context, r kmsg.IncrementalAlterConfigsR
 	if err != nil {
 		return err
 	}
+	if td.Internal {
+		// Refused before validation too (Dir.AlterTopicConfig refuses
+		// it as well): the coordinators' topics keep their configuration.
+		return fmt.Errorf("%w: the configuration of %s cannot be altered", log.ErrInternalTopic, td.Name)
+	}
 	props := maps.Clone(td.Overrides)
 	if props == nil {
 		props = map[string]string{}

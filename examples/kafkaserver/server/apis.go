@@ -135,7 +135,7 @@ func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Re
 		mt := kmsg.NewMetadataResponseTopic()
 		mt.Topic = &name
 		td, err := s.dir.DescribeTopic(name)
-		if errors.Is(err, log.ErrUnknownTopicOrPartition) && autoCreate && !all {
+		if errors.Is(err, log.ErrUnknownTopicOrPartition) && autoCreate && !all && !log.IsInternalTopic(name) {
 			td, err = s.autoCreate(ctx, name)
 		}
 		if err != nil {
@@ -587,6 +587,8 @@ func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kms
 			if err = log.ValidateTopicName(t.Topic); err == nil {
 				if _, derr := s.dir.DescribeTopic(t.Topic); derr == nil {
 					err = log.ErrTopicExists
+				} else if log.IsInternalTopic(t.Topic) {
+					err = fmt.Errorf("%w: %s is created by its coordinator, not by clients", log.ErrInternalTopic, t.Topic)
 				} else if _, _, perr := s.dir.Config().DefaultTopic.WithProperties(props); perr != nil {
 					err = perr
 				} else {
@@ -680,6 +682,8 @@ func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) 
 		td, err := s.dir.DescribeTopic(t.Topic)
 		switch {
 		case err != nil:
+		case td.Internal:
+			err = fmt.Errorf("%w: %s keeps its partition count", log.ErrInternalTopic, t.Topic)
 		case t.Count <= td.Partitions:
 			rt.ErrorCode = errInvalidPartitions
 			err = fmt.Errorf("topic %s has %d partitions; the count must be larger", t.Topic, td.Partitions)
@@ -708,21 +712,21 @@ func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg
 		rt.Topic = t.Topic
 		for _, p := range t.Partitions {
 			rp := kmsg.NewDeleteRecordsResponseTopicPartition()
-			rp.Partition, rp.LowWatermark = p.Partition, -1
+			rp.Partition = p.Partition
 			l, err := s.dir.Partition(t.Topic, p.Partition)
 			if err == nil {
 				off := p.Offset
 				if off == -1 { // -1 deletes up to the high watermark
 					off = l.HighWatermark()
 				}
-				if off < 0 || off > l.HighWatermark() {
-					rp.ErrorCode = errOffsetOutOfRange
-				} else {
-					rp.LowWatermark, err = l.DeleteRecordsBefore(off)
-				}
+				// The log refuses an internal topic (before the range:
+				// Kafka's order), an offset below 0 or past the high
+				// watermark.
+				rp.LowWatermark, err = l.DeleteRecordsBefore(off)
 			}
-			if rp.ErrorCode == errNone {
-				rp.ErrorCode = codeOf(err)
+			rp.ErrorCode = codeOf(err)
+			if err != nil {
+				rp.LowWatermark = -1
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

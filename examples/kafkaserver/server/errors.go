@@ -16,9 +16,11 @@ const (
 	errOffsetOutOfRange         int16 = 1
 	errCorruptMessage           int16 = 2
 	errUnknownTopicOrPartition  int16 = 3
+	errNotLeaderOrFollower      int16 = 6
 	errRequestTimedOut          int16 = 7
 	errMessageTooLarge          int16 = 10
 	errInvalidTopic             int16 = 17
+	errTopicAuthorization       int16 = 29
 	errInvalidRequiredAcks      int16 = 21
 	errInvalidTimestamp         int16 = 32
 	errUnsupportedVersion       int16 = 35
@@ -31,6 +33,8 @@ const (
 	errPolicyViolation          int16 = 44
 	errOutOfOrderSequence       int16 = 45
 	errInvalidProducerEpoch     int16 = 47
+	errInvalidTxnState          int16 = 48
+	errCoordinatorFenced        int16 = 52
 	errKafkaStorageError        int16 = 56
 	errInvalidRecord            int16 = 87
 	errUnknownTopicID           int16 = 100
@@ -45,9 +49,14 @@ func codeOf(err error) int16 {
 		return errUnknownTopicOrPartition
 	case errors.Is(err, log.ErrOffsetOutOfRange):
 		return errOffsetOutOfRange
-	case errors.Is(err, record.ErrCRC), errors.Is(err, record.ErrCorrupt):
+	case errors.Is(err, log.ErrInternalTopic):
+		// Kafka's answer to a Produce or a DeleteRecords of an internal
+		// topic (ReplicaManager); kafkalite gives it to every write or
+		// deletion it refuses there.
+		return errInvalidTopic
+	case errors.Is(err, record.ErrCRC), errors.Is(err, record.ErrCorrupt), errors.Is(err, record.ErrTruncated):
 		return errCorruptMessage
-	case errors.Is(err, log.ErrRecordTooLarge):
+	case errors.Is(err, log.ErrRecordTooLarge), errors.Is(err, record.ErrTooLarge):
 		return errMessageTooLarge
 	case errors.Is(err, log.ErrInvalidTimestamp):
 		return errInvalidTimestamp
@@ -57,6 +66,10 @@ func codeOf(err error) int16 {
 		return errOutOfOrderSequence
 	case errors.Is(err, log.ErrInvalidProducerEpoch):
 		return errInvalidProducerEpoch
+	case errors.Is(err, log.ErrInvalidTxnState):
+		return errInvalidTxnState
+	case errors.Is(err, log.ErrTransactionCoordinatorFenced):
+		return errCoordinatorFenced
 	case errors.Is(err, log.ErrTopicExists):
 		return errTopicAlreadyExists
 	case errors.Is(err, log.ErrInvalidTopicName):
@@ -67,6 +80,11 @@ func codeOf(err error) int16 {
 		return errPolicyViolation
 	case errors.Is(err, log.ErrStorage):
 		return errKafkaStorageError
+	case errors.Is(err, log.ErrClosed):
+		// The directory is closing under the request: the partition is
+		// no longer served here, a retriable answer (Kafka's when a
+		// broker stops hosting a partition).
+		return errNotLeaderOrFollower
 	case errors.Is(err, context.DeadlineExceeded):
 		return errRequestTimedOut
 	}

@@ -39,6 +39,7 @@ const (
 	errNonEmptyGroup              int16 = 68
 	errGroupIDNotFound            int16 = 69
 	errMemberIDRequired           int16 = 79
+	errGroupMaxSizeReached        int16 = 81
 	errFencedInstanceID           int16 = 82
 	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
 	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
@@ -69,6 +70,10 @@ func groupCode(err error) int16 {
 		return errNonEmptyGroup
 	case errors.Is(err, coordinator.ErrUnknownGroup):
 		return errGroupIDNotFound
+	case errors.Is(err, coordinator.ErrGroupMaxCount):
+		// Kafka bounds a group's members (group.max.size), not the
+		// number of groups; its answer to a bound reached, not retried.
+		return errGroupMaxSizeReached
 	case errors.Is(err, coordinator.ErrClosed), errors.Is(err, log.ErrClosed):
 		return errCoordinatorNotAvailable
 	}
@@ -129,7 +134,11 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	if req.MemberID == "" && req.Version >= 4 && req.InstanceID == nil {
 		// KIP-394: a new member first learns its id, then joins with it
 		// (a static member gets its id in its join).
-		resp.ErrorCode, resp.MemberID = errMemberIDRequired, coord.PendingMember(req.Group, clientID, session)
+		id, err := coord.PendingMember(req.Group, clientID, session)
+		resp.ErrorCode, resp.MemberID = errMemberIDRequired, id
+		if err != nil {
+			resp.ErrorCode = groupCode(err)
+		}
 		return resp, nil
 	}
 	jr := coordinator.JoinRequest{GroupID: req.Group, MemberID: req.MemberID, ClientID: clientID, ClientHost: clientHost,

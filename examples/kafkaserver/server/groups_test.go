@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/consumer"
+	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 	kllog "github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // groupConsumer is a franz-go group member that records what it gets.
@@ -262,4 +265,75 @@ func TestOffsetDelete(t *testing.T) {
 	fresp, err := fetch.RequestWith(ctx, cl)
 	require.NoError(t, err)
 	require.Equal(t, int64(-1), fresp.Topics[0].Partitions[0].Offset, "deleted")
+}
+
+// TestGroupMaxCountOverTheWire: a client creates no group beyond the
+// directory's GroupMaxCount: an OffsetCommit of a new group and a
+// JoinGroup asking for its member id answer GROUP_MAX_SIZE_REACHED (Kafka
+// bounds a group's members, not the groups; its code for a bound reached,
+// which clients do not retry), while the existing groups carry on and
+// nothing is made for the refused requests. A DeleteGroups makes room.
+func TestGroupMaxCountOverTheWire(t *testing.T) {
+	cfg := kllog.DefaultConfig()
+	cfg.FS = vfs.NewMem()
+	cfg.GroupMaxCount = 2
+	d, err := kllog.Open(context.Background(), "/kafkalite", cfg)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := server.New(d, server.DefaultConfig())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), ln) }()
+	defer func() { require.NoError(t, srv.Close()); <-served }()
+
+	cl := client(t, ln.Addr().String())
+	createTopic(t, cl, "gm", 1)
+	ctx := context.Background()
+	commit := func(group string) int16 { return offsetCommitCode(t, cl, group, "gm", 1) }
+	join := func(group string) int16 {
+		t.Helper()
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.ProtocolType, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = group, "consumer", 10_000, 10_000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.ErrorCode
+	}
+	const groupMaxSizeReached = 81
+	require.Zero(t, commit("g1"))
+	require.Zero(t, commit("g2"))
+	require.Equal(t, int16(groupMaxSizeReached), commit("g3"))
+	require.Equal(t, int16(groupMaxSizeReached), join("g4"))
+	require.Zero(t, commit("g1"), "an existing group carries on")
+	list, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Len(t, list.Groups, 2)
+
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"g2"}
+	dresp, err := del.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Zero(t, dresp.Groups[0].ErrorCode)
+	require.Equal(t, int16(79), join("g4"), "MEMBER_ID_REQUIRED: the group is made")
+}
+
+// offsetCommitCode commits offset for topic-0 in group without membership
+// (generation -1) and returns the partition's error code.
+func offsetCommitCode(t *testing.T, cl *kgo.Client, group, topic string, offset int64) int16 {
+	t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.Generation = group, -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset = 0, offset
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	return resp.Topics[0].Partitions[0].ErrorCode
 }

@@ -52,6 +52,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -315,6 +316,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
+	s.loadCoordinators(ctx)
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	defer func() {
@@ -405,6 +407,27 @@ func (s *Server) sleep(ctx context.Context, d time.Duration) error {
 		return ctx.Err()
 	case <-s.done:
 		return ErrServerClosed
+	}
+}
+
+// loadCoordinators loads the coordinators whose topics the directory
+// holds before the first request is read, as a Kafka broker loads its
+// coordinator partitions when it starts: a transaction open across a
+// restart has its partitions cleared again for its producer's batches
+// (which come with no request to the coordinator first), its timeout
+// runs again, and restored group members' sessions start. A coordinator
+// that fails to load is logged; the requests that need it try again.
+func (s *Server) loadCoordinators(ctx context.Context) {
+	topics := s.dir.Topics()
+	var err error
+	switch {
+	case slices.Contains(topics, coordinator.TransactionStateTopic):
+		_, err = s.txns(ctx) // and the group coordinator
+	case slices.Contains(topics, coordinator.OffsetsTopic):
+		_, err = s.coordinator(ctx)
+	}
+	if err != nil {
+		s.lg.Error("kafkaserver: loading the coordinators failed; the requests that need them try again", "err", err)
 	}
 }
 

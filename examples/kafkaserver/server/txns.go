@@ -20,7 +20,6 @@ import (
 
 // Kafka's transaction error codes.
 const (
-	errInvalidTxnState           int16 = 48
 	errInvalidTransactionTimeout int16 = 50
 	errConcurrentTransactions    int16 = 51
 	errProducerFenced            int16 = 90
@@ -83,16 +82,20 @@ func (s *Server) handleAddPartitionsToTxn(ctx context.Context, kreq kmsg.Request
 			tps = append(tps, log.TopicPartition{Topic: t.Topic, Partition: p})
 		}
 	}
-	// Partitions that do not exist fail the request; the others answer
+	// Partitions that do not exist, or of internal topics (which a
+	// client may not write, as Kafka's KafkaApis refuses them to a
+	// client's request), fail the request; the others answer
 	// OPERATION_NOT_ATTEMPTED, as Kafka answers them.
-	var unknown []log.TopicPartition
+	refused := map[log.TopicPartition]int16{}
 	for _, tp := range tps {
-		if _, err := s.dir.Partition(tp.Topic, tp.Partition); err != nil {
-			unknown = append(unknown, tp)
+		if log.IsInternalTopic(tp.Topic) {
+			refused[tp] = errTopicAuthorization
+		} else if _, err := s.dir.Partition(tp.Topic, tp.Partition); err != nil {
+			refused[tp] = errUnknownTopicOrPartition
 		}
 	}
 	var err error
-	if len(unknown) == 0 {
+	if len(refused) == 0 {
 		var tc *coordinator.TxnCoordinator
 		if tc, err = s.txns(ctx); err == nil {
 			err = tc.AddPartitions(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, tps)
@@ -105,10 +108,10 @@ func (s *Server) handleAddPartitionsToTxn(ctx context.Context, kreq kmsg.Request
 		for _, p := range t.Partitions {
 			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p, code
-			if len(unknown) > 0 {
+			if len(refused) > 0 {
 				rp.ErrorCode = 55 // OPERATION_NOT_ATTEMPTED
-				if slices.Contains(unknown, log.TopicPartition{Topic: t.Topic, Partition: p}) {
-					rp.ErrorCode = errUnknownTopicOrPartition
+				if c, ok := refused[log.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
+					rp.ErrorCode = c
 				}
 			}
 			rt.Partitions = append(rt.Partitions, rp)

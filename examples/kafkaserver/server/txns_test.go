@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // TestTransactions: a franz-go transactional producer commits one
@@ -124,4 +126,170 @@ func TestTransactionalOffsets(t *testing.T) {
 		}
 	}
 	require.Equal(t, int64(n), total)
+}
+
+// txnBatch is a transactional batch of n records of producer pid at
+// epoch, with base sequence seq.
+func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
+	t.Helper()
+	var b record.Builder
+	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq,
+		Attributes: record.Attributes(0).WithTransactional(true)}, record.DefaultLevel)
+	for i := range n {
+		require.NoError(t, b.Append(time.Now().UnixMilli(), nil, fmt.Appendf(nil, "v%d", i), nil))
+	}
+	batch, err := b.Build()
+	require.NoError(t, err)
+	return batch
+}
+
+// produceCode sends one batch to topic-p with acks=all and returns the
+// partition's error code.
+func produceCode(t *testing.T, cl *kgo.Client, txnID, topic string, p int32, batch []byte) int16 {
+	t.Helper()
+	return produceAcks(t, cl, txnID, -1, topic, p, batch)
+}
+
+// produceAcks sends one batch to topic-p (topic named by its id, as v13
+// does; a transactional id unless txnID is empty) with acks and returns
+// the partition's error code.
+func produceAcks(t *testing.T, cl *kgo.Client, txnID string, acks int16, topic string, p int32, batch []byte) int16 {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = acks, 10_000
+	if txnID != "" {
+		req.TransactionID = &txnID
+	}
+	meta := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = &topic
+	meta.Topics = append(meta.Topics, mt)
+	mresp, err := meta.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = topic, mresp.Topics[0].TopicID // v13 names it by id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = p, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// TestOpenTransactionAcrossRestart: a transactional producer that added
+// two partitions (one of them without a batch yet) and a group's offsets
+// to its transaction carries it on across a restart of the server, or a
+// power loss, as across a Kafka broker's restart: the partition without a
+// batch takes its first one, the offsets are committed after the restart,
+// and the transaction commits whole (every partition's last stable offset
+// moves to its end; a read_committed consumer sees every record). A
+// partition never added refuses a transactional batch with
+// INVALID_TXN_STATE, Kafka's answer.
+func TestOpenTransactionAcrossRestart(t *testing.T) {
+	for _, recovery := range []string{"restart", "power loss"} {
+		t.Run(recovery, func(t *testing.T) {
+			srv := servertest.StartInMemory(t, nil)
+			cl := client(t, srv.Addr, kgo.RequestRetries(20))
+			createTopic(t, cl, "tx", 3)
+			ctx := context.Background()
+			const id = "tx-restart"
+			init := kmsg.NewPtrInitProducerIDRequest()
+			init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(id), 60_000
+			iresp, err := init.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			require.Zero(t, iresp.ErrorCode)
+			pid, epoch := iresp.ProducerID, iresp.ProducerEpoch
+
+			add := kmsg.NewPtrAddPartitionsToTxnRequest()
+			add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, pid, epoch
+			at := kmsg.NewAddPartitionsToTxnRequestTopic()
+			at.Topic, at.Partitions = "tx", []int32{0, 1}
+			add.Topics = append(add.Topics, at)
+			aresp, err := add.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			for _, p := range aresp.Topics[0].Partitions {
+				require.Zero(t, p.ErrorCode, "partition %d", p.Partition)
+			}
+			offs := kmsg.NewPtrAddOffsetsToTxnRequest()
+			offs.TransactionalID, offs.ProducerID, offs.ProducerEpoch, offs.Group = id, pid, epoch, "g"
+			oresp, err := offs.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			require.Zero(t, oresp.ErrorCode)
+			require.Zero(t, produceCode(t, cl, id, "tx", 0, txnBatch(t, pid, epoch, 0, 2)))
+
+			switch recovery {
+			case "restart":
+				srv.Restart(t)
+			case "power loss":
+				srv.RestartAfterPowerLoss(t)
+			}
+
+			require.Zero(t, produceCode(t, cl, id, "tx", 1, txnBatch(t, pid, epoch, 0, 3)), "the first batch of a partition added before the restart")
+			require.Zero(t, produceCode(t, cl, id, "tx", 0, txnBatch(t, pid, epoch, 2, 1)))
+			require.Equal(t, int16(48), produceCode(t, cl, id, "tx", 2, txnBatch(t, pid, epoch, 0, 1)), "INVALID_TXN_STATE: never added")
+
+			commit := kmsg.NewPtrTxnOffsetCommitRequest()
+			commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = id, "g", pid, epoch
+			ct := kmsg.NewTxnOffsetCommitRequestTopic()
+			ct.Topic = "tx"
+			cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+			cp.Partition, cp.Offset = 0, 3
+			ct.Partitions = append(ct.Partitions, cp)
+			commit.Topics = append(commit.Topics, ct)
+			cresp, err := commit.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			require.Zero(t, cresp.Topics[0].Partitions[0].ErrorCode, "offsets added before the restart, committed after it")
+
+			end := kmsg.NewPtrEndTxnRequest()
+			end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, true
+			eresp, err := end.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			require.Zero(t, eresp.ErrorCode)
+
+			for p, l := range []int64{4, 4, 0} { // three records and a marker in t-0 and t-1
+				part, err := srv.Dir.Partition("tx", int32(p))
+				require.NoError(t, err)
+				require.Equal(t, l, part.LogEndOffset(), "tx-%d", p)
+				require.Equal(t, part.LogEndOffset(), part.LastStableOffset(), "tx-%d's last stable offset reaches its end", p)
+			}
+			require.Len(t, consume(t, srv.Addr, "tx", 6, kgo.FetchIsolationLevel(kgo.ReadCommitted())), 6)
+			fetch := kmsg.NewPtrOffsetFetchRequest()
+			fetch.Group = "g"
+			fresp, err := fetch.RequestWith(ctx, cl)
+			require.NoError(t, err)
+			require.Len(t, fresp.Topics, 1)
+			require.Equal(t, int64(3), fresp.Topics[0].Partitions[0].Offset)
+		})
+	}
+}
+
+// TestKgoTransactionAcrossRestart: a franz-go transactional producer
+// whose server restarts (or loses power) in the middle of a transaction
+// carries on with it, to a partition it had written and to a new one,
+// and commits it whole.
+func TestKgoTransactionAcrossRestart(t *testing.T) {
+	for _, recovery := range []string{"restart", "power loss"} {
+		t.Run(recovery, func(t *testing.T) {
+			srv := servertest.StartInMemory(t, nil)
+			admin := client(t, srv.Addr)
+			createTopic(t, admin, "ktx", 2)
+			ctx := context.Background()
+			prod := client(t, srv.Addr, kgo.TransactionalID("ktx-1"), kgo.ProducerLinger(0), kgo.RecordRetries(100), kgo.RequestRetries(100))
+			require.NoError(t, prod.BeginTransaction())
+			require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: "ktx", Partition: 0, Value: []byte("before")}).FirstErr())
+			switch recovery {
+			case "restart":
+				srv.Restart(t)
+			case "power loss":
+				srv.RestartAfterPowerLoss(t)
+			}
+			for p := range int32(2) {
+				require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: "ktx", Partition: p, Value: fmt.Appendf(nil, "after-%d", p)}).FirstErr())
+			}
+			require.NoError(t, prod.EndTransaction(ctx, kgo.TryCommit))
+			got := consume(t, srv.Addr, "ktx", 3, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+			require.Len(t, got, 3)
+		})
+	}
 }

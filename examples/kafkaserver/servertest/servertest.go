@@ -112,6 +112,29 @@ func (s *Server) Restart(t testing.TB) {
 	}
 }
 
+// RestartAfterPowerLoss is Restart after a simulated power loss of the
+// machine of a server started with StartInMemory: the directory opens
+// again with only what was fsynced (and the directory entries synced)
+// when it was called, as after a kill -9 of a broker followed by the
+// loss of the page cache. It fails t for a server on disk.
+func (s *Server) RestartAfterPowerLoss(t testing.TB) {
+	t.Helper()
+	mem, ok := s.fs.(*vfs.MemFS)
+	if !ok {
+		t.Fatalf("servertest: a power loss needs a server started with StartInMemory")
+	}
+	survivor := mem.CrashClone()
+	// The old directory closes on the old filesystem; nothing it writes
+	// now reaches the survivor.
+	if err := s.Close(); err != nil {
+		t.Fatalf("servertest: restart after a power loss: %v", err)
+	}
+	s.fs = survivor
+	if err := s.start(s.Addr); err != nil {
+		t.Fatalf("servertest: restart after a power loss: %v", err)
+	}
+}
+
 // Close stops the server and closes its directory before the test ends
 // (a restart test opens the directory again); the cleanup then does
 // nothing more.
