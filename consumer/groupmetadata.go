@@ -8,7 +8,7 @@ type GroupMetadata = log.GroupMetadata
 
 // GroupMetadata returns the consumer's current group membership.
 func (c *Consumer) GroupMetadata() GroupMetadata {
-	md := GroupMetadata{GroupID: c.cfg.GroupID, GenerationID: -1}
+	md := GroupMetadata{GroupID: c.cfg.GroupID, GenerationID: -1, GroupInstanceID: c.cfg.GroupInstanceID}
 	if c.group != nil {
 		md.MemberID, md.GenerationID = c.group.identity()
 	}

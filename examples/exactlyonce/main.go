@@ -217,6 +217,10 @@ func process(ctx context.Context, dir string, cfg Config, observe func(step)) (n
 	if err := c.Subscribe([]string{inputTopic}, nil); err != nil {
 		return 0, err
 	}
+	tps, err := c.PartitionsFor(inputTopic)
+	if err != nil {
+		return 0, err
+	}
 
 	for txn := 0; ; {
 		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -226,7 +230,11 @@ func process(ctx context.Context, dir string, cfg Config, observe func(step)) (n
 			return n, err
 		}
 		if len(recs) == 0 {
-			done, err := caughtUp(c)
+			ends, err := c.EndOffsets(tps)
+			if err != nil {
+				return n, err
+			}
+			done, err := c.CaughtUp(ends)
 			if err != nil || done {
 				return n, err
 			}
@@ -267,27 +275,4 @@ func process(ctx context.Context, dir string, cfg Config, observe func(step)) (n
 		n += len(recs)
 		report(committed)
 	}
-}
-
-// caughtUp reports whether every assigned partition's position reached its
-// end offset (for read_committed, the last stable offset).
-func caughtUp(c *consumer.Consumer) (bool, error) {
-	assigned := c.Assignment()
-	if len(assigned) < partitions {
-		return false, nil // still joining
-	}
-	ends, err := c.EndOffsets(assigned)
-	if err != nil {
-		return false, err
-	}
-	for _, tp := range assigned {
-		pos, err := c.Position(tp)
-		if err != nil {
-			return false, err
-		}
-		if pos < ends[tp] {
-			return false, nil
-		}
-	}
-	return true, nil
 }

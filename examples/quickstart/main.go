@@ -130,8 +130,18 @@ func run(ctx context.Context, dir string, n, perBatch int, out *os.File) error {
 		return err
 	}
 	v := newVerifier(n, starts)
+	// The ends the consumer must reach: the partitions' ends now that
+	// every record of the run is in.
+	tps, err := c.PartitionsFor(topic)
+	if err != nil {
+		return err
+	}
+	ends, err := c.EndOffsets(tps)
+	if err != nil {
+		return err
+	}
 	for {
-		if done, err := caughtUp(c, parts); err != nil || done {
+		if done, err := c.CaughtUp(ends); err != nil || done {
 			if err != nil {
 				return err
 			}
@@ -237,21 +247,6 @@ func (v *verifier) check(r *consumer.Record, partitions int32) error {
 	v.seen[seq], v.last[r.Partition] = true, seq
 	v.consumed++
 	return nil
-}
-
-// caughtUp reports whether the consumer has read every partition to its
-// end (its position there is known once the group assigned it).
-func caughtUp(c *consumer.Consumer, parts []*log.Log) (bool, error) {
-	if len(c.Assignment()) < len(parts) {
-		return false, nil // still joining
-	}
-	for p, l := range parts {
-		pos, err := c.Position(consumer.TopicPartition{Topic: topic, Partition: int32(p)})
-		if err != nil || pos < l.LogEndOffset() {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // complete checks that every record of the run was read.

@@ -206,6 +206,10 @@ func Run(ctx context.Context, d *log.Dir, cfg Config, afterCommit func(records i
 	if err := c.Subscribe([]string{SourceTopic}, nil); err != nil {
 		return 0, err
 	}
+	tps, err := c.PartitionsFor(SourceTopic)
+	if err != nil {
+		return 0, err
+	}
 
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -215,7 +219,11 @@ func Run(ctx context.Context, d *log.Dir, cfg Config, afterCommit func(records i
 			return n, err
 		}
 		if len(recs) == 0 {
-			done, err := caughtUp(c)
+			ends, err := c.EndOffsets(tps)
+			if err != nil {
+				return n, err
+			}
+			done, err := c.CaughtUp(ends)
 			if err != nil || done {
 				return n, err
 			}
@@ -411,27 +419,4 @@ func readAll(ctx context.Context, d *log.Dir, topic string, fn func(*consumer.Re
 			}
 		}
 	}
-}
-
-// caughtUp reports whether every source partition is assigned and its
-// position reached its last stable offset.
-func caughtUp(c *consumer.Consumer) (bool, error) {
-	assigned := c.Assignment()
-	if len(assigned) < Partitions {
-		return false, nil // still joining
-	}
-	ends, err := c.EndOffsets(assigned)
-	if err != nil {
-		return false, err
-	}
-	for _, tp := range assigned {
-		pos, err := c.Position(tp)
-		if err != nil {
-			return false, err
-		}
-		if pos < ends[tp] {
-			return false, nil
-		}
-	}
-	return true, nil
 }
