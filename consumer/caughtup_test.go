@@ -73,3 +73,22 @@ func TestGroupMetadataNamesTheInstance(t *testing.T) {
 	require.Equal(t, "instance-1", c.GroupMetadata().GroupInstanceID)
 	require.Equal(t, "g", c.GroupMetadata().GroupID)
 }
+
+// TestClosedDirIsClosedConsumer: once the consumer's Dir is closed, Poll
+// and CommitSync fail with an error matching both consumer.ErrClosed and
+// log.ErrClosed.
+func TestClosedDirIsClosedConsumer(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	e.produce("t", 0, 3)
+	c := e.consumer(func(c *Config) { c.GroupID = "g" })
+	require.NoError(t, c.Assign([]TopicPartition{tp("t", 0)}))
+	pollN(t, c, 3)
+	require.NoError(t, e.dir.Close())
+	_, err := c.Poll(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, log.ErrClosed)
+	err = c.CommitSync(context.Background(), nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, log.ErrClosed)
+}

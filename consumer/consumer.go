@@ -246,7 +246,10 @@ func sortTPs(tps []TopicPartition) {
 // returned, so every Poll fails there again until a Seek moves past it,
 // as Kafka's consumer does. Records collected before such an error are
 // returned first, and the error by the next Poll.
-func (c *Consumer) Poll(ctx context.Context) ([]Record, error) { return c.poll(ctx, true) }
+func (c *Consumer) Poll(ctx context.Context) ([]Record, error) {
+	recs, err := c.poll(ctx, true)
+	return recs, dirClosed(err)
+}
 
 // poll is Poll; without wait it returns no records and no error where Poll
 // would wait (the package's tests drain what is there with it).
@@ -812,7 +815,7 @@ func (c *Consumer) CommitSync(ctx context.Context, offsets map[TopicPartition]Of
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.commit(ctx, offsets)
+	return dirClosed(c.commit(ctx, offsets))
 }
 
 // CommitAsync commits like CommitSync on a goroutine of its own and calls

@@ -5,12 +5,15 @@ import (
 	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 )
 
 // Sentinel errors. Compare with errors.Is.
 var (
-	// ErrClosed: a call after Close.
+	// ErrClosed: a call after Close; also Poll and CommitSync once the
+	// consumer's log.Dir is closed (those errors match log.ErrClosed
+	// too).
 	ErrClosed = errors.New("consumer: closed")
 	// ErrConcurrentUse: two goroutines called the consumer at once. A
 	// Consumer, like Kafka's, is for one goroutine at a time.
@@ -93,3 +96,13 @@ func (e *CorruptRecordError) Unwrap() error { return e.Err }
 
 // Is matches record.ErrCorrupt, whatever Err is.
 func (e *CorruptRecordError) Is(target error) bool { return target == record.ErrCorrupt }
+
+// dirClosed makes an error of the consumer's closed log.Dir
+// (log.ErrClosed) match ErrClosed as well: a consumer whose directory
+// closed is closed.
+func dirClosed(err error) error {
+	if errors.Is(err, log.ErrClosed) && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

@@ -238,10 +238,13 @@ func (d *Dir) Topics() []string {
 	return slices.Sorted(maps.Keys(d.topics))
 }
 
-// DescribeTopic describes a topic.
+// DescribeTopic describes a topic; [ErrClosed] once the Dir is closed.
 func (d *Dir) DescribeTopic(name string) (TopicDescription, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
+	if d.closed {
+		return TopicDescription{}, ErrClosed
+	}
 	t, ok := d.topics[name]
 	if !ok {
 		return TopicDescription{}, fmt.Errorf("%w: %s", ErrUnknownTopicOrPartition, name)

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -21,7 +22,7 @@ type tpKey struct {
 // opens a new one with memory from the BufferPool; the sender drains batches
 // that are ready (full, lingered, flushed or closing).
 type accumulator struct {
-	pool      *BufferPool
+	pool      *bufferPool
 	batchSize int
 	linger    time.Duration
 	maxBlock  time.Duration
@@ -40,7 +41,7 @@ type accumulator struct {
 	aborting   bool // Close's context ended: the sender takes nothing more
 }
 
-func newAccumulator(pool *BufferPool, cfg *Config, now func() time.Time) *accumulator {
+func newAccumulator(pool *bufferPool, cfg *Config, now func() time.Time) *accumulator {
 	a := &accumulator{pool: pool, batchSize: cfg.BatchSize, linger: cfg.Linger, maxBlock: cfg.MaxBlock,
 		header: record.BatchHeader{PartitionLeaderEpoch: record.NoPartitionLeaderEpoch,
 			Attributes: record.Attributes(0).WithCompression(cfg.CompressionType),
@@ -81,6 +82,9 @@ func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64
 	// would not fit in one (Kafka's max(batch.size, upper-bound estimate)).
 	size := max(a.batchSize, record.BatchHeaderLen+estimate)
 	buf, err := a.pool.Allocate(ctx, size, a.maxBlock)
+	if errors.Is(err, errPoolClosed) {
+		return appendResult{}, ErrClosed
+	}
 	if err != nil {
 		return appendResult{}, err
 	}

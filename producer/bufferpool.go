@@ -10,17 +10,18 @@ import (
 	"time"
 )
 
-// Errors of the [BufferPool].
+// Errors of the buffer pool; only ErrBufferExhausted reaches a caller of
+// Send (the others are answered before, or as ErrClosed).
 var (
 	// ErrBufferExhausted: buffer memory did not become free within
 	// max.block.ms (Kafka's BufferExhaustedException). Returned as a
 	// [*BufferExhaustedError].
 	ErrBufferExhausted = errors.New("producer: buffer memory exhausted")
-	// ErrBufferTooLarge: a request for more bytes than the pool's whole
+	// errBufferTooLarge: a request for more bytes than the pool's whole
 	// memory (buffer.memory), which could never be met. It fails at once.
-	ErrBufferTooLarge = errors.New("producer: buffer larger than buffer.memory")
-	// ErrPoolClosed: the pool was closed, before or while the caller waited.
-	ErrPoolClosed = errors.New("producer: buffer pool closed")
+	errBufferTooLarge = errors.New("producer: buffer larger than buffer.memory")
+	// errPoolClosed: the pool was closed, before or while the caller waited.
+	errPoolClosed = errors.New("producer: buffer pool closed")
 )
 
 // BufferExhaustedError reports an allocation that timed out, with the
@@ -50,7 +51,7 @@ func (e *BufferExhaustedError) Unwrap() error { return os.ErrDeadlineExceeded }
 // Timeout reports true: the error is a timeout.
 func (e *BufferExhaustedError) Timeout() bool { return true }
 
-// BufferPool is Kafka's producer BufferPool (BufferPool.java): it bounds
+// bufferPool is Kafka's producer BufferPool (BufferPool.java): it bounds
 // the memory of the batches a producer holds to totalMemory
 // (buffer.memory), and recycles buffers of one size, poolableSize
 // (batch.size), through a free list.
@@ -63,7 +64,7 @@ func (e *BufferExhaustedError) Timeout() bool { return true }
 // takes a buffer from the free list when there is one; any other request,
 // and a poolable one when the free list is empty, is carved out of the
 // non-pooled budget, first dropping pooled buffers (to the garbage
-// collector) to make room. [BufferPool.Deallocate] puts a buffer of
+// collector) to make room. Deallocate puts a buffer of
 // capacity poolableSize back on the free list and credits any other to the
 // budget.
 //
@@ -80,11 +81,11 @@ func (e *BufferExhaustedError) Timeout() bool { return true }
 // context ends leaves the queue and returns what it had accumulated, which
 // then goes to the next waiter.
 //
-// A BufferPool is safe for concurrent use. It starts no goroutines. In
+// A bufferPool is safe for concurrent use. It starts no goroutines. In
 // steady state, Allocate and Deallocate of poolable buffers do not
 // allocate; a caller that has to wait allocates its waiter, channel and
 // timer.
-type BufferPool struct {
+type bufferPool struct {
 	totalMemory  int64
 	poolableSize int
 
@@ -122,22 +123,22 @@ type bufferWaiter struct {
 	ready chan struct{}
 }
 
-// NewBufferPool returns a pool of totalMemory bytes (buffer.memory) that
+// newBufferPool returns a pool of totalMemory bytes (buffer.memory) that
 // recycles buffers of poolableSize bytes (batch.size). A poolableSize of 0
 // or less recycles nothing; a negative totalMemory counts as 0 (every
 // request fails with ErrBufferTooLarge).
-func NewBufferPool(totalMemory int64, poolableSize int) *BufferPool {
-	p := &BufferPool{totalMemory: max(totalMemory, 0), poolableSize: max(poolableSize, 0)}
+func newBufferPool(totalMemory int64, poolableSize int) *bufferPool {
+	p := &bufferPool{totalMemory: max(totalMemory, 0), poolableSize: max(poolableSize, 0)}
 	p.mu.nonPooled = p.totalMemory
 	return p
 }
 
 // Allocate returns a buffer of length 0 and capacity exactly size, for the
 // caller to append into. A recycled buffer holds old bytes beyond its
-// length; nothing is zeroed. Give it back with [BufferPool.Deallocate].
+// length; nothing is zeroed. Give it back with Deallocate.
 //
 // If the memory is not free, Allocate waits, in FIFO order with other
-// waiters (see [BufferPool]), until enough is released. It fails:
+// waiters (see bufferPool), until enough is released. It fails:
 //   - with ErrBufferTooLarge at once, if size exceeds the total memory;
 //   - with a [*BufferExhaustedError] (matching [ErrBufferExhausted]) after
 //     maxBlock (max.block.ms); maxBlock ≤ 0 fails at once if it would wait;
@@ -147,12 +148,12 @@ func NewBufferPool(totalMemory int64, poolableSize int) *BufferPool {
 //
 // A failed wait leaves nothing reserved. A size of 0 returns an empty
 // buffer without touching the pool's memory.
-func (p *BufferPool) Allocate(ctx context.Context, size int, maxBlock time.Duration) ([]byte, error) {
+func (p *bufferPool) Allocate(ctx context.Context, size int, maxBlock time.Duration) ([]byte, error) {
 	switch {
 	case size < 0:
 		return nil, fmt.Errorf("producer: buffer size %d is negative", size)
 	case int64(size) > p.totalMemory:
-		return nil, fmt.Errorf("%w: %d bytes requested, buffer.memory is %d", ErrBufferTooLarge, size, p.totalMemory)
+		return nil, fmt.Errorf("%w: %d bytes requested, buffer.memory is %d", errBufferTooLarge, size, p.totalMemory)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("producer: waiting for %d bytes of buffer memory: %w", size, err)
@@ -161,7 +162,7 @@ func (p *BufferPool) Allocate(ctx context.Context, size int, maxBlock time.Durat
 	p.mu.Lock()
 	if p.mu.closed {
 		p.mu.Unlock()
-		return nil, ErrPoolClosed
+		return nil, errPoolClosed
 	}
 	if size == 0 {
 		p.mu.Unlock()
@@ -244,7 +245,7 @@ func (p *BufferPool) Allocate(ctx context.Context, size int, maxBlock time.Durat
 // append are not): the capacity is what is credited. The caller must not
 // use buf afterwards. If more comes back than is out, the excess is
 // ignored, so the pool never holds more than its total memory.
-func (p *BufferPool) Deallocate(buf []byte) {
+func (p *bufferPool) Deallocate(buf []byte) {
 	size := cap(buf)
 	if size == 0 {
 		return
@@ -264,7 +265,7 @@ func (p *BufferPool) Deallocate(buf []byte) {
 // AvailableMemory returns the bytes that could be allocated now: the free
 // list plus the non-pooled budget (memory reserved by waiters is not
 // available).
-func (p *BufferPool) AvailableMemory() int64 {
+func (p *bufferPool) AvailableMemory() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.nonPooled + p.freeBytesLocked()
@@ -272,7 +273,7 @@ func (p *BufferPool) AvailableMemory() int64 {
 
 // UnallocatedMemory returns the non-pooled budget: available memory not
 // held in pooled buffers (Kafka's unallocatedMemory).
-func (p *BufferPool) UnallocatedMemory() int64 {
+func (p *bufferPool) UnallocatedMemory() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.mu.nonPooled
@@ -281,22 +282,22 @@ func (p *BufferPool) UnallocatedMemory() int64 {
 // Waiters returns the number of Allocate calls waiting for memory (Kafka's
 // queued()). The producer treats a non-zero count as "memory is
 // exhausted": batches are sent without waiting for linger.ms.
-func (p *BufferPool) Waiters() int {
+func (p *bufferPool) Waiters() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.mu.waiters)
 }
 
 // TotalMemory returns the pool's size in bytes (buffer.memory).
-func (p *BufferPool) TotalMemory() int64 { return p.totalMemory }
+func (p *bufferPool) TotalMemory() int64 { return p.totalMemory }
 
 // PoolableSize returns the buffer size the pool recycles (batch.size).
-func (p *BufferPool) PoolableSize() int { return p.poolableSize }
+func (p *bufferPool) PoolableSize() int { return p.poolableSize }
 
 // Close fails every waiting Allocate with ErrPoolClosed, and every later
 // one. Buffers still out may be given back with Deallocate. The free list
 // is dropped. Close is idempotent.
-func (p *BufferPool) Close() {
+func (p *bufferPool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.closed {
@@ -306,7 +307,7 @@ func (p *BufferPool) Close() {
 	for _, w := range p.mu.waiters {
 		p.mu.nonPooled += w.accumulated
 		w.accumulated = 0
-		w.err = ErrPoolClosed
+		w.err = errPoolClosed
 		w.ready <- struct{}{}
 	}
 	clear(p.mu.waiters)
@@ -317,7 +318,7 @@ func (p *BufferPool) Close() {
 // serveLocked hands free memory to the waiters, head first, completing
 // each whose request is met, until the head needs more than there is.
 // REQUIRES: p.mu is held.
-func (p *BufferPool) serveLocked() {
+func (p *bufferPool) serveLocked() {
 	for len(p.mu.waiters) > 0 {
 		w := p.mu.waiters[0]
 		if w.size == p.poolableSize && len(p.mu.free) > 0 {
@@ -346,7 +347,7 @@ func (p *BufferPool) serveLocked() {
 
 // freeUpLocked drops pooled buffers until the non-pooled budget reaches
 // size or the free list is empty. REQUIRES: p.mu is held.
-func (p *BufferPool) freeUpLocked(size int64) {
+func (p *bufferPool) freeUpLocked(size int64) {
 	for len(p.mu.free) > 0 && p.mu.nonPooled < size {
 		p.popFreeLocked()
 		p.mu.nonPooled += int64(p.poolableSize)
@@ -355,7 +356,7 @@ func (p *BufferPool) freeUpLocked(size int64) {
 
 // popFreeLocked removes the top of the free list. REQUIRES: p.mu is held
 // and the free list is not empty.
-func (p *BufferPool) popFreeLocked() []byte {
+func (p *bufferPool) popFreeLocked() []byte {
 	n := len(p.mu.free) - 1
 	buf := p.mu.free[n]
 	p.mu.free[n] = nil
@@ -363,11 +364,11 @@ func (p *BufferPool) popFreeLocked() []byte {
 	return buf
 }
 
-func (p *BufferPool) freeBytesLocked() int64 {
+func (p *bufferPool) freeBytesLocked() int64 {
 	return int64(len(p.mu.free)) * int64(p.poolableSize)
 }
 
-func (p *BufferPool) exhaustedLocked(size int, maxBlock time.Duration) error {
+func (p *bufferPool) exhaustedLocked(size int, maxBlock time.Duration) error {
 	return &BufferExhaustedError{Size: size, MaxBlock: maxBlock, TotalMemory: p.totalMemory,
 		AvailableMemory: p.mu.nonPooled + p.freeBytesLocked(), PoolableSize: p.poolableSize}
 }

@@ -19,7 +19,7 @@ import (
 // checkPoolAccounting asserts that every byte of the pool is in exactly
 // one place (free list, non-pooled budget, a waiter's reservation, handed
 // out) and that nothing is available while somebody waits.
-func checkPoolAccounting(t *testing.T, p *BufferPool) {
+func checkPoolAccounting(t *testing.T, p *bufferPool) {
 	t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -40,7 +40,7 @@ func checkPoolAccounting(t *testing.T, p *BufferPool) {
 	}
 }
 
-func mustAllocate(t *testing.T, p *BufferPool, size int) []byte {
+func mustAllocate(t *testing.T, p *bufferPool, size int) []byte {
 	t.Helper()
 	buf, err := p.Allocate(context.Background(), size, 0)
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ type allocation struct {
 }
 
 // goAllocate starts Allocate in a goroutine that reports to out.
-func goAllocate(ctx context.Context, p *BufferPool, name string, size int, maxBlock time.Duration, out chan<- allocation) {
+func goAllocate(ctx context.Context, p *bufferPool, name string, size int, maxBlock time.Duration, out chan<- allocation) {
 	go func() {
 		buf, err := p.Allocate(ctx, size, maxBlock)
 		out <- allocation{name, buf, err}
@@ -89,7 +89,7 @@ func noneDone(t *testing.T, out <-chan allocation) {
 }
 
 func TestBufferPoolReusesPooledBuffers(t *testing.T) {
-	p := NewBufferPool(64, 16)
+	p := newBufferPool(64, 16)
 	require.Equal(t, int64(64), p.TotalMemory())
 	require.Equal(t, 16, p.PoolableSize())
 
@@ -117,7 +117,7 @@ func TestBufferPoolReusesPooledBuffers(t *testing.T) {
 }
 
 func TestBufferPoolNonPooledAccounting(t *testing.T) {
-	p := NewBufferPool(100, 16)
+	p := newBufferPool(100, 16)
 	a := mustAllocate(t, p, 30)
 	b := mustAllocate(t, p, 16)
 	assert.Equal(t, int64(54), p.AvailableMemory())
@@ -154,7 +154,7 @@ func TestBufferPoolNonPooledAccounting(t *testing.T) {
 // TestBufferPoolMemoryBound shows the bound: the bytes handed out never
 // exceed totalMemory, whatever the mix of sizes.
 func TestBufferPoolMemoryBound(t *testing.T) {
-	p := NewBufferPool(1000, 64)
+	p := newBufferPool(1000, 64)
 	var held [][]byte
 	var total int
 	for _, size := range []int{64, 100, 64, 300, 7, 64, 200, 64, 64} {
@@ -183,20 +183,20 @@ func TestBufferPoolMemoryBound(t *testing.T) {
 }
 
 func TestBufferPoolTooLarge(t *testing.T) {
-	p := NewBufferPool(100, 16)
+	p := newBufferPool(100, 16)
 	_, err := p.Allocate(context.Background(), 101, time.Hour) // fails at once, no waiting
-	require.ErrorIs(t, err, ErrBufferTooLarge)
+	require.ErrorIs(t, err, errBufferTooLarge)
 	assert.Contains(t, err.Error(), "101")
 	assert.Zero(t, p.Waiters())
 	mustAllocate(t, p, 100)
 
-	_, err = NewBufferPool(-5, -1).Allocate(context.Background(), 1, time.Hour)
-	require.ErrorIs(t, err, ErrBufferTooLarge)
+	_, err = newBufferPool(-5, -1).Allocate(context.Background(), 1, time.Hour)
+	require.ErrorIs(t, err, errBufferTooLarge)
 }
 
 func TestBufferPoolBlocksUntilDeallocate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(64, 16)
+		p := newBufferPool(64, 16)
 		a := mustAllocate(t, p, 16)
 		b := mustAllocate(t, p, 48)
 
@@ -224,7 +224,7 @@ func TestBufferPoolBlocksUntilDeallocate(t *testing.T) {
 // instead, and what it had gathered goes back.
 func TestBufferPoolPooledBufferCompletesHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(48, 16)
+		p := newBufferPool(48, 16)
 		a, c, d := mustAllocate(t, p, 16), mustAllocate(t, p, 8), mustAllocate(t, p, 24)
 		out := make(chan allocation, 1)
 		goAllocate(context.Background(), p, "W", 16, time.Hour, out)
@@ -251,7 +251,7 @@ func TestBufferPoolPooledBufferCompletesHead(t *testing.T) {
 // not overtake it.
 func TestBufferPoolFIFO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(100, 16)
+		p := newBufferPool(100, 16)
 		b40, b30, b20, b10 := mustAllocate(t, p, 40), mustAllocate(t, p, 30), mustAllocate(t, p, 20), mustAllocate(t, p, 10)
 
 		out := make(chan allocation, 3)
@@ -304,7 +304,7 @@ func TestBufferPoolFIFO(t *testing.T) {
 // going, but the large one at the head gets all memory as it is freed.
 func TestBufferPoolLargeRequestNotStarved(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(100, 10)
+		p := newBufferPool(100, 10)
 		var held [][]byte
 		for range 10 {
 			held = append(held, mustAllocate(t, p, 10))
@@ -335,7 +335,7 @@ func TestBufferPoolLargeRequestNotStarved(t *testing.T) {
 
 func TestBufferPoolTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(100, 16)
+		p := newBufferPool(100, 16)
 		a, b := mustAllocate(t, p, 60), mustAllocate(t, p, 40)
 
 		out := make(chan allocation, 2)
@@ -374,7 +374,7 @@ func TestBufferPoolTimeout(t *testing.T) {
 
 func TestBufferPoolMaxBlockZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(32, 16)
+		p := newBufferPool(32, 16)
 		a := mustAllocate(t, p, 32)
 		start := time.Now()
 		_, err := p.Allocate(context.Background(), 16, 0)
@@ -391,7 +391,7 @@ func TestBufferPoolMaxBlockZero(t *testing.T) {
 func TestBufferPoolContext(t *testing.T) {
 	t.Run("cancel while waiting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewBufferPool(100, 16)
+			p := newBufferPool(100, 16)
 			a, b := mustAllocate(t, p, 50), mustAllocate(t, p, 50)
 			ctx, cancel := context.WithCancel(context.Background())
 			out := make(chan allocation, 2)
@@ -416,7 +416,7 @@ func TestBufferPoolContext(t *testing.T) {
 	})
 	t.Run("deadline while waiting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewBufferPool(10, 10)
+			p := newBufferPool(10, 10)
 			a := mustAllocate(t, p, 10)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
@@ -430,7 +430,7 @@ func TestBufferPoolContext(t *testing.T) {
 		})
 	})
 	t.Run("already done", func(t *testing.T) {
-		p := NewBufferPool(100, 16)
+		p := newBufferPool(100, 16)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_, err := p.Allocate(ctx, 16, time.Hour)
@@ -441,7 +441,7 @@ func TestBufferPoolContext(t *testing.T) {
 
 func TestBufferPoolClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewBufferPool(100, 10)
+		p := newBufferPool(100, 10)
 		a, b := mustAllocate(t, p, 10), mustAllocate(t, p, 90)
 		p.Deallocate(a) // on the free list
 		a = mustAllocate(t, p, 10)
@@ -457,13 +457,13 @@ func TestBufferPoolClose(t *testing.T) {
 		p.Close()
 		for range 2 {
 			got := <-out
-			require.ErrorIs(t, got.err, ErrPoolClosed, got.name)
+			require.ErrorIs(t, got.err, errPoolClosed, got.name)
 		}
 		assert.Zero(t, p.Waiters())
 		assert.Equal(t, int64(10), p.AvailableMemory(), "W1's reservation returned")
 
 		_, err := p.Allocate(context.Background(), 10, time.Hour)
-		require.ErrorIs(t, err, ErrPoolClosed)
+		require.ErrorIs(t, err, errPoolClosed)
 		p.Deallocate(b) // still accepted
 		assert.Equal(t, int64(100), p.UnallocatedMemory())
 		checkPoolAccounting(t, p)
@@ -472,7 +472,7 @@ func TestBufferPoolClose(t *testing.T) {
 }
 
 func TestBufferPoolDeallocateMisuse(t *testing.T) {
-	p := NewBufferPool(100, 16)
+	p := newBufferPool(100, 16)
 	a := mustAllocate(t, p, 16)
 	p.Deallocate(make([]byte, 0, 1000)) // not from the pool: only what is out (16) comes back
 	assert.Equal(t, int64(100), p.AvailableMemory())
@@ -488,7 +488,7 @@ func TestBufferPoolDeallocateMisuse(t *testing.T) {
 // total, no buffer is handed to two holders, and everything comes back.
 func TestBufferPoolConcurrent(t *testing.T) {
 	const total = 64 << 10
-	p := NewBufferPool(total, 4096)
+	p := newBufferPool(total, 4096)
 	sizes := []int{4096, 4096, 4096, 1000, 9000, 20000, total}
 	var held, peak atomic.Int64
 	var violations atomic.Int32
@@ -547,7 +547,7 @@ func TestBufferPoolConcurrent(t *testing.T) {
 }
 
 func TestBufferPoolZeroAllocs(t *testing.T) {
-	p := NewBufferPool(1<<20, 16384)
+	p := newBufferPool(1<<20, 16384)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Warm up: the buffers and the free list's backing array.
@@ -578,7 +578,7 @@ func BenchmarkBufferPool(b *testing.B) {
 		{"nonpooled/size=64KiB", 64 << 10},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			p := NewBufferPool(32<<20, poolable)
+			p := newBufferPool(32<<20, poolable)
 			ctx := context.Background()
 			b.SetBytes(int64(bc.size))
 			b.ReportAllocs()
@@ -592,7 +592,7 @@ func BenchmarkBufferPool(b *testing.B) {
 		})
 	}
 	b.Run("pooled/parallel/size=16KiB", func(b *testing.B) {
-		p := NewBufferPool(32<<20, poolable)
+		p := newBufferPool(32<<20, poolable)
 		b.SetBytes(poolable)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
@@ -611,7 +611,7 @@ func BenchmarkBufferPool(b *testing.B) {
 	// through them, so most Allocates wait (and allocate their waiter,
 	// channel and timer).
 	b.Run("pooled/contended/size=16KiB", func(b *testing.B) {
-		p := NewBufferPool(4*poolable, poolable)
+		p := newBufferPool(4*poolable, poolable)
 		b.SetBytes(poolable)
 		b.ReportAllocs()
 		b.SetParallelism(8)

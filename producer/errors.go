@@ -2,8 +2,10 @@ package producer
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log"
 )
 
 // Sentinel errors. Compare with errors.Is. Errors from the log (an unknown
@@ -11,7 +13,9 @@ import (
 // log package's errors, wrapped.
 var (
 	// ErrClosed: Send after Close, or a record still buffered when Close's
-	// context ended.
+	// context ended; also Send, and the records' outcomes, once the
+	// producer's log.Dir is closed (those errors match log.ErrClosed
+	// too).
 	ErrClosed = errors.New("producer: closed")
 	// ErrRecordTooLarge: a record whose batch would exceed max.request.size
 	// or buffer.memory.
@@ -86,3 +90,13 @@ var (
 	// check of the order of calls).
 	ErrInvalidTxnState = coordinator.ErrInvalidTxnState
 )
+
+// dirClosed makes an error of the producer's closed log.Dir
+// (log.ErrClosed) match ErrClosed as well: a producer whose directory
+// closed is closed.
+func dirClosed(err error) error {
+	if errors.Is(err, log.ErrClosed) && !errors.Is(err, ErrClosed) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}

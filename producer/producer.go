@@ -27,7 +27,7 @@ type Producer struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
-	pool   *BufferPool
+	pool   *bufferPool
 	acc    *accumulator
 	part   *partitioner.Default // Kafka's built-in partitioning, when cfg.Partitioner is nil
 
@@ -82,7 +82,7 @@ func New(dir *log.Dir, cfg Config) (*Producer, error) {
 		}
 		p.idem = idem
 	}
-	p.pool = NewBufferPool(cfg.BufferMemory, cfg.BatchSize)
+	p.pool = newBufferPool(cfg.BufferMemory, cfg.BatchSize)
 	p.acc = newAccumulator(p.pool, &p.cfg, p.now)
 	pc := partitioner.DefaultConfig()
 	pc.BatchSize = max(cfg.BatchSize, 1)
@@ -131,6 +131,7 @@ func (p *Producer) Send(ctx context.Context, r *Record, cb Callback) (Future, er
 		})
 	}
 	fail := func(err error) (Future, error) {
+		err = dirClosed(err)
 		p.stats.errors.Add(1)
 		return Future{err: err}, err
 	}

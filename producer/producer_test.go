@@ -375,3 +375,31 @@ func TestRoundRobinPartitioner(t *testing.T) {
 		require.Len(t, readAll(t, d, "t", part), 10)
 	}
 }
+
+// TestClosedDirIsClosedProducer: once the producer's Dir is closed, Send
+// and the outcomes of records buffered before fail with an error that
+// matches both producer.ErrClosed and log.ErrClosed (Send returned only
+// log.ErrClosed, so a caller checking the producer's sentinel missed it).
+func TestClosedDirIsClosedProducer(t *testing.T) {
+	d := openDir(t, map[string]int32{"t": 1})
+	p := newProducer(t, d, func(c *Config) { c.Linger, c.DeliveryTimeout = time.Minute, time.Hour })
+	f, err := p.Send(context.Background(), &Record{Topic: "t", Value: []byte("buffered")}, nil)
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
+	require.NoError(t, p.Flush(context.Background()))
+	_, err = f.Wait(context.Background())
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, log.ErrClosed)
+	// A record sent after: refused by Send, or failed once sent.
+	f, err = p.Send(context.Background(), &Record{Topic: "t", Value: []byte("after")}, nil)
+	if err == nil {
+		require.NoError(t, p.Flush(context.Background()))
+		_, err = f.Wait(context.Background())
+	}
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, log.ErrClosed)
+	// A topic the producer has not seen: refused by Send.
+	_, err = p.Send(context.Background(), &Record{Topic: "other", Value: []byte("after")}, nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, log.ErrClosed)
+}

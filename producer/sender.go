@@ -212,10 +212,10 @@ func (p *Producer) release(b *producerBatch) {
 func (p *Producer) complete(b *producerBatch) {
 	failed, first := len(b.recs), b.err
 	if b.err != nil {
-		b.err = withTooLarge(b.err)
+		b.err = producerError(b.err)
 	} else {
 		for i := range b.parts {
-			b.parts[i].err = withTooLarge(b.parts[i].err)
+			b.parts[i].err = producerError(b.parts[i].err)
 		}
 		failed, first = failedInParts(b.parts)
 	}
@@ -241,12 +241,13 @@ func (p *Producer) complete(b *producerBatch) {
 	close(b.done)
 }
 
-// withTooLarge makes the log's ErrRecordTooLarge the producer's too.
-func withTooLarge(err error) error {
+// producerError makes the log's ErrRecordTooLarge the producer's too, and
+// a closed Dir's error ErrClosed (dirClosed).
+func producerError(err error) error {
 	if errors.Is(err, log.ErrRecordTooLarge) && !errors.Is(err, ErrRecordTooLarge) {
 		return errors.Join(err, ErrRecordTooLarge)
 	}
-	return err
+	return dirClosed(err)
 }
 
 // failedInParts returns how many records of a split batch's parts failed,
