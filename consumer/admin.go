@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
@@ -76,31 +77,42 @@ func DeleteGroup(ctx context.Context, dir *log.Dir, groupID string) error {
 }
 
 // ResetTo says where [ResetOffsets] moves a partition: one of
-// kafka-consumer-groups' --to-earliest, --to-latest, --to-offset and
-// --to-datetime. Build it with [ResetEarliest], [ResetLatest],
-// [ResetToOffset] or [ResetToTimestamp]; its zero value says nothing and is
-// refused with [ErrInvalidReset], as is a negative offset or timestamp.
+// kafka-consumer-groups' --to-earliest, --to-latest, --by-duration,
+// --to-offset and --to-datetime. The first three are auto.offset.reset's
+// places ([OffsetReset]) applied now, computed as the consumer computes
+// them. Build it with [ResetToEarliest], [ResetToLatest],
+// [ResetToDuration], [ResetToOffset] or [ResetToTimestamp]; its zero value
+// says nothing and is refused with [ErrInvalidReset], as is a negative
+// offset, timestamp or duration.
 type ResetTo struct {
+	reset OffsetReset // earliest, latest or by_duration, with kind resetPolicy
 	kind  resetKind
-	value int64 // the offset or the timestamp
+	value int64 // the offset, the timestamp in ms, or the duration in ns
 }
 
 type resetKind int8
 
 const (
 	resetNone resetKind = iota
-	resetEarliest
-	resetLatest
+	resetPolicy
 	resetOffset
 	resetTimestamp
 )
 
-// ResetEarliest moves to the log start offset (--to-earliest); ResetLatest
-// to the high watermark (--to-latest).
-var (
-	ResetEarliest = ResetTo{kind: resetEarliest}
-	ResetLatest   = ResetTo{kind: resetLatest}
-)
+// ResetToEarliest moves to the log start offset (--to-earliest,
+// auto.offset.reset=earliest).
+func ResetToEarliest() ResetTo { return ResetTo{kind: resetPolicy, reset: OffsetResetEarliest} }
+
+// ResetToLatest moves to the high watermark (--to-latest,
+// auto.offset.reset=latest).
+func ResetToLatest() ResetTo { return ResetTo{kind: resetPolicy, reset: OffsetResetLatest} }
+
+// ResetToDuration moves to the first offset whose timestamp is at or after
+// now minus d, or to the high watermark where there is none
+// (--by-duration, auto.offset.reset=by_duration). d must not be negative.
+func ResetToDuration(d time.Duration) ResetTo {
+	return ResetTo{kind: resetPolicy, reset: OffsetResetByDuration, value: int64(d)}
+}
 
 // ResetToOffset moves to offset o (--to-offset), clamped to the log's
 // [log start offset, high watermark], as Kafka's tool clamps it. o must not
@@ -114,25 +126,26 @@ func ResetToTimestamp(ms int64) ResetTo { return ResetTo{kind: resetTimestamp, v
 
 // String says what the ResetTo does, in the tool's words.
 func (r ResetTo) String() string {
-	switch r.kind {
-	case resetEarliest:
-		return "--to-earliest"
-	case resetLatest:
-		return "--to-latest"
-	case resetOffset:
+	switch {
+	case r.kind == resetPolicy && r.reset == OffsetResetByDuration:
+		return fmt.Sprintf("--by-duration %v", time.Duration(r.value))
+	case r.kind == resetPolicy:
+		return "--to-" + r.reset.String()
+	case r.kind == resetOffset:
 		return fmt.Sprintf("--to-offset %d", r.value)
-	case resetTimestamp:
+	case r.kind == resetTimestamp:
 		return fmt.Sprintf("--to-datetime %d ms", r.value)
 	}
 	return "ResetTo{} (nothing)"
 }
 
-// validate refuses the zero value and negative offsets and timestamps.
+// validate refuses the zero value and negative offsets, timestamps and
+// durations.
 func (r ResetTo) validate() error {
 	switch {
 	case r.kind == resetNone:
-		return fmt.Errorf("%w: the zero ResetTo says nothing; use ResetEarliest, ResetLatest, ResetToOffset or ResetToTimestamp", ErrInvalidReset)
-	case (r.kind == resetOffset || r.kind == resetTimestamp) && r.value < 0:
+		return fmt.Errorf("%w: the zero ResetTo says nothing; use ResetToEarliest, ResetToLatest, ResetToDuration, ResetToOffset or ResetToTimestamp", ErrInvalidReset)
+	case r.value < 0:
 		return fmt.Errorf("%w: %s is negative", ErrInvalidReset, r)
 	}
 	return nil
@@ -158,10 +171,8 @@ func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []Topic
 		}
 		var off int64
 		switch to.kind {
-		case resetEarliest:
-			off = l.LogStartOffset()
-		case resetLatest:
-			off = l.HighWatermark()
+		case resetPolicy:
+			off = positionFor(l, to.reset, time.Duration(to.value), time.Now(), l.HighWatermark())
 		case resetTimestamp:
 			ot, ok, err := l.OffsetForTimestamp(to.value)
 			if err != nil {

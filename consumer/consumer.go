@@ -583,21 +583,25 @@ func (c *Consumer) resetPositions() error {
 
 // reset moves a partition to the start or end by auto.offset.reset.
 func (c *Consumer) reset(ps *partState) {
-	switch c.cfg.AutoOffsetReset {
-	case OffsetResetEarliest:
-		ps.position = ps.log.LogStartOffset()
-	case OffsetResetByDuration:
-		ts := c.now().Add(-c.cfg.AutoOffsetResetDuration).UnixMilli()
-		end := c.endOffset(ps.log)
-		if ot, ok, err := ps.log.OffsetForTimestamp(ts); err == nil && ok && ot.Offset < end {
-			ps.position = ot.Offset
-		} else {
-			ps.position = end
-		}
-	default:
-		ps.position = c.endOffset(ps.log)
-	}
+	ps.position = positionFor(ps.log, c.cfg.AutoOffsetReset, c.cfg.AutoOffsetResetDuration, c.now(), c.endOffset(ps.log))
 	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+}
+
+// positionFor is where auto.offset.reset's r (earliest, latest or
+// by_duration with d) puts a reader of l now, end being l's end at the
+// reader's isolation level: the log start offset, end, or the first offset
+// whose timestamp is at or after now minus d (end where there is none
+// before it). The consumer's resets and ResetOffsets share it.
+func positionFor(l *log.Log, r OffsetReset, d time.Duration, now time.Time, end int64) int64 {
+	switch r {
+	case OffsetResetEarliest:
+		return l.LogStartOffset()
+	case OffsetResetByDuration:
+		if ot, ok, err := l.OffsetForTimestamp(now.Add(-d).UnixMilli()); err == nil && ok && ot.Offset < end {
+			return ot.Offset
+		}
+	}
+	return end
 }
 
 // resetOutOfRange handles a position outside the log (retention deleted it,

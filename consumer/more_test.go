@@ -197,8 +197,10 @@ func TestStatsAndResetVariants(t *testing.T) {
 		to   ResetTo
 		want int64
 	}{
-		{ResetEarliest, 0},
-		{ResetLatest, 25},
+		{ResetToEarliest(), 0},
+		{ResetToLatest(), 25},
+		{ResetToDuration(time.Hour), 0}, // every record is younger
+		{ResetToOffset(10), 10},
 		{ResetToOffset(7), 7},
 		{ResetToOffset(3), 3},
 		{ResetToOffset(0), 0},
@@ -216,7 +218,7 @@ func TestStatsAndResetVariants(t *testing.T) {
 	// A ResetTo that says nothing, or a negative place, is refused and
 	// changes nothing. (ResetTo{Offset: 3} reset the group to 0: the
 	// zero Timestamp was taken as "by timestamp 0"; ResetTo{} meant 0.)
-	for _, bad := range []ResetTo{{}, ResetToOffset(-1), ResetToTimestamp(-5)} {
+	for _, bad := range []ResetTo{{}, ResetToOffset(-1), ResetToTimestamp(-5), ResetToDuration(-time.Second)} {
 		_, err := ResetOffsets(context.Background(), e.dir, "g", []TopicPartition{tp("t", 0)}, bad)
 		require.ErrorIs(t, err, ErrInvalidReset, bad.String())
 		committed, err := c.Committed([]TopicPartition{tp("t", 0)})

@@ -257,7 +257,7 @@ func resetGroup(ctx context.Context, b *logtest.Broker) error {
 	for p := range tps {
 		tps[p] = consumer.TopicPartition{Topic: EventsTopic, Partition: int32(p)}
 	}
-	_, err := consumer.ResetOffsets(ctx, b.Dir(), Group, tps, consumer.ResetEarliest)
+	_, err := consumer.ResetOffsets(ctx, b.Dir(), Group, tps, consumer.ResetToEarliest())
 	return err
 }
 

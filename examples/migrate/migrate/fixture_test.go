@@ -166,7 +166,7 @@ func writeSource(t *testing.T, dir string, spec sourceSpec) {
 	require.NoError(t, err)
 	_, err = consumer.ResetOffsets(ctx, d, "g2", []consumer.TopicPartition{{Topic: "compacted", Partition: 0}}, consumer.ResetToOffset(3))
 	require.NoError(t, err)
-	_, err = consumer.ResetOffsets(ctx, d, "g2", []consumer.TopicPartition{{Topic: "txn", Partition: 1}}, consumer.ResetLatest)
+	_, err = consumer.ResetOffsets(ctx, d, "g2", []consumer.TopicPartition{{Topic: "txn", Partition: 1}}, consumer.ResetToLatest())
 	require.NoError(t, err)
 }
 
