@@ -14,6 +14,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/log"
 )
 
 // Configuration of a consumer ([Config]), mirroring Kafka's consumer
@@ -60,39 +61,25 @@ import (
 // [*ConfigError] whose Err is ErrNotSupported).
 var ErrNotSupported = errors.New("consumer: not supported")
 
-// ErrInvalidConfig is matched by every configuration error ([*ConfigError]).
-var ErrInvalidConfig = errors.New("consumer: invalid configuration")
+// ErrInvalidConfig is matched by every configuration error ([*ConfigError]):
+// [log.ErrInvalidConfig], one sentinel for every kafkalite configuration.
+var ErrInvalidConfig = log.ErrInvalidConfig
 
 // ErrUnknownProperty is matched by the [*ConfigError] for a property name
-// Kafka's consumer does not define. It also matches [ErrInvalidConfig].
-var ErrUnknownProperty = errors.New("consumer: unknown property")
+// Kafka's consumer does not define ([log.ErrUnknownProperty]). It also matches
+// [ErrInvalidConfig].
+var ErrUnknownProperty = log.ErrUnknownProperty
 
-// ConfigError names the property that is wrong, its value and why. It
-// matches [ErrInvalidConfig], and Err.
-type ConfigError struct {
-	Property string // Kafka property name, e.g. "max.poll.records"
-	Value    string // the value as given (or, from Validate, as it prints)
-	Reason   string
-	// Err is the sentinel: ErrInvalidConfig; ErrUnknownProperty for a name
-	// Kafka does not define; ErrNotSupported for a feature kafkalite does
-	// not have yet. Nil means ErrInvalidConfig.
-	Err error
-}
-
-func (e *ConfigError) Error() string {
-	return props.ErrorMessage("consumer", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
-}
-
-// Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
-
-// Is matches ErrInvalidConfig, whatever Err is.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// ConfigError names the property that is wrong, its value and why: a
+// [log.ConfigError] whose Component is "consumer". It matches
+// [ErrInvalidConfig], and its Err ([ErrUnknownProperty], or
+// [ErrNotSupported] for a feature kafkalite does not have).
+type ConfigError = log.ConfigError
 
 // newConfigError makes a *ConfigError for props; a nil sentinel means
 // ErrInvalidConfig.
 func newConfigError(prop, value, reason string, sentinel error) error {
-	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+	return &ConfigError{Component: "consumer", Property: prop, Value: value, Reason: reason, Err: sentinel}
 }
 
 // unknownProperty is the error for a name Kafka's consumer does not define.
@@ -618,7 +605,7 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 	_, hasGroup := m["group.id"]
 	if v, ok := m["enable.auto.commit"]; ok && !hasGroup && c.EnableAutoCommit {
 		// ConsumerConfig.maybeOverrideEnableAutoCommit.
-		errs = append(errs, &ConfigError{Property: "enable.auto.commit", Value: v,
+		errs = append(errs, &ConfigError{Component: "consumer", Property: "enable.auto.commit", Value: v,
 			Reason: "cannot be true when group.id is not set"})
 	}
 	if len(errs) > 0 {

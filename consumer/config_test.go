@@ -760,11 +760,11 @@ func TestValidate(t *testing.T) {
 }
 
 func TestConfigErrorMessages(t *testing.T) {
-	ce := &ConfigError{Property: "max.poll.records", Value: "0", Reason: "must be between 1 and 2147483647"}
+	ce := &ConfigError{Component: "consumer", Property: "max.poll.records", Value: "0", Reason: "must be between 1 and 2147483647"}
 	assert.Equal(t, `consumer: invalid max.poll.records="0": must be between 1 and 2147483647`, ce.Error())
 	assert.ErrorIs(t, ce, ErrInvalidConfig)
 
-	ce = &ConfigError{Property: "x.y", Value: "1", Err: ErrUnknownProperty}
+	ce = &ConfigError{Component: "consumer", Property: "x.y", Value: "1", Err: ErrUnknownProperty}
 	assert.Equal(t, `consumer: unknown property "x.y"`, ce.Error())
 	assert.ErrorIs(t, ce, ErrInvalidConfig)
 	assert.ErrorIs(t, ce, ErrUnknownProperty)

@@ -79,26 +79,39 @@ const UnlimitedMessages int64 = -1
 // kafkalite's producer then splits its batch until the parts fit.
 const MinSegmentBytes = 14
 
-// ErrInvalidConfig is matched by every configuration error ([*ConfigError]).
-var ErrInvalidConfig = errors.New("log: invalid configuration")
+// ErrInvalidConfig is matched by every configuration error ([*ConfigError]):
+// a Dir's, a topic's, and, under their own names, a producer's and a
+// consumer's.
+var ErrInvalidConfig = errors.New("invalid configuration")
 
 // ErrUnknownProperty is matched by the [*ConfigError] for a property name
 // Kafka does not define. It also matches [ErrInvalidConfig].
-var ErrUnknownProperty = errors.New("log: unknown property")
+var ErrUnknownProperty = errors.New("unknown property")
 
-// ConfigError names the property that is wrong, its value and why. It
-// matches [ErrInvalidConfig], and Err.
+// ConfigError names the property that is wrong, its value and why. It is
+// every kafkalite configuration's error: the producer's and the consumer's
+// (producer.ConfigError, consumer.ConfigError) are this type. It matches
+// [ErrInvalidConfig], and Err.
 type ConfigError struct {
-	Property string // Kafka property name, e.g. "retention.ms"
-	Value    string // the value as given (or, from Validate, as it prints)
-	Reason   string
-	// Err is the sentinel: ErrInvalidConfig, or ErrUnknownProperty for a
-	// name Kafka does not define. Nil means ErrInvalidConfig.
+	// Component is whose configuration it is, and the message's prefix:
+	// "log" (a Dir's or a topic's; also when empty), "producer",
+	// "consumer".
+	Component string
+	Property  string // Kafka property name, e.g. "retention.ms"
+	Value     string // the value as given (or, from Validate, as it prints)
+	Reason    string
+	// Err is the sentinel: ErrInvalidConfig; ErrUnknownProperty for a name
+	// Kafka does not define; the component's ErrNotSupported for a feature
+	// kafkalite does not have. Nil means ErrInvalidConfig.
 	Err error
 }
 
 func (e *ConfigError) Error() string {
-	return props.ErrorMessage("log", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
+	component := e.Component
+	if component == "" {
+		component = "log"
+	}
+	return props.ErrorMessage(component, e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
 }
 
 // Unwrap returns Err (ErrInvalidConfig if nil).
@@ -110,7 +123,7 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 // newConfigError makes a *ConfigError for props; a nil sentinel means
 // ErrInvalidConfig.
 func newConfigError(prop, value, reason string, sentinel error) error {
-	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+	return &ConfigError{Component: "log", Property: prop, Value: value, Reason: reason, Err: sentinel}
 }
 
 // unknownProperty and invalidProperty make the errors for a name Kafka

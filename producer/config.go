@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -56,39 +57,25 @@ import (
 // [*ConfigError] whose Err is ErrNotSupported).
 var ErrNotSupported = errors.New("producer: not supported")
 
-// ErrInvalidConfig is matched by every configuration error ([*ConfigError]).
-var ErrInvalidConfig = errors.New("producer: invalid configuration")
+// ErrInvalidConfig is matched by every configuration error ([*ConfigError]):
+// [log.ErrInvalidConfig], one sentinel for every kafkalite configuration.
+var ErrInvalidConfig = log.ErrInvalidConfig
 
 // ErrUnknownProperty is matched by the [*ConfigError] for a property name
-// Kafka's producer does not define. It also matches [ErrInvalidConfig].
-var ErrUnknownProperty = errors.New("producer: unknown property")
+// Kafka's producer does not define ([log.ErrUnknownProperty]). It also matches
+// [ErrInvalidConfig].
+var ErrUnknownProperty = log.ErrUnknownProperty
 
-// ConfigError names the property that is wrong, its value and why. It
-// matches [ErrInvalidConfig], and Err.
-type ConfigError struct {
-	Property string // Kafka property name, e.g. "linger.ms"
-	Value    string // the value as given (or, from Validate, as it prints)
-	Reason   string
-	// Err is the sentinel: ErrInvalidConfig; ErrUnknownProperty for a name
-	// Kafka does not define; ErrNotSupported for a feature kafkalite does
-	// not have yet. Nil means ErrInvalidConfig.
-	Err error
-}
-
-func (e *ConfigError) Error() string {
-	return props.ErrorMessage("producer", e.Property, e.Value, e.Reason, errors.Is(e.Err, ErrUnknownProperty))
-}
-
-// Unwrap returns Err (ErrInvalidConfig if nil).
-func (e *ConfigError) Unwrap() error { return props.Unwrap(e.Err, ErrInvalidConfig) }
-
-// Is matches ErrInvalidConfig, whatever Err is.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+// ConfigError names the property that is wrong, its value and why: a
+// [log.ConfigError] whose Component is "producer". It matches
+// [ErrInvalidConfig], and its Err ([ErrUnknownProperty], or
+// [ErrNotSupported] for a feature kafkalite does not have).
+type ConfigError = log.ConfigError
 
 // newConfigError makes a *ConfigError for props; a nil sentinel means
 // ErrInvalidConfig.
 func newConfigError(prop, value, reason string, sentinel error) error {
-	return &ConfigError{Property: prop, Value: value, Reason: reason, Err: sentinel}
+	return &ConfigError{Component: "producer", Property: prop, Value: value, Reason: reason, Err: sentinel}
 }
 
 // unknownProperty is the error for a name Kafka's producer does not define.

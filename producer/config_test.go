@@ -465,11 +465,11 @@ func TestValidate(t *testing.T) {
 }
 
 func TestConfigErrorMessages(t *testing.T) {
-	ce := &ConfigError{Property: "linger.ms", Value: "-1", Reason: "must be at least 0"}
+	ce := &ConfigError{Component: "producer", Property: "linger.ms", Value: "-1", Reason: "must be at least 0"}
 	assert.Equal(t, `producer: invalid linger.ms="-1": must be at least 0`, ce.Error())
 	assert.ErrorIs(t, ce, ErrInvalidConfig)
 
-	ce = &ConfigError{Property: "x.y", Value: "1", Err: ErrUnknownProperty}
+	ce = &ConfigError{Component: "producer", Property: "x.y", Value: "1", Err: ErrUnknownProperty}
 	assert.Equal(t, `producer: unknown property "x.y"`, ce.Error())
 	assert.ErrorIs(t, ce, ErrInvalidConfig)
 	assert.ErrorIs(t, ce, ErrUnknownProperty)
