@@ -48,8 +48,11 @@ import (
 //     here EnableAutoCommit simply has no effect without a GroupID (see the
 //     field). From a property map the checks are Kafka's: an empty group.id,
 //     and enable.auto.commit=true without a group.id, are errors.
-//   - group.instance.id is stored and validated; static membership
-//     semantics are not implemented.
+//   - group.instance.id: the group coordinator treats a member that
+//     joins again under its instance id without a member id (a Kafka
+//     client restarted, over the wire) as Kafka treats a static member,
+//     but an in-process consumer names its own member id, so it never
+//     takes a static member's place; see [Config.GroupInstanceID].
 //   - Deserializers and interceptors are Go code: key.deserializer and
 //     value.deserializer are accepted and ignored, and interceptor.classes
 //     must be empty. partition.assignment.strategy resolves Kafka's four
@@ -323,13 +326,19 @@ type Config struct {
 	// GroupInstanceID mirrors group.instance.id (default unset, ""): a
 	// static member's id, unique in its group. When set it must be at most
 	// 249 characters of ASCII letters, digits, '.', '_' and '-', and not
-	// "." or "..", as Kafka checks. The group coordinator treats the
-	// member as Kafka treats a static member: a consumer joining with the
-	// id of a member still in the group takes that member's place (and,
-	// its subscription unchanged, its partitions) without a rebalance, and
-	// the old member is fenced. Unlike Kafka's consumer, Close still
-	// leaves the group, and in-process members are not kept across a
-	// reopening of the directory.
+	// "." or "..", as Kafka checks. It is sent with every join, named in
+	// the client id, shown by DescribeGroup and used by the assignors that
+	// order static members by it. The group coordinator treats a member
+	// that joins again under the id without a member id (a Kafka client
+	// restarted, over the wire) as Kafka treats a static member: it takes
+	// the old member's place and partitions without a rebalance, and the
+	// old member id is fenced. A consumer here names its own member id, so
+	// it does not take such a place: while a member with its instance id
+	// is in the group, its Poll fails with the coordinator's fenced
+	// instance error. Unlike Kafka's consumer, Close leaves the group, so a
+	// consumer started again with the same id joins as a new member, with
+	// a rebalance; in-process members are not kept across a reopening of
+	// the directory. [Consumer.GroupMetadata] carries it.
 	GroupInstanceID string
 	// ClientID mirrors client.id (default ""): the name in log lines and
 	// errors. Empty means the consumer names itself "consumer-<group.id>-N",

@@ -51,6 +51,9 @@ var (
 	ErrGroupNotEmpty = coordinator.ErrGroupNotEmpty
 	// ErrUnknownGroup: no such group.
 	ErrUnknownGroup = coordinator.ErrUnknownGroup
+	// ErrFencedInstanceID: a member with the consumer's group.instance.id
+	// is in the group already (see [Config.GroupInstanceID]).
+	ErrFencedInstanceID = coordinator.ErrFencedInstanceID
 )
 
 // NoOffsetError names the partitions without a committed offset under

@@ -37,7 +37,7 @@ func (l *recordingListener) OnPartitionsLost(_ context.Context, tps []TopicParti
 	l.lost = append(l.lost, tps)
 }
 
-func groupConsumer(e *env, strategy assignor.Assignor) *Consumer {
+func groupConsumer(e *env, strategy assignor.Assignor, mods ...func(*Config)) *Consumer {
 	return e.consumer(func(c *Config) {
 		c.GroupID = "g"
 		c.HeartbeatInterval = 10 * time.Millisecond
@@ -45,6 +45,9 @@ func groupConsumer(e *env, strategy assignor.Assignor) *Consumer {
 		c.MaxPollInterval = 2 * time.Second
 		c.EnableAutoCommit = false
 		c.PartitionAssignmentStrategy = []assignor.Assignor{strategy}
+		for _, mod := range mods {
+			mod(c)
+		}
 	})
 }
 

@@ -17,7 +17,7 @@ import (
 )
 
 // benchCleanBytes is the size of the log BenchmarkCleaning cleans: 64 MiB,
-// or KAFKALITE_BENCH_CLEAN_BYTES (the README's figure uses 1073741824).
+// or KAFKALITE_BENCH_CLEAN_BYTES (docs/performance.md's figure uses 1073741824).
 func benchCleanBytes() int64 {
 	if v, err := strconv.ParseInt(os.Getenv("KAFKALITE_BENCH_CLEAN_BYTES"), 10, 64); err == nil && v > 0 {
 		return v

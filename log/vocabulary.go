@@ -47,8 +47,11 @@ type GroupMetadata struct {
 	// GenerationID is the group generation the consumer joined, -1 when
 	// not in a group.
 	GenerationID int32
-	// GroupInstanceID mirrors group.instance.id; kafkalite has no static
-	// membership, so it is always empty.
+	// GroupInstanceID mirrors group.instance.id, a static member's id
+	// (Kafka's ConsumerGroupMetadata.groupInstanceId), as the consumer
+	// was configured. SendOffsetsToTransaction does not read it: a
+	// transactional offset commit is checked against MemberID and
+	// GenerationID alone.
 	GroupInstanceID string
 }
 

@@ -16,11 +16,11 @@
 // Latency is measured from Send to the record's callback. Memory stays
 // bounded by -buffer-memory: Send blocks when the pool is exhausted.
 //
-// With -suite it runs instead the workloads of the README's "Against a
-// plain file" table (internal/perfsuite: W1–W3, R1, R2 on a plain-file
-// baseline, the raw log API and the clients, interleaved -reps times) and
-// prints the table with each path's median as a ratio to the baseline's,
-// then -reps runs of the shared-producer workload (perfsuite.Shared):
+// With -suite it runs instead the workloads of docs/performance.md's
+// "Against a plain file" table (internal/perfsuite: W1–W3, R1, R2 on a
+// plain-file baseline, the raw log API and the clients, interleaved -reps
+// times) and prints the table with each path's median as a ratio to the
+// baseline's, then -reps runs of the shared-producer workload (perfsuite.Shared):
 //
 //	go run ./examples/perf -suite                       # uncompressed, 1,000,000 records, 3 repetitions
 //	go run ./examples/perf -suite -compression lz4 -reps 5

@@ -1,17 +1,17 @@
-// Package readme_test holds the README's Go samples, so that they compile
-// and run as tests: TestSamplesAreTheREADMEs checks that every ```go block
-// of the README is the text of one region between "README begin" and
-// "README end" comments in this file or in log/logtest/readme_test.go,
-// and that every region is in the README.
+// Package readme_test holds the Go samples of the README and the docs, so
+// that they compile and run as tests, and checks the docs
+// (docs_test.go): TestSamplesAreTheREADMEs checks that every ```go block
+// of a doc is the text of one region between a "sample begin: <doc>" and
+// a "sample end" comment, in this package or in
+// log/logtest/readme_test.go, and that every region is in the doc it
+// names; TestDocLinks checks that the docs' relative links resolve.
 package readme_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,7 +29,7 @@ import (
 type order struct{ Customer, Body []byte }
 
 func produceOrders(ctx context.Context, dir string, orders []order) error {
-	// README begin
+	// sample begin: README.md
 	d, err := log.Open(ctx, dir, log.DefaultConfig()) // created if missing; one Dir per directory
 	if err != nil {
 		return err
@@ -66,13 +66,13 @@ func produceOrders(ctx context.Context, dir string, orders []order) error {
 		return err
 	}
 	return failed
-	// README end
+	// sample end
 }
 
 // tieredEvents opens a directory with tiered storage on a cold volume and
 // creates a tiered topic.
 func tieredEvents(ctx context.Context, dir, cold string) error {
-	// README begin
+	// sample begin: docs/tiered-storage.md
 	cfg := log.DefaultConfig()
 	cfg.RemoteLogStorageSystemEnable = true                    // remote.log.storage.system.enable
 	cfg.RemoteStorage = remote.NewFileStore(vfs.Default, cold) // or an s3store.Store
@@ -83,11 +83,11 @@ func tieredEvents(ctx context.Context, dir, cold string) error {
 	defer d.Close()
 	_, err = d.CreateTopic(ctx, "events", 3, map[string]string{"remote.storage.enable": "true"})
 	return err
-	// README end
+	// sample end
 }
 
 func readOrders(ctx context.Context, d *log.Dir, offset int64, maxBytes int, out, conn io.Writer) error {
-	// README begin
+	// sample begin: docs/guide.md
 	l, err := d.Partition("orders", 0)
 	if err != nil {
 		return err
@@ -112,11 +112,11 @@ func readOrders(ctx context.Context, d *log.Dir, offset int64, maxBytes int, out
 		_, err = res.Slice.WriteTo(conn) // sendfile(2) to a *net.TCPConn on Linux
 	}
 	return err
-	// README end
+	// sample end
 }
 
 func billOrders(ctx context.Context, d *log.Dir, bill func(customer, order []byte)) error {
-	// README begin
+	// sample begin: README.md
 	cfg := consumer.DefaultConfig()
 	cfg.GroupID = "billing"
 	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
@@ -140,10 +140,10 @@ func billOrders(ctx context.Context, d *log.Dir, bill func(customer, order []byt
 			return err
 		}
 	}
-	// README end
+	// sample end
 }
 
-// README begin
+// sample begin: docs/guide.md
 // enrichOrders reads "orders" and writes "enriched" exactly once: the
 // output records and the consumed offsets commit in one transaction.
 func enrichOrders(ctx context.Context, d *log.Dir, enrich func([]byte) []byte) error {
@@ -201,10 +201,10 @@ func positions(c *consumer.Consumer) map[log.TopicPartition]log.OffsetAndMetadat
 	return out
 }
 
-// README end
+// sample end
 
 func serveBatches(l *log.Log, batch []byte, offset int64, maxBytes int, conn io.Writer) (log.OffsetAndTimestamp, error) {
-	// README begin
+	// sample begin: docs/guide.md
 	res, err := l.Append(batch) // validate, assign offsets; typed errors (log.ErrInvalidRecord, record.ErrCorrupt, ...)
 	if err != nil {
 		return log.OffsetAndTimestamp{}, err
@@ -220,7 +220,7 @@ func serveBatches(l *log.Log, batch []byte, offset int64, maxBytes int, conn io.
 	}
 	ot, _, err := l.OffsetForTimestamp(log.EarliestTimestamp) // ListOffsets: earliest, latest, max-timestamp, by time
 	return ot, err
-	// README end
+	// sample end
 }
 
 // TestSamples runs the samples one after the other on one directory:
@@ -323,8 +323,6 @@ func rawBatch(t *testing.T, key, value string) []byte {
 	return bytes.Clone(out)
 }
 
-// TestSamplesAreTheREADMEs: the README's Go blocks and the regions of the
-// sample files are the same texts, each block one region.
 // TestTieredSample runs the tiered storage sample: the topic is created
 // tiered, and __remote_log_metadata with it.
 func TestTieredSample(t *testing.T) {
@@ -341,74 +339,4 @@ func TestTieredSample(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, desc.Config.RemoteStorageEnable)
 	require.Contains(t, d.Topics(), log.RemoteLogMetadataTopic)
-}
-
-func TestSamplesAreTheREADMEs(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	require.NoError(t, err)
-	blocks := goBlocks(t, readme)
-	var regions []string
-	for _, file := range []string{"readme_test.go", "../../log/logtest/readme_test.go"} {
-		src, err := os.ReadFile(file)
-		require.NoError(t, err)
-		regions = append(regions, sampleRegions(t, file, src)...)
-	}
-	require.NotEmpty(t, blocks)
-	require.ElementsMatch(t, regions, blocks, "every README block is a sample region, and every region is in the README")
-}
-
-// goBlocks returns the README's ```go blocks, without trailing blank
-// lines.
-func goBlocks(t *testing.T, md []byte) []string {
-	t.Helper()
-	var blocks []string
-	var cur *strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(md))
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case cur == nil && line == "```go":
-			cur = &strings.Builder{}
-		case cur != nil && line == "```":
-			blocks = append(blocks, strings.TrimRight(cur.String(), "\n")+"\n")
-			cur = nil
-		case cur != nil:
-			cur.WriteString(line + "\n")
-		}
-	}
-	require.NoError(t, sc.Err())
-	require.Nil(t, cur, "an unclosed ```go block")
-	return blocks
-}
-
-// sampleRegions returns the regions between "// README begin" and
-// "// README end" lines, each with the indentation of its begin line taken
-// off every line and without trailing blank lines.
-func sampleRegions(t *testing.T, file string, src []byte) []string {
-	t.Helper()
-	var regions []string
-	var cur *strings.Builder
-	indent := ""
-	for i, line := range strings.Split(string(src), "\n") {
-		trimmed := strings.TrimLeft(line, "\t")
-		switch {
-		case trimmed == "// README begin":
-			require.Nil(t, cur, "%s:%d: a region inside a region", file, i+1)
-			cur, indent = &strings.Builder{}, line[:len(line)-len(trimmed)]
-		case trimmed == "// README end":
-			require.NotNil(t, cur, "%s:%d: an end without a begin", file, i+1)
-			regions = append(regions, strings.TrimRight(cur.String(), "\n")+"\n")
-			cur = nil
-		case cur != nil:
-			if line != "" && !strings.HasPrefix(line, indent) {
-				require.Fail(t, "under-indented line", "%s:%d", file, i+1)
-			}
-			cur.WriteString(strings.TrimPrefix(line, indent) + "\n")
-		}
-	}
-	require.Nil(t, cur, "%s: an unclosed region", file)
-	if len(regions) == 0 {
-		require.Fail(t, "no regions", file)
-	}
-	return regions
 }

@@ -22,7 +22,7 @@ import (
 
 // TestPerfAnchor measures Kafka's own perf tools against a single-node
 // broker beside examples/perf on the same workload, in the same run: the
-// anchor the README's performance figures are compared with. It is a
+// anchor docs/performance.md's figures are compared with. It is a
 // measurement, not a check, so it runs only when KAFKALITE_KAFKA_PERF=1
 // (.ci/kafka-perf sets it) on an otherwise idle machine; it fails only if
 // a tool fails or prints no summary.
@@ -72,8 +72,8 @@ func TestPerfAnchor(t *testing.T) {
 	report(t, sb.String())
 }
 
-// TestPerfProduction measures the producer settings the user's documents
-// recommend for production (acks=all with idempotence, linger.ms 20,
+// TestPerfProduction measures producer settings often recommended for
+// production (acks=all with idempotence, linger.ms 20,
 // batch.size 64 KiB, lz4) on Kafka's producer perf test against a
 // single-node broker and on examples/perf, in three interleaved rounds, as
 // TestPerfAnchor does and under the same switch.

@@ -33,7 +33,7 @@ var rootCheckpoints = []string{
 // a broker creates topics of the same names, partition counts and configs,
 // and stops; each partition's files are replaced by kafkalite's (the
 // broker's partition.metadata kept) and the root checkpoints' entries of
-// those partitions by kafkalite's, as the README's swap procedure says;
+// those partitions by kafkalite's, as docs/interoperability.md's swap procedure says;
 // the broker restarts and Kafka's consumer reads exactly kafkalite's
 // records at both isolation levels, up to the same end offsets, and the
 // broker's log shows no recovery or corruption of those partitions. Then

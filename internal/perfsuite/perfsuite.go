@@ -1,4 +1,4 @@
-// Package perfsuite holds the performance workloads of the README's
+// Package perfsuite holds the performance workloads of docs/performance.md's
 // "Against a plain file" table and the baseline they are measured
 // against: one process, each workload run through a plain file of framed
 // records, through the raw log API and through the producer and consumer,
@@ -89,7 +89,7 @@ type Options struct {
 	Dir        string             // where files go: a fresh directory per run is made inside
 }
 
-// DefaultOptions are the README's sizes.
+// DefaultOptions are the sizes of docs/performance.md's figures.
 func DefaultOptions() Options {
 	return Options{Records: 1_000_000, PointReads: 10_000, Codec: record.None, Dir: os.TempDir()}
 }
@@ -601,7 +601,7 @@ func median(rs []Result, f func(Result) float64) float64 {
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
-// Markdown prints rows as the README's table.
+// Markdown prints rows as docs/performance.md's table.
 func Markdown(rows []Row) string {
 	var b strings.Builder
 	b.WriteString("| workload | baseline records/s | raw log API | producer / consumer | CPU per record, raw / client |\n|---|---|---|---|---|\n")
@@ -626,9 +626,9 @@ func rate(v float64) string {
 // of valueSize bytes to a topic of partitions partitions through one
 // producer with Kafka's defaults (acks=all, idempotence, linger.ms 5,
 // batch.size 16 KiB), records in all, then Flush. It has no baseline: it
-// measures the producer under contention (a new user's service ran it at
-// 287–421 k records/s with 6 partitions, 4 goroutines and 200-byte JSON
-// values).
+// measures the producer under contention, modelled on a user's service
+// (6 partitions, 4 goroutines, 200-byte JSON values; docs/performance.md
+// compares it with the figure that service measured).
 func Shared(ctx context.Context, dir string, partitions, goroutines, records, valueSize int, codec record.Compression) (Result, error) {
 	dir, err := os.MkdirTemp(dir, "perfsuite-")
 	if err != nil {

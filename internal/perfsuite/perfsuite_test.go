@@ -50,7 +50,7 @@ func TestValuesVary(t *testing.T) {
 	require.Len(t, Key(7), 16)
 }
 
-// BenchmarkWorkloads runs each workload on each path at the README's sizes,
+// BenchmarkWorkloads runs each workload on each path at docs/performance.md's sizes,
 // reporting records/s and CPU per record; a benchmark iteration is one
 // whole run; records/s counts only the timed part of each run (not the
 // writes before a read workload). The ratio table, with the baseline

@@ -25,8 +25,8 @@
 // costs nothing, with one partition for each internal topic
 // (offsets.topic.num.partitions and transaction.state.log.num.partitions = 1),
 // so that opening a Broker, producing 1,000 records and consuming them
-// takes a few milliseconds (BenchmarkOpenProduceConsume1000; the README's
-// Performance section has the figure). The shared producer does not linger
+// costs a test little (BenchmarkOpenProduceConsume1000;
+// docs/performance.md has the figure). The shared producer does not linger
 // (linger.ms 0), so a test that sends a record and waits for it does not
 // wait out Kafka's 5 ms default. [OnDisk] puts it in
 // t.TempDir() on the operating system's filesystem instead, with real fsyncs.

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPlaceOrder is the README's sample ("Test with it instead of a Kafka
-// cluster"), kept here so that it compiles and passes (examples/readme
-// checks that the README shows this text): OrderService is in
-// example_test.go.
+// TestPlaceOrder is a sample of docs/guide.md ("Test with it instead of
+// a Kafka cluster"), kept here so that it compiles and passes
+// (examples/readme checks that the guide shows this text): OrderService
+// is in example_test.go.
 //
-// README begin
+// sample begin: docs/guide.md
 func TestPlaceOrder(t *testing.T) {
 	ctx := context.Background()
 	b := logtest.New(t, logtest.Partitions(3), logtest.Topics("order-events")) // memory FS, closed by t.Cleanup
@@ -42,4 +42,4 @@ func TestPlaceOrder(t *testing.T) {
 	b.Expect(t, "order-events").Key("alice").Len(2)
 }
 
-// README end
+// sample end

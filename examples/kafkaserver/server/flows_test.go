@@ -23,7 +23,7 @@ import (
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 )
 
-// The client flows of issue 5/7: each client that can creates a topic,
+// The client flows: each client that can creates a topic,
 // produces, consumes from the earliest offset and by timestamp, runs a
 // group of two members through a rebalance with commits, carries on
 // across a restart of the server (idempotently, where it can), and

@@ -11,7 +11,7 @@
 // franz-go's kmsg, the generated message package of Kafka's protocol.
 //
 // The APIs served, and the versions advertised, are listed by
-// [SupportedAPIs] and in the README's "Serve Kafka's clients".
+// [SupportedAPIs] and in the module's README (examples/kafkaserver/README.md).
 //
 // A connection's requests are handled one at a time and answered in
 // order, as Kafka's broker does (it mutes a connection while one of its

@@ -48,10 +48,10 @@ func Start(t testing.TB, configure func(*server.Config)) *Server {
 // StartInMemory is Start with the directory in memory (log/vfs's memory
 // filesystem) instead of on disk: nothing is fsynced, so a server starts
 // and closes in a fraction of the time Start's directory costs in fsyncs
-// (the README's "Serve Kafka's clients" gives the figures). The clients
-// see the same server;
-// what a test gives up is the files themselves (Kafka's tools reading
-// them, sendfile(2), a crash of the process). Restart keeps the memory.
+// (docs/performance.md, "Tests with logtest and servertest", gives the
+// figures). The clients see the same server; what a test gives up is the
+// files themselves (Kafka's tools reading them, sendfile(2), a crash of
+// the process). Restart keeps the memory.
 func StartInMemory(t testing.TB, configure func(*server.Config)) *Server {
 	t.Helper()
 	cfg := server.DefaultConfig()
