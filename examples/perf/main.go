@@ -17,7 +17,7 @@
 // bounded by -buffer-memory: Send blocks when the pool is exhausted.
 //
 // With -suite it runs instead the workloads of the README's "Against a
-// plain file" table (internal/perfsuite: W1–W3, R1, R2 on a plain-file
+// plain file" table (internal/testkit/perfsuite: W1–W3, R1, R2 on a plain-file
 // baseline, the raw log API and the clients, interleaved -reps times) and
 // prints the table with each path's median as a ratio to the baseline's,
 // then -reps runs of the shared-producer workload (perfsuite.Shared):
@@ -39,7 +39,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/perfsuite"
+	"github.com/kafkalite/kafkalite/internal/testkit/perfsuite"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
@@ -240,7 +240,7 @@ func (l *latencies) summary(n int, bytes int64, elapsed time.Duration) string {
 		n, float64(n)/secs, float64(bytes)/1024/1024/secs, sum/float64(len(sorted)), maxMs, pct(0.5), pct(0.95), pct(0.99), pct(0.999))
 }
 
-// runSuite prints the ratio table of internal/perfsuite, each run as it
+// runSuite prints the ratio table of internal/testkit/perfsuite, each run as it
 // ends on stderr.
 func runSuite(o options, reps int) error {
 	so := perfsuite.DefaultOptions()

@@ -38,7 +38,7 @@ const (
 // consume-rec/s are each phase's records over its time, p99-ms the 99th
 // percentile of the produce latency of every record (from Produce to its
 // promise). The measurement across processes and against Kafka's broker
-// is internal/kafkacheck's TestPerfKgo.
+// is internal/testkit/kafkacheck's TestPerfKgo.
 func BenchmarkKgoProduceConsume(b *testing.B) {
 	targets := []struct {
 		name  string

@@ -13,7 +13,7 @@ import org.apache.kafka.common.record.internal.Record;
  * Prints every data record of the given .log files as Kafka's own record
  * classes (FileRecords, the batches' record iterators) decode them, for
  * what DumpLogSegments does not print: header values, and keys and values
- * as bytes. Run by the Go tests of internal/kafkacheck with Java's
+ * as bytes. Run by the Go tests of internal/testkit/kafkacheck with Java's
  * source-file launcher against Kafka's jars. One line per record, fields
  * tab-separated, bytes base64-encoded, "-" for null:
  *

@@ -33,7 +33,7 @@ import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteState;
  * Kafka's own encoding and decoding of __remote_log_metadata record values
  * (tiered storage): what TopicBasedRemoteLogMetadataManager's producer and
  * consumer do with them, through RemoteLogMetadataSerde. Run by the Go
- * tests of internal/kafkacheck with Java's source-file launcher against
+ * tests of internal/testkit/kafkacheck with Java's source-file launcher against
  * Kafka's jars. Output lines, fields tab-separated:
  *
  * <pre>

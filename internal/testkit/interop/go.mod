@@ -1,4 +1,4 @@
-module github.com/kafkalite/kafkalite/internal/interop
+module github.com/kafkalite/kafkalite/internal/testkit/interop
 
 go 1.26.0
 
@@ -13,4 +13,4 @@ require (
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
 
-replace github.com/kafkalite/kafkalite => ../..
+replace github.com/kafkalite/kafkalite => ../../..

@@ -1,8 +1,8 @@
-module github.com/kafkalite/kafkalite/internal/kafkacheck
+module github.com/kafkalite/kafkalite/internal/testkit/kafkacheck
 
 go 1.26.0
 
-replace github.com/kafkalite/kafkalite => ../..
+replace github.com/kafkalite/kafkalite => ../../..
 
 require (
 	github.com/kafkalite/kafkalite v0.0.0-00010101000000-000000000000

@@ -5,7 +5,7 @@
 // partitions kafkalite wrote, and compare what each side reads record by
 // record.
 //
-// It is a nested, test-only module (like internal/interop), so that the
+// It is a nested, test-only module (like internal/testkit/interop), so that the
 // library's module keeps its four dependencies and `go test ./...` at the
 // root does not need Java. Its tests skip with a message when java, javac
 // or mvn is missing; with KAFKALITE_KAFKA_REQUIRED=1 (as .ci/run sets it)

@@ -36,7 +36,7 @@ import (
 // user data with generation -1 as version 0, where the Java client (and
 // groupcodec) always writes version 1.
 
-const groupGoldenDir = "../groupcodec/testdata/golden"
+const groupGoldenDir = "../../groupcodec/testdata/golden"
 
 // readGroupGolden reads a groupcodec golden file: hex bytes, '#' comments
 // anywhere on a line.

@@ -278,7 +278,7 @@ func TestRemoteCodec(t *testing.T) {
 		}
 	})
 	t.Run("golden files", func(t *testing.T) {
-		dir := filepath.Join(moduleDir(), "..", "remotecodec", "testdata", "golden")
+		dir := filepath.Join(moduleDir(), "..", "..", "remotecodec", "testdata", "golden")
 		for _, r := range recs {
 			path := filepath.Join(dir, r.name+".hex")
 			text := remoteGolden(r, kafkaBytes[r.name])
@@ -353,7 +353,7 @@ func remoteGolden(r remoteRecord, b []byte) string {
 	for l := range strings.SplitSeq(r.about, "\n") {
 		sb.WriteString("# " + l + "\n")
 	}
-	sb.WriteString("# Written by Apache Kafka " + Version + "'s own classes (internal/kafkacheck's\n")
+	sb.WriteString("# Written by Apache Kafka " + Version + "'s own classes (internal/testkit/kafkacheck's\n")
 	sb.WriteString("# RemoteMetaDump.java; TestRemoteCodec -update-remote-golden rewrites it). Do not edit.\n")
 	for len(b) > 0 {
 		n := min(16, len(b))

@@ -24,7 +24,7 @@ func buildMigrate(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "migrate")
 	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = filepath.Join(moduleDir(), "..", "..", "examples", "migrate")
+	build.Dir = filepath.Join(moduleDir(), "..", "..", "..", "examples", "migrate")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building examples/migrate: %s", out)
 	return bin

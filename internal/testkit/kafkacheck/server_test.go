@@ -35,7 +35,7 @@ func startKafkaServer(t *testing.T, k *Kafka) *kafkaServer {
 	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(root, "kafkalite"),
 		bin: filepath.Join(root, "kafkaserver"), log: filepath.Join(root, "kafkaserver.log")}
 	build := exec.Command("go", "build", "-o", s.bin, ".")
-	build.Dir = filepath.Join(moduleDir(), "..", "..", "examples", "kafkaserver")
+	build.Dir = filepath.Join(moduleDir(), "..", "..", "..", "examples", "kafkaserver")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building examples/kafkaserver: %s", out)
 	s.start(t)

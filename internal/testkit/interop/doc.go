@@ -32,9 +32,9 @@
 // depends on kmsg or the extra codecs. The package has no non-test code.
 // Run it with:
 //
-//	cd internal/interop && go test -race ./...
+//	cd internal/testkit/interop && go test -race ./...
 //
 // and regenerate the fixtures with:
 //
-//	cd internal/interop && go test -run TestFixtures -update
+//	cd internal/testkit/interop && go test -run TestFixtures -update
 package interop

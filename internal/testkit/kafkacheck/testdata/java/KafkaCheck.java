@@ -33,7 +33,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The harness's Kafka client: the cases Kafka's own command-line tools
- * cannot express, driven by the Go tests of internal/kafkacheck through
+ * cannot express, driven by the Go tests of internal/testkit/kafkacheck through
  * arguments and tab-separated lines. Bytes travel base64-encoded, "-" is
  * null. Every command prints "ok" as its last line when it succeeded.
  *

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/perfsuite"
+	"github.com/kafkalite/kafkalite/internal/testkit/perfsuite"
 )
 
 // TestPerfAnchor measures Kafka's own perf tools against a single-node
@@ -205,7 +205,7 @@ func perfSetup(t *testing.T) (*Kafka, int, string) {
 	}
 	perf := filepath.Join(t.TempDir(), "perf")
 	build := exec.Command("go", "build", "-o", perf, "./examples/perf")
-	build.Dir = filepath.Join(moduleDir(), "..", "..")
+	build.Dir = filepath.Join(moduleDir(), "..", "..", "..")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building examples/perf: %s", out)
 	return k, records, perf

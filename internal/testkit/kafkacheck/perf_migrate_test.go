@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/perfsuite"
+	"github.com/kafkalite/kafkalite/internal/testkit/perfsuite"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/stretchr/testify/require"
