@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // RebalanceListener hears about partitions moving, as Kafka's

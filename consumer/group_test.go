@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )

@@ -3,7 +3,7 @@ package producer
 import (
 	"errors"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // Sentinel errors. Compare with errors.Is. Errors from the log (an unknown

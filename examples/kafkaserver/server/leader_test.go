@@ -16,7 +16,7 @@ import (
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
-	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // takeAllProtocol is a protocol name kafkalite's own assignors do not

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
