@@ -28,10 +28,18 @@ const serviceName = "group-coordinator"
 // visits no group.
 const tick = 20 * time.Millisecond
 
-// Coordinator is the group coordinator of one log.Dir. It is safe for
-// concurrent use. It owns one goroutine (session expiry, rebalance
-// deadlines, offset and group expiry), which the Dir's Close stops.
-type Coordinator struct {
+// GroupCoordinator is the group coordinator of one log.Dir: Kafka's
+// GroupCoordinator. Get it with [Groups]. It is safe for concurrent use. It
+// owns one goroutine (session expiry, rebalance deadlines, offset and
+// group expiry), which the Dir's Close stops.
+//
+// Its methods are Kafka's group requests: the classic protocol's
+// JoinGroup (with [GroupCoordinator.PendingMember] for a new member's
+// first join), SyncGroup, Heartbeat and LeaveGroup; and, for every group,
+// OffsetCommit ([GroupCoordinator.CommitOffsets]), OffsetFetch
+// ([GroupCoordinator.FetchOffsets]), OffsetDelete, TxnOffsetCommit,
+// ListGroups, DescribeGroups and DeleteGroups.
+type GroupCoordinator struct {
 	dir           *log.Dir
 	logger        *slog.Logger
 	now           func() time.Time
@@ -59,24 +67,26 @@ type Coordinator struct {
 	done   chan struct{}
 }
 
-// For returns the Dir's coordinator, creating it (and __consumer_offsets,
-// with offsets.topic.num.partitions partitions, compacted) on first use and
-// loading the groups and offsets stored there.
-func For(ctx context.Context, d *log.Dir) (*Coordinator, error) {
+// Groups returns the Dir's group coordinator, creating it (and
+// __consumer_offsets, with offsets.topic.num.partitions partitions,
+// compacted) on first use and loading the groups and offsets stored there.
+// Every caller gets the same one: a broker's network members and the
+// Dir's in-process consumers share its groups. The Dir's Close closes it.
+func Groups(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	svc, err := d.Service(serviceName, func(d *log.Dir) (log.Service, error) { return open(ctx, d) })
 	if err != nil {
 		return nil, err
 	}
-	return svc.(*Coordinator), nil
+	return svc.(*GroupCoordinator), nil
 }
 
-func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
+func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	cfg := d.Config()
 	parts, err := d.InternalTopic(access.Internal{}, ctx, OffsetsTopic, int32(cfg.OffsetsTopicNumPartitions), nil) // compacted, as Kafka configures it
 	if err != nil {
 		return nil, err
 	}
-	c := &Coordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
+	c := &GroupCoordinator{dir: d, logger: cfg.Logger, now: cfg.Now, initialDelay: cfg.GroupInitialRebalanceDelay,
 		retention: cfg.OffsetsRetention, checkInterval: cfg.OffsetsRetentionCheckInterval, maxGroups: cfg.GroupMaxCount,
 		partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
@@ -99,7 +109,7 @@ func open(ctx context.Context, d *log.Dir) (*Coordinator, error) {
 
 // Close stops the coordinator's goroutine. Members still joined are dropped
 // with their processes; the Dir closes it.
-func (c *Coordinator) Close() error {
+func (c *GroupCoordinator) Close() error {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -118,7 +128,7 @@ func (c *Coordinator) Close() error {
 	return nil
 }
 
-func (c *Coordinator) wake() {
+func (c *GroupCoordinator) wake() {
 	select {
 	case c.wakeCh <- struct{}{}:
 	default:
@@ -129,7 +139,7 @@ func (c *Coordinator) wake() {
 // the groups with a deadline due are looked at), and every
 // offsets.retention.check.interval.ms expires offsets and deletes empty
 // groups (expireGroups).
-func (c *Coordinator) run(lastExpiry time.Time) {
+func (c *GroupCoordinator) run(lastExpiry time.Time) {
 	defer close(c.done)
 	t := time.NewTicker(tick)
 	defer t.Stop()
@@ -154,7 +164,7 @@ func (c *Coordinator) run(lastExpiry time.Time) {
 // groupLocked returns the group, creating it if it does not exist,
 // whatever the count of groups: for what the coordinator loads or a
 // marker completes. A client's request creates groups with newGroupLocked.
-func (c *Coordinator) groupLocked(id string) *group {
+func (c *GroupCoordinator) groupLocked(id string) *group {
 	g, ok := c.groups[id]
 	if !ok {
 		g = newGroup(id, c.now())
@@ -170,7 +180,7 @@ var ErrGroupMaxCount = errors.New("coordinator: too many groups")
 
 // newGroupLocked is groupLocked for a client's request: a new group is
 // refused with ErrGroupMaxCount once there are GroupMaxCount groups.
-func (c *Coordinator) newGroupLocked(id string) (*group, error) {
+func (c *GroupCoordinator) newGroupLocked(id string) (*group, error) {
 	if g, ok := c.groups[id]; ok {
 		return g, nil
 	}
@@ -182,7 +192,7 @@ func (c *Coordinator) newGroupLocked(id string) (*group, error) {
 
 // partitionCount returns a topic's partition count, or false if it does not
 // exist.
-func (c *Coordinator) partitionCount(topic string) (int32, bool) {
+func (c *GroupCoordinator) partitionCount(topic string) (int32, bool) {
 	desc, err := c.dir.DescribeTopic(topic)
 	if err != nil {
 		return 0, false
@@ -190,13 +200,20 @@ func (c *Coordinator) partitionCount(topic string) (int32, bool) {
 	return desc.Partitions, true
 }
 
-// Commit stores offsets for a group, durably: they are in
-// __consumer_offsets and fsynced when Commit returns. A member commits with
-// its id and generation; a consumer without membership (partitions assigned
-// by hand) commits with an empty member id and generation -1, which Kafka
-// accepts only while the group has no members.
-func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, generation int32, offsets map[TopicPartition]OffsetAndMetadata) error {
-	g, err := c.lockCommits(ctx, groupID, func(g *group) error { return g.checkCommitter(memberID, generation) })
+// CommitOffsets is Kafka's OffsetCommit: it stores offsets for m's group,
+// durably: they are in __consumer_offsets and fsynced when it returns. A
+// member commits with its id and generation (and a static member with its
+// group.instance.id, which fences a replaced one with
+// [ErrFencedInstanceID]); a consumer without membership (partitions
+// assigned by hand, or an admin client) commits with an empty member id
+// and generation -1, which Kafka accepts only while the group has no
+// members. The coordinator stamps each offset's CommitTimestamp.
+func (c *GroupCoordinator) CommitOffsets(ctx context.Context, m GroupMetadata, offsets map[TopicPartition]OffsetAndMetadata) error {
+	if err := c.checkInstance(m); err != nil {
+		return err
+	}
+	groupID := m.GroupID
+	g, err := c.lockCommits(ctx, groupID, func(g *group) error { return g.checkCommitter(m.MemberID, m.GenerationID) })
 	if err != nil {
 		return err
 	}
@@ -224,7 +241,7 @@ func (c *Coordinator) Commit(ctx context.Context, groupID, memberID string, gene
 // the caller waited for its lock is looked up (or created) again, so that
 // a commit is never appended before the tombstones of the group it was
 // meant for, nor applied to a group that is gone.
-func (c *Coordinator) lockCommits(ctx context.Context, groupID string, check func(*group) error) (*group, error) {
+func (c *GroupCoordinator) lockCommits(ctx context.Context, groupID string, check func(*group) error) (*group, error) {
 	for {
 		c.mu.Lock()
 		if c.closed {
@@ -293,9 +310,11 @@ func (g *group) checkCommitter(memberID string, generation int32) error {
 	return nil
 }
 
-// Fetch returns a group's committed offsets for the partitions (all of them
-// for nil); partitions without a commit are absent.
-func (c *Coordinator) Fetch(groupID string, tps []TopicPartition) map[TopicPartition]OffsetAndMetadata {
+// FetchOffsets is Kafka's OffsetFetch: it returns a group's committed
+// offsets for the partitions (all of them for nil); partitions without a
+// commit are absent, as are offsets committed in transactions not yet
+// committed ([GroupCoordinator.PendingTxnOffsets] lists those).
+func (c *GroupCoordinator) FetchOffsets(groupID string, tps []TopicPartition) map[TopicPartition]OffsetAndMetadata {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[TopicPartition]OffsetAndMetadata{}
@@ -315,24 +334,31 @@ func (c *Coordinator) Fetch(groupID string, tps []TopicPartition) map[TopicParti
 	return out
 }
 
-// ListGroups returns the ids of the known groups, sorted.
-func (c *Coordinator) ListGroups() []string {
+// ListGroups is Kafka's ListGroups: the known groups, sorted by id.
+func (c *GroupCoordinator) ListGroups() []GroupListing {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := slices.Collect(maps.Keys(c.groups))
 	sort.Strings(ids)
-	return ids
+	out := make([]GroupListing, len(ids))
+	for i, id := range ids {
+		g := c.groups[id]
+		out[i] = GroupListing{GroupID: id, Type: TypeClassic, ProtocolType: g.protocolType, State: g.state}
+	}
+	return out
 }
 
-// Describe describes a group.
-func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
+// DescribeGroup is Kafka's DescribeGroups for one group; an unknown group
+// fails with [ErrUnknownGroup] (Kafka describes it as Dead, with no
+// members).
+func (c *GroupCoordinator) DescribeGroup(groupID string) (GroupDescription, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, ok := c.groups[groupID]
 	if !ok {
 		return GroupDescription{}, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
 	}
-	d := GroupDescription{GroupID: g.id, State: g.state, Generation: g.generation, ProtocolType: g.protocolType,
+	d := GroupDescription{GroupID: g.id, Type: TypeClassic, State: g.state, Generation: g.generation, ProtocolType: g.protocolType,
 		Protocol: g.protocol, Leader: g.leader, Offsets: maps.Clone(g.offsets)}
 	for _, id := range g.sortedMemberIDs() {
 		m := g.members[id]
@@ -343,9 +369,11 @@ func (c *Coordinator) Describe(groupID string) (GroupDescription, error) {
 	return d, nil
 }
 
-// DeleteGroup deletes an empty group: its offsets and metadata get
-// tombstones in __consumer_offsets, durably when it returns.
-func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
+// DeleteGroup is Kafka's DeleteGroups for one group: it deletes an empty
+// group (one with members fails with [ErrGroupNotEmpty], an unknown one
+// with [ErrUnknownGroup]); its offsets and metadata get tombstones in
+// __consumer_offsets, durably when it returns.
+func (c *GroupCoordinator) DeleteGroup(ctx context.Context, groupID string) error {
 	for {
 		c.mu.Lock()
 		g, ok := c.groups[groupID]
@@ -383,16 +411,17 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) error {
 	}
 }
 
-// ErrGroupSubscribedToTopic: deleting the offsets of a partition whose
-// topic a member of the group is subscribed to.
+// ErrGroupSubscribedToTopic (GROUP_SUBSCRIBED_TO_TOPIC): deleting the
+// offsets of a partition whose topic a member of the group is subscribed
+// to.
 var ErrGroupSubscribedToTopic = errors.New("coordinator: group subscribed to topic")
 
-// DeleteOffsets removes a group's committed offsets for the partitions
-// (Kafka's OffsetDelete): they get tombstones in __consumer_offsets, and
+// DeleteOffsets is Kafka's OffsetDelete: it removes a group's committed
+// offsets for the partitions: they get tombstones in __consumer_offsets, and
 // the group no longer has them. As Kafka does, it refuses the partitions of
 // a topic a member is subscribed to, with [ErrGroupSubscribedToTopic]; it
 // returns the refused partitions and deletes the others.
-func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []TopicPartition) (map[TopicPartition]error, error) {
+func (c *GroupCoordinator) DeleteOffsets(ctx context.Context, groupID string, tps []TopicPartition) (map[TopicPartition]error, error) {
 	for {
 		c.mu.Lock()
 		g, ok := c.groups[groupID]
@@ -444,17 +473,4 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, tps []T
 		}
 		return refused, nil
 	}
-}
-
-// ResetOffsets replaces an empty group's committed offsets for the given
-// partitions (Kafka's kafka-consumer-groups --reset-offsets).
-func (c *Coordinator) ResetOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata) error {
-	c.mu.Lock()
-	g, ok := c.groups[groupID]
-	if ok && len(g.members) > 0 {
-		c.mu.Unlock()
-		return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
-	}
-	c.mu.Unlock()
-	return c.Commit(ctx, groupID, "", -1, offsets)
 }

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/stretchr/testify/require"
 )
 
-func openCoordinator(t *testing.T) (*log.Dir, *Coordinator) {
+func openCoordinator(t *testing.T) (*log.Dir, *GroupCoordinator) {
 	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.FS = vfs.NewMem()
@@ -21,17 +22,26 @@ func openCoordinator(t *testing.T) (*log.Dir, *Coordinator) {
 	t.Cleanup(func() { require.NoError(t, d.Close()) })
 	_, err = d.CreateTopic(context.Background(), "t", 4, nil)
 	require.NoError(t, err)
-	c, err := For(context.Background(), d)
+	c, err := Groups(context.Background(), d)
 	require.NoError(t, err)
-	again, err := For(context.Background(), d)
+	again, err := Groups(context.Background(), d)
 	require.NoError(t, err)
 	require.Same(t, c, again, "one coordinator per Dir")
 	return d, c
 }
 
-func join(t *testing.T, c *Coordinator, id string, assignors ...assignor.Assignor) JoinResult {
+// groupIDs lists the ids of ListGroups' groups.
+func groupIDs(ls []GroupListing) []string {
+	ids := make([]string, len(ls))
+	for i, l := range ls {
+		ids[i] = l.GroupID
+	}
+	return ids
+}
+
+func join(t *testing.T, c *GroupCoordinator, id string, assignors ...assignor.Assignor) joinResult {
 	t.Helper()
-	res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", MemberID: id, ClientID: "c", Topics: []string{"t"},
+	res, err := c.join(context.Background(), joinRequest{GroupID: "g", MemberID: id, ClientID: "c", Topics: []string{"t"},
 		Assignors: assignors, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	require.NoError(t, err)
 	return res
@@ -46,30 +56,30 @@ func TestJoinAssignsAndFences(t *testing.T) {
 	require.Equal(t, first.MemberID, first.Leader)
 
 	// A member offering no common assignor is refused.
-	_, err := c.Join(context.Background(), JoinRequest{GroupID: "g", ClientID: "x", Topics: []string{"t"},
+	_, err := c.join(context.Background(), joinRequest{GroupID: "g", ClientID: "x", Topics: []string{"t"},
 		Assignors: []assignor.Assignor{assignor.Sticky()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	require.ErrorIs(t, err, ErrInconsistentProtocol)
 
 	// Heartbeats: fine in the current generation, fenced otherwise.
-	require.NoError(t, c.Heartbeat("g", first.MemberID, 1))
-	require.ErrorIs(t, c.Heartbeat("g", first.MemberID, 0), ErrIllegalGeneration)
-	require.ErrorIs(t, c.Heartbeat("g", "nobody", 1), ErrUnknownMember)
+	require.NoError(t, c.Heartbeat(GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: 1}))
+	require.ErrorIs(t, c.Heartbeat(GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: 0}), ErrIllegalGeneration)
+	require.ErrorIs(t, c.Heartbeat(GroupMetadata{GroupID: "g", MemberID: "nobody", GenerationID: 1}), ErrUnknownMember)
 
 	// Commits: by the member in its generation; not without membership
 	// while the group has members.
 	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 5, LeaderEpoch: -1}}
-	require.NoError(t, c.Commit(context.Background(), "g", first.MemberID, 1, off))
-	require.ErrorIs(t, c.Commit(context.Background(), "g", first.MemberID, 0, off), ErrIllegalGeneration)
-	require.ErrorIs(t, c.Commit(context.Background(), "g", "", -1, off), ErrIllegalGeneration)
-	require.Equal(t, int64(5), c.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+	require.NoError(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: 1}, off))
+	require.ErrorIs(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: 0}, off), ErrIllegalGeneration)
+	require.ErrorIs(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, off), ErrIllegalGeneration)
+	require.Equal(t, int64(5), c.FetchOffsets("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
 
 	// Leaving empties the group; a commit without membership is fine then.
-	c.Leave("g", first.MemberID)
-	d, err := c.Describe("g")
+	c.LeaveGroup(GroupMetadata{GroupID: "g", MemberID: first.MemberID})
+	d, err := c.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Equal(t, StateEmpty, d.State)
-	require.NoError(t, c.Commit(context.Background(), "g", "", -1, off))
-	_, err = c.Describe("missing")
+	require.NoError(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, off))
+	_, err = c.DescribeGroup("missing")
 	require.ErrorIs(t, err, ErrUnknownGroup)
 }
 
@@ -84,22 +94,22 @@ func TestLoadAfterRestart(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.CreateTopic(context.Background(), "t", 2, nil)
 	require.NoError(t, err)
-	c, err := For(context.Background(), d)
+	c, err := Groups(context.Background(), d)
 	require.NoError(t, err)
 	m := join(t, c, "", assignor.Range())
-	require.NoError(t, c.Commit(context.Background(), "g", m.MemberID, m.Generation,
+	require.NoError(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: "g", MemberID: m.MemberID, GenerationID: m.Generation},
 		map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 1}: {Offset: 9, LeaderEpoch: -1, Metadata: "x"}}))
 	require.NoError(t, d.Close())
 
 	d, err = log.Open(context.Background(), "/data", cfg)
 	require.NoError(t, err)
 	defer d.Close()
-	c, err = For(context.Background(), d)
+	c, err = Groups(context.Background(), d)
 	require.NoError(t, err)
-	got := c.Fetch("g", []TopicPartition{{Topic: "t", Partition: 1}})
+	got := c.FetchOffsets("g", []TopicPartition{{Topic: "t", Partition: 1}})
 	require.Equal(t, int64(9), got[TopicPartition{Topic: "t", Partition: 1}].Offset)
 	require.Equal(t, "x", got[TopicPartition{Topic: "t", Partition: 1}].Metadata)
-	desc, err := c.Describe("g")
+	desc, err := c.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Empty(t, desc.Members)
 	next := join(t, c, "", assignor.Range())
@@ -124,15 +134,15 @@ func TestRebalanceStartsSignalsMembers(t *testing.T) {
 	_, c := openCoordinator(t)
 	first := join(t, c, "", assignor.Range())
 	require.False(t, closed(first.RebalanceStarts), "stable: no rebalance yet")
-	polled := c.RebalanceStarts("g", first.Generation)
+	polled := c.RebalanceStarts(access.Internal{}, "g", first.Generation)
 	require.False(t, closed(polled))
-	require.True(t, closed(c.RebalanceStarts("g", first.Generation-1)), "a passed generation")
-	require.True(t, closed(c.RebalanceStarts("nobody", 0)), "an unknown group")
+	require.True(t, closed(c.RebalanceStarts(access.Internal{}, "g", first.Generation-1)), "a passed generation")
+	require.True(t, closed(c.RebalanceStarts(access.Internal{}, "nobody", 0)), "an unknown group")
 
 	// A second member's join starts a rebalance: both signals close.
-	joined := make(chan JoinResult, 1)
+	joined := make(chan joinResult, 1)
 	go func() {
-		res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", ClientID: "c", Topics: []string{"t"},
+		res, err := c.join(context.Background(), joinRequest{GroupID: "g", ClientID: "c", Topics: []string{"t"},
 			Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 		if err != nil {
 			res.Generation = -1 // the comparison below fails and shows it
@@ -145,12 +155,12 @@ func TestRebalanceStartsSignalsMembers(t *testing.T) {
 		require.Fail(t, "the join of a second member did not signal the first")
 	}
 	require.True(t, closed(polled))
-	require.True(t, closed(c.RebalanceStarts("g", first.Generation)), "a rebalance runs")
+	require.True(t, closed(c.RebalanceStarts(access.Internal{}, "g", first.Generation)), "a rebalance runs")
 	again := join(t, c, first.MemberID, assignor.Range())
 	second := <-joined
 	require.Equal(t, again.Generation, second.Generation)
 	require.False(t, closed(again.RebalanceStarts), "the new generation's signal is open")
-	require.Equal(t, again.RebalanceStarts, c.RebalanceStarts("g", again.Generation))
+	require.Equal(t, again.RebalanceStarts, c.RebalanceStarts(access.Internal{}, "g", again.Generation))
 }
 
 // TestDeleteOffsets: the offsets of a topic no member is subscribed to
@@ -162,14 +172,14 @@ func TestDeleteOffsets(t *testing.T) {
 	_, err := d.CreateTopic(ctx, "other", 1, nil)
 	require.NoError(t, err)
 	t0, o0 := TopicPartition{Topic: "t", Partition: 0}, TopicPartition{Topic: "other", Partition: 0}
-	require.NoError(t, c.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{t0: {Offset: 3, LeaderEpoch: -1}, o0: {Offset: 7, LeaderEpoch: -1}}))
+	require.NoError(t, c.CommitOffsets(ctx, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{t0: {Offset: 3, LeaderEpoch: -1}, o0: {Offset: 7, LeaderEpoch: -1}}))
 	join(t, c, "", assignor.Range()) // subscribed to t
 
 	refused, err := c.DeleteOffsets(ctx, "g", []TopicPartition{t0, o0})
 	require.NoError(t, err)
 	require.Len(t, refused, 1)
 	require.ErrorIs(t, refused[t0], ErrGroupSubscribedToTopic)
-	got := c.Fetch("g", nil)
+	got := c.FetchOffsets("g", nil)
 	require.Contains(t, got, t0)
 	require.NotContains(t, got, o0)
 
@@ -177,9 +187,9 @@ func TestDeleteOffsets(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownGroup)
 
 	// A coordinator loading __consumer_offsets again sees the tombstone.
-	fresh := &Coordinator{dir: d, partitions: c.partitions, groups: map[string]*group{}, now: time.Now, logger: c.logger,
+	fresh := &GroupCoordinator{dir: d, partitions: c.partitions, groups: map[string]*group{}, now: time.Now, logger: c.logger,
 		pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{}}
 	require.NoError(t, fresh.load())
-	require.NotContains(t, fresh.Fetch("g", nil), o0)
-	require.Contains(t, fresh.Fetch("g", nil), t0)
+	require.NotContains(t, fresh.FetchOffsets("g", nil), o0)
+	require.Contains(t, fresh.FetchOffsets("g", nil), t0)
 }

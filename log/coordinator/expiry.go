@@ -70,7 +70,7 @@ func (h *dueHeap) Pop() any {
 
 // scheduleLocked gives g an entry at its next deadline, unless it has one
 // at or before it (that entry's visit puts it back). REQUIRES c.mu held.
-func (c *Coordinator) scheduleLocked(g *group) {
+func (c *GroupCoordinator) scheduleLocked(g *group) {
 	next := g.nextDeadline()
 	if next.IsZero() || (!g.dueAt.IsZero() && !next.Before(g.dueAt)) {
 		return
@@ -120,7 +120,7 @@ func (g *group) waiting(m *member) bool {
 // in time (the leader among them, the whole group rejoins), and puts each
 // group back at its next deadline. The goroutine calls it. REQUIRES c.mu
 // held.
-func (c *Coordinator) tickLocked(now time.Time) {
+func (c *GroupCoordinator) tickLocked(now time.Time) {
 	var due []*group
 	for len(c.due) > 0 && !c.due[0].at.After(now) {
 		e := heap.Pop(&c.due).(dueEntry)
@@ -140,7 +140,7 @@ func (c *Coordinator) tickLocked(now time.Time) {
 }
 
 // expireMembersLocked is tickLocked's work on one group.
-func (c *Coordinator) expireMembersLocked(g *group, now time.Time) {
+func (c *GroupCoordinator) expireMembersLocked(g *group, now time.Time) {
 	for id, deadline := range g.pending {
 		if now.After(deadline) {
 			delete(g.pending, id)
@@ -173,7 +173,7 @@ func (c *Coordinator) expireMembersLocked(g *group, now time.Time) {
 // (above), and returns how many offsets expired and groups went. A group
 // whose commit lock is taken (a commit in flight) waits for the next
 // pass.
-func (c *Coordinator) expireGroups(now time.Time) (offsets, groups int) {
+func (c *GroupCoordinator) expireGroups(now time.Time) (offsets, groups int) {
 	c.mu.Lock()
 	all := slices.Collect(maps.Values(c.groups))
 	c.mu.Unlock()
@@ -238,7 +238,7 @@ func (c *Coordinator) expireGroups(now time.Time) (offsets, groups int) {
 
 // expiredLocked returns g's expired offsets and whether g goes with them.
 // REQUIRES c.mu held.
-func (c *Coordinator) expiredLocked(g *group, now time.Time) ([]TopicPartition, bool) {
+func (c *GroupCoordinator) expiredLocked(g *group, now time.Time) ([]TopicPartition, bool) {
 	var tps []TopicPartition
 	expired := func(tp TopicPartition, base time.Time) bool {
 		return now.Sub(base) >= c.retention && !c.pendingTxnOffsetLocked(g.id, tp)
@@ -299,7 +299,7 @@ func (g *group) subscribedTopics() (map[string]bool, bool) {
 
 // pendingTxnOffsetLocked reports whether groupID has an offset of tp
 // committed in a transaction not decided yet. REQUIRES c.mu held.
-func (c *Coordinator) pendingTxnOffsetLocked(groupID string, tp TopicPartition) bool {
+func (c *GroupCoordinator) pendingTxnOffsetLocked(groupID string, tp TopicPartition) bool {
 	for _, byGroup := range c.pendingTxn {
 		if _, ok := byGroup[groupID][tp]; ok {
 			return true
@@ -310,7 +310,7 @@ func (c *Coordinator) pendingTxnOffsetLocked(groupID string, tp TopicPartition) 
 
 // pendingTxnGroupLocked reports whether groupID has offsets committed in
 // a transaction not decided yet. REQUIRES c.mu held.
-func (c *Coordinator) pendingTxnGroupLocked(groupID string) bool {
+func (c *GroupCoordinator) pendingTxnGroupLocked(groupID string) bool {
 	for _, byGroup := range c.pendingTxn {
 		if len(byGroup[groupID]) > 0 {
 			return true

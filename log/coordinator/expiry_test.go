@@ -16,19 +16,19 @@ import (
 // members: commits with generation -1 (offsets, no protocol type), a
 // network member's join and leave (Empty, no offsets), and a member id
 // asked for a first join and never used.
-func junkGroups(t *testing.T, c *Coordinator, n int) {
+func junkGroups(t *testing.T, c *GroupCoordinator, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := range n {
 		id := fmt.Sprintf("junk-commit-%d", i)
-		require.NoError(t, c.Commit(ctx, id, "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: int64(i), LeaderEpoch: -1}}))
+		require.NoError(t, c.CommitOffsets(ctx, GroupMetadata{GroupID: id, MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: int64(i), LeaderEpoch: -1}}))
 	}
 	for i := range n {
 		id := fmt.Sprintf("junk-join-%d", i)
-		res, err := c.Join(ctx, JoinRequest{GroupID: id, ClientID: "junk", ProtocolType: "consumer",
+		res, err := c.join(ctx, joinRequest{GroupID: id, ClientID: "junk", ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 		require.NoError(t, err)
-		c.Leave(id, res.MemberID)
+		c.LeaveGroup(GroupMetadata{GroupID: id, MemberID: res.MemberID})
 	}
 	for i := range n {
 		_, err := c.PendingMember(fmt.Sprintf("junk-pending-%d", i), "junk", time.Minute)
@@ -41,7 +41,7 @@ func junkGroups(t *testing.T, c *Coordinator, n int) {
 // returns how many groups the ticks looked at.
 func tickVisits(t *testing.T, e *txnEnv) int {
 	t.Helper()
-	m, err := e.groups.Join(context.Background(), JoinRequest{GroupID: "real", ClientID: "c", Topics: []string{"t"},
+	m, err := e.groups.join(context.Background(), joinRequest{GroupID: "real", ClientID: "c", Topics: []string{"t"},
 		Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 3 * time.Second, RebalanceTimeout: time.Minute})
 	require.NoError(t, err)
 	e.groups.mu.Lock()
@@ -49,7 +49,7 @@ func tickVisits(t *testing.T, e *txnEnv) int {
 	e.groups.mu.Unlock()
 	for range 500 {
 		e.clock.Advance(tick)
-		require.NoError(t, e.groups.Heartbeat("real", m.MemberID, m.Generation))
+		require.NoError(t, e.groups.Heartbeat(GroupMetadata{GroupID: "real", MemberID: m.MemberID, GenerationID: m.Generation}))
 		e.groups.mu.Lock()
 		e.groups.tickLocked(e.clock.Now())
 		e.groups.mu.Unlock()
@@ -76,7 +76,7 @@ func TestIdleGroupsCostTheTicksNothing(t *testing.T) {
 	base := tickVisits(t, quiet)
 	busy := newTxnEnv(t, nil)
 	junkGroups(t, busy.groups, n)
-	require.Len(t, busy.groups.ListGroups(), 3*n)
+	require.Len(t, groupIDs(busy.groups.ListGroups()), 3*n)
 	withJunk := tickVisits(t, busy)
 	t.Logf("groups looked at over 500 ticks: %d alone, %d beside %d idle groups", base, withJunk, 3*n)
 	require.Positive(t, base, "the member's group comes due as its session would end")
@@ -106,9 +106,9 @@ var (
 	tpU0 = TopicPartition{Topic: "u", Partition: 0}
 )
 
-func commitAt(t *testing.T, c *Coordinator, group, member string, generation int32, tp TopicPartition, offset int64) {
+func commitAt(t *testing.T, c *GroupCoordinator, group, member string, generation int32, tp TopicPartition, offset int64) {
 	t.Helper()
-	require.NoError(t, c.Commit(context.Background(), group, member, generation,
+	require.NoError(t, c.CommitOffsets(context.Background(), GroupMetadata{GroupID: group, MemberID: member, GenerationID: generation},
 		map[TopicPartition]OffsetAndMetadata{tp: {Offset: offset, LeaderEpoch: -1}}))
 }
 
@@ -140,25 +140,25 @@ func TestGroupExpiry(t *testing.T) {
 			commitAt(t, c, "simple", "", -1, tpT0, 1)
 			member := join(t, c, "", assignor.Range()) // group "g", subscribed to t
 			commitAt(t, c, "g", member.MemberID, member.Generation, tpT0, 2)
-			stable, err := c.Join(ctx, JoinRequest{GroupID: "stable", ClientID: "c", Topics: []string{"t"},
+			stable, err := c.join(ctx, joinRequest{GroupID: "stable", ClientID: "c", Topics: []string{"t"},
 				Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Hour, RebalanceTimeout: time.Minute})
 			require.NoError(t, err)
 			commitAt(t, c, "stable", stable.MemberID, stable.Generation, tpT0, 3)
 			commitAt(t, c, "stable", stable.MemberID, stable.Generation, tpU0, 4)
-			noOffsets, err := c.Join(ctx, JoinRequest{GroupID: "no-offsets", ClientID: "c", Topics: []string{"t"},
+			noOffsets, err := c.join(ctx, joinRequest{GroupID: "no-offsets", ClientID: "c", Topics: []string{"t"},
 				Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: time.Hour, RebalanceTimeout: time.Minute})
 			require.NoError(t, err)
-			c.Leave("no-offsets", noOffsets.MemberID)
+			c.LeaveGroup(GroupMetadata{GroupID: "no-offsets", MemberID: noOffsets.MemberID})
 			commitAt(t, c, "txn", "", -1, tpT0, 5)
 			pe := e.init("tx")
 			require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "txn"))
-			require.NoError(t, c.TxnCommit(ctx, "tx", pe, "txn", "", -1, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 6, LeaderEpoch: -1}}))
+			require.NoError(t, c.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "txn", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 6, LeaderEpoch: -1}}))
 
 			require.Equal(t, [2]int{0, 1}, pair(expireAt(e)), "the empty group without offsets goes at once")
-			require.NotContains(t, c.ListGroups(), "no-offsets")
+			require.NotContains(t, groupIDs(c.ListGroups()), "no-offsets")
 
 			e.clock.Advance(10 * time.Minute)
-			c.Leave("g", member.MemberID) // empty from t0+10m
+			c.LeaveGroup(GroupMetadata{GroupID: "g", MemberID: member.MemberID}) // empty from t0+10m
 			e.clock.Advance(20 * time.Minute)
 			commitAt(t, c, "simple", "", -1, tpT1, 7) // t0+30m
 			e.clock.Advance(20 * time.Minute)
@@ -175,15 +175,15 @@ func TestGroupExpiry(t *testing.T) {
 
 			e.clock.Advance(10 * time.Minute) // t0+1h10m: g empty for an hour
 			require.Equal(t, [2]int{2, 1}, pair(expireAt(e)))
-			require.NotContains(t, c.ListGroups(), "g", "its commit of t0+50m went with it")
+			require.NotContains(t, groupIDs(c.ListGroups()), "g", "its commit of t0+50m went with it")
 
 			e.clock.Advance(20 * time.Minute) // t0+1h30m
 			require.Equal(t, [2]int{1, 1}, pair(expireAt(e)))
-			require.Equal(t, []string{"stable", "txn"}, c.ListGroups())
+			require.Equal(t, []string{"stable", "txn"}, groupIDs(c.ListGroups()))
 			require.Equal(t, t0.Add(90*time.Minute), e.clock.Now())
 
 			check := func(what string) {
-				require.Equal(t, []string{"stable", "txn"}, e.groups.ListGroups(), what)
+				require.Equal(t, []string{"stable", "txn"}, groupIDs(e.groups.ListGroups()), what)
 				require.Equal(t, map[TopicPartition]int64{tpT0: 3}, offsetsOf(e.groups, "stable"), what)
 				require.Equal(t, map[TopicPartition]int64{tpT0: 5}, offsetsOf(e.groups, "txn"), what)
 				require.Equal(t, int64(6), e.groups.PendingTxnOffsets("txn")[tpT0].Offset, what)
@@ -207,12 +207,12 @@ func TestGroupExpiry(t *testing.T) {
 			// the topic it subscribes to, however old.
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 			require.Equal(t, map[TopicPartition]int64{tpT0: 6}, offsetsOf(e.groups, "txn"))
-			_, err = e.groups.Join(ctx, JoinRequest{GroupID: "stable", ClientID: "c", Topics: []string{"t"},
+			_, err = e.groups.join(ctx, joinRequest{GroupID: "stable", ClientID: "c", Topics: []string{"t"},
 				Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Hour, RebalanceTimeout: time.Minute})
 			require.NoError(t, err)
 			e.clock.Advance(2 * time.Hour)
 			require.Equal(t, [2]int{1, 1}, pair(expireAt(e)))
-			require.Equal(t, []string{"stable"}, e.groups.ListGroups(), "a group with a member is never deleted")
+			require.Equal(t, []string{"stable"}, groupIDs(e.groups.ListGroups()), "a group with a member is never deleted")
 			require.Equal(t, map[TopicPartition]int64{tpT0: 3}, offsetsOf(e.groups, "stable"))
 		})
 	}
@@ -221,9 +221,9 @@ func TestGroupExpiry(t *testing.T) {
 func pair(a, b int) [2]int { return [2]int{a, b} }
 
 // offsetsOf is a group's committed offsets.
-func offsetsOf(c *Coordinator, group string) map[TopicPartition]int64 {
+func offsetsOf(c *GroupCoordinator, group string) map[TopicPartition]int64 {
 	out := map[TopicPartition]int64{}
-	for tp, om := range c.Fetch(group, nil) {
+	for tp, om := range c.FetchOffsets(group, nil) {
 		out[tp] = om.Offset
 	}
 	return out
@@ -239,8 +239,8 @@ func TestExpiryAfterRestart(t *testing.T) {
 	c := e.groups
 	left := join(t, c, "", assignor.Range())
 	commitAt(t, c, "g", left.MemberID, left.Generation, tpT0, 1)
-	c.Leave("g", left.MemberID) // empty from t0
-	staying, err := c.Join(context.Background(), JoinRequest{GroupID: "staying", ClientID: "c", Topics: []string{"t"},
+	c.LeaveGroup(GroupMetadata{GroupID: "g", MemberID: left.MemberID}) // empty from t0
+	staying, err := c.join(context.Background(), joinRequest{GroupID: "staying", ClientID: "c", Topics: []string{"t"},
 		Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Hour, RebalanceTimeout: time.Minute})
 	require.NoError(t, err)
 	commitAt(t, c, "staying", staying.MemberID, staying.Generation, tpT0, 2)
@@ -248,7 +248,7 @@ func TestExpiryAfterRestart(t *testing.T) {
 	e.reopen() // at t0+40m
 	e.clock.Advance(20 * time.Minute)
 	require.Equal(t, [2]int{1, 1}, pair(expireAt(e)), "g: an hour after it became empty, across the restart")
-	require.Equal(t, []string{"staying"}, e.groups.ListGroups())
+	require.Equal(t, []string{"staying"}, groupIDs(e.groups.ListGroups()))
 	e.clock.Advance(40*time.Minute - time.Millisecond)
 	require.Equal(t, [2]int{0, 0}, pair(expireAt(e)), "staying: empty from the restart only")
 	e.clock.Advance(time.Millisecond)
@@ -267,7 +267,7 @@ func TestExpiryBesideCommits(t *testing.T) {
 		wg.Go(func() {
 			for i := range 150 {
 				group := fmt.Sprintf("g%d", (w+i)%6)
-				if err := e.groups.Commit(ctx, group, "", -1, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: int64(i), LeaderEpoch: -1}}); err != nil {
+				if err := e.groups.CommitOffsets(ctx, GroupMetadata{GroupID: group, MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: int64(i), LeaderEpoch: -1}}); err != nil {
 					t.Errorf("commit: %v", err)
 					return
 				}
@@ -282,12 +282,12 @@ func TestExpiryBesideCommits(t *testing.T) {
 	})
 	wg.Wait()
 	before := map[string]map[TopicPartition]int64{}
-	for _, g := range e.groups.ListGroups() {
+	for _, g := range groupIDs(e.groups.ListGroups()) {
 		before[g] = offsetsOf(e.groups, g)
 	}
 	e.reopen()
 	after := map[string]map[TopicPartition]int64{}
-	for _, g := range e.groups.ListGroups() {
+	for _, g := range groupIDs(e.groups.ListGroups()) {
 		after[g] = offsetsOf(e.groups, g)
 	}
 	require.Equal(t, before, after)
@@ -304,15 +304,14 @@ func TestGroupMaxCount(t *testing.T) {
 	for i := range 3 {
 		commitAt(t, c, fmt.Sprintf("g%d", i), "", -1, tpT0, int64(i))
 	}
-	err := c.Commit(ctx, "g3", "", -1, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
+	err := c.CommitOffsets(ctx, GroupMetadata{GroupID: "g3", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
 	require.ErrorIs(t, err, ErrGroupMaxCount)
-	_, err = c.Join(ctx, JoinRequest{GroupID: "g3", ClientID: "c", Topics: []string{"t"}, Assignors: []assignor.Assignor{assignor.Range()},
+	_, err = c.join(ctx, joinRequest{GroupID: "g3", ClientID: "c", Topics: []string{"t"}, Assignors: []assignor.Assignor{assignor.Range()},
 		SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	require.ErrorIs(t, err, ErrGroupMaxCount)
 	_, err = c.PendingMember("g3", "c", time.Minute)
 	require.ErrorIs(t, err, ErrGroupMaxCount)
-	require.ErrorIs(t, c.ResetOffsets(ctx, "g3", map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1}}), ErrGroupMaxCount)
-	require.Len(t, c.ListGroups(), 3, "nothing made for the refused requests")
+	require.Len(t, groupIDs(c.ListGroups()), 3, "nothing made for the refused requests")
 	commitAt(t, c, "g0", "", -1, tpT0, 10) // an existing group carries on
 
 	require.NoError(t, c.DeleteGroup(ctx, "g0"))
@@ -330,8 +329,8 @@ func TestGroupMaxCount(t *testing.T) {
 	require.NoError(t, e.dir.Close())
 	e.cfg.GroupMaxCount = 1
 	e.open()
-	require.Equal(t, []string{"g4", "g5", "g6"}, e.groups.ListGroups(), "a restart loads every stored group")
-	err = e.groups.Commit(ctx, "g7", "", -1, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
+	require.Equal(t, []string{"g4", "g5", "g6"}, groupIDs(e.groups.ListGroups()), "a restart loads every stored group")
+	err = e.groups.CommitOffsets(ctx, GroupMetadata{GroupID: "g7", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
 	require.ErrorIs(t, err, ErrGroupMaxCount)
 }
 
@@ -342,14 +341,14 @@ func TestRefusedRequestsMakeNoGroup(t *testing.T) {
 	e := expiryEnv(t, nil)
 	ctx := context.Background()
 	c := e.groups
-	err := c.Commit(ctx, "nobody", "member-x", 3, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
+	err := c.CommitOffsets(ctx, GroupMetadata{GroupID: "nobody", MemberID: "member-x", GenerationID: 3}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
 	require.ErrorIs(t, err, ErrUnknownMember)
-	_, err = c.Join(ctx, JoinRequest{GroupID: "nobody", MemberID: "made-up", ClientID: "c", ProtocolType: "consumer",
+	_, err = c.join(ctx, joinRequest{GroupID: "nobody", MemberID: "made-up", ClientID: "c", ProtocolType: "consumer",
 		Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	require.ErrorIs(t, err, ErrUnknownMember)
 	pe := e.init("tx")
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "nobody"))
-	err = c.TxnCommit(ctx, "tx", pe, "nobody", "member-x", 3, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
+	err = c.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "nobody", MemberID: "member-x", GenerationID: 3}, map[TopicPartition]OffsetAndMetadata{tpT0: {Offset: 1, LeaderEpoch: -1}})
 	require.ErrorIs(t, err, ErrUnknownMember)
-	require.Empty(t, c.ListGroups())
+	require.Empty(t, groupIDs(c.ListGroups()))
 }

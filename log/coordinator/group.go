@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/internal/groupmember"
 )
 
 // group is one consumer group. Its fields are guarded by the coordinator's
@@ -112,58 +112,41 @@ type Protocol struct {
 	Metadata []byte
 }
 
-// JoinRequest is what a consumer sends to join (or rejoin) its group.
-//
-// An in-process consumer sets Assignors (and Topics, Owned,
-// OwnedGeneration); a network client sets ProtocolType and Protocols, as
-// its JoinGroup request carries them.
+// JoinRequest is a network member's JoinGroup: Kafka's JoinGroupRequest,
+// decoded.
 type JoinRequest struct {
 	GroupID string
-	// MemberID is empty for a new member; a rejoining member sends its id.
-	MemberID   string
-	ClientID   string
+	// MemberID is empty for a new member (or the id
+	// [GroupCoordinator.PendingMember] gave it); a rejoining member sends
+	// its id.
+	MemberID string
+	ClientID string
+	// InstanceID is a static member's group.instance.id; empty for a
+	// dynamic member.
 	InstanceID string
-	// ClientHost is a network client's address as Kafka writes it
-	// ("/" and the IP address); empty for an in-process consumer.
+	// ClientHost is the client's address as Kafka writes it ("/" and the
+	// IP address).
 	ClientHost string
-	Topics     []string
-	// Owned and OwnedGeneration are the partitions the member holds now
-	// (the cooperative protocol and the sticky assignors use them).
-	Owned           []TopicPartition
-	OwnedGeneration int32
-	// Assignors in the member's order of preference
-	// (partition.assignment.strategy).
-	Assignors []assignor.Assignor
-	// ProtocolType is a network client's protocol type; empty means
-	// "consumer".
+	// ProtocolType is the members' protocol type; empty means "consumer".
 	ProtocolType string
-	// Protocols are a network client's protocols in its order of
-	// preference, with their metadata.
+	// Protocols are the member's protocols in its order of preference,
+	// with their metadata; at least one.
 	Protocols        []Protocol
-	SessionTimeout   time.Duration
+	SessionTimeout   time.Duration // session.timeout.ms
 	RebalanceTimeout time.Duration // max.poll.interval.ms
 }
 
-// JoinResult is the outcome of a rebalance for one member.
+// JoinResult is the outcome of a rebalance for a network member: Kafka's
+// JoinGroupResponse.
 type JoinResult struct {
 	MemberID   string
 	Generation int32
-	Protocol   string
+	Protocol   string // the protocol the group chose
 	Leader     string
 	// Members are the group's members with their metadata for the chosen
-	// protocol, given to a network leader (which assigns them in its
+	// protocol, given to the leader (which assigns them in its
 	// SyncGroup); nil for everyone else.
 	Members []JoinedMember
-	// Assignment is an in-process member's partitions in the new
-	// generation (a network member asks for its own with Sync). With a
-	// cooperative assignor, partitions moving away from their owner are in
-	// no one's assignment this generation; the owner revokes them and
-	// rejoins, and a second rebalance assigns them.
-	Assignment  []TopicPartition
-	Cooperative bool
-	// RebalanceStarts is closed when the group's next rebalance starts:
-	// the member must rejoin.
-	RebalanceStarts <-chan struct{}
 }
 
 // JoinedMember is a member as a network leader sees it in its JoinGroup
@@ -173,15 +156,86 @@ type JoinedMember struct {
 	Metadata             []byte
 }
 
-// NewMemberID makes a member id as Kafka does: the client id (a static
-// member's group.instance.id) and a UUID.
-func NewMemberID(clientID string) string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return clientID + "-" + hex.EncodeToString(b[:])
+// joinRequest is a join of either kind of member: a network member's
+// (protocols set) or an in-process one's (assignors, topics and owned
+// partitions set).
+type joinRequest struct {
+	GroupID, MemberID, ClientID, InstanceID, ClientHost string
+	Topics                                              []string
+	Owned                                               []TopicPartition
+	OwnedGeneration                                     int32
+	Assignors                                           []assignor.Assignor
+	ProtocolType                                        string
+	Protocols                                           []Protocol
+	SessionTimeout, RebalanceTimeout                    time.Duration
 }
 
-// Join adds the member to its group (or updates a rejoining one; a member
+// joinResult is a join's outcome for either kind of member.
+type joinResult struct {
+	MemberID         string
+	Generation       int32
+	Protocol, Leader string
+	Members          []JoinedMember // a network leader's
+	Assignment       []TopicPartition
+	Cooperative      bool
+	RebalanceStarts  <-chan struct{}
+}
+
+// JoinGroup is Kafka's JoinGroup for the classic protocol: it adds the
+// member to its group (or updates a rejoining one), starts a rebalance if
+// none runs, and waits for its join phase to complete: until every member
+// has rejoined, or the rebalance timeout drops those that did not. The
+// group's leader then assigns the partitions in its SyncGroup
+// ([GroupCoordinator.SyncGroup]), with its own assignor; every member asks
+// for its assignment there. A rejoining member that sends what it sent
+// last gets the current generation without a rebalance, as Kafka answers
+// it.
+//
+// A new member joins with an empty member id and gets one; from version
+// 4 of JoinGroup Kafka first hands a dynamic member its id
+// (MEMBER_ID_REQUIRED), which a broker does with
+// [GroupCoordinator.PendingMember]. A member id the group did not give
+// fails with [ErrUnknownMember].
+// A member whose protocol type or protocols the group does not share fails
+// with [ErrInconsistentProtocol]; a static member's old member id, once
+// another member joined with its group.instance.id, with
+// [ErrFencedInstanceID]; a new group beyond log.Config.GroupMaxCount with
+// [ErrGroupMaxCount]. When ctx ends first, it returns ctx's error and the
+// member stays in the group for its rebalance: its next JoinGroup resumes.
+//
+// Members in the coordinator's own process (package consumer's) join the
+// same groups through a join of their own, whose assignor, when such a
+// member leads, runs inside the coordinator.
+func (c *GroupCoordinator) JoinGroup(ctx context.Context, req JoinRequest) (JoinResult, error) {
+	res, err := c.join(ctx, joinRequest{GroupID: req.GroupID, MemberID: req.MemberID, ClientID: req.ClientID,
+		InstanceID: req.InstanceID, ClientHost: req.ClientHost, ProtocolType: req.ProtocolType, Protocols: req.Protocols,
+		SessionTimeout: req.SessionTimeout, RebalanceTimeout: req.RebalanceTimeout})
+	if err != nil {
+		return JoinResult{}, err
+	}
+	return JoinResult{MemberID: res.MemberID, Generation: res.Generation, Protocol: res.Protocol, Leader: res.Leader,
+		Members: res.Members}, nil
+}
+
+// JoinInProcess is JoinGroup for a member in the coordinator's own
+// process (package consumer's): it takes the member's assignors instead
+// of encoded protocols. When such a member leads the group, its assignor
+// runs at the end of the join phase, over every member's subscription (a
+// network member's decoded from its metadata), and the SyncGroup round
+// trip is skipped; when a network client leads, the join waits for the
+// leader's SyncGroup. The access token makes it this module's own.
+func (c *GroupCoordinator) JoinInProcess(_ access.Internal, ctx context.Context, req groupmember.Join) (groupmember.Joined, error) {
+	res, err := c.join(ctx, joinRequest{GroupID: req.GroupID, MemberID: req.MemberID, ClientID: req.ClientID,
+		InstanceID: req.InstanceID, Topics: req.Topics, Owned: req.Owned, OwnedGeneration: req.OwnedGeneration,
+		Assignors: req.Assignors, SessionTimeout: req.SessionTimeout, RebalanceTimeout: req.RebalanceTimeout})
+	if err != nil {
+		return groupmember.Joined{}, err
+	}
+	return groupmember.Joined{MemberID: res.MemberID, Generation: res.Generation, Protocol: res.Protocol, Leader: res.Leader,
+		Assignment: res.Assignment, Cooperative: res.Cooperative, RebalanceStarts: res.RebalanceStarts}, nil
+}
+
+// join adds the member to its group (or updates a rejoining one; a member
 // id the group does not know joins as a new member), starts a rebalance if
 // none runs, and waits for its join phase to complete: until every member
 // has rejoined, or the rebalance timeout drops those that did not.
@@ -190,13 +244,14 @@ func NewMemberID(clientID string) string {
 // When the leader is an in-process consumer, its assignor runs at the end
 // of the join phase (client and coordinator are one process: the round
 // trip of a SyncGroup is skipped). When the leader is a network client,
-// the group waits in CompletingRebalance for its Sync; an in-process
-// member's Join waits for it too. A network member's Join returns after
-// the join phase, and the member then asks for its assignment with Sync.
-func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, error) {
+// the group waits in CompletingRebalance for its SyncGroup; an in-process
+// member's join waits for it too. A network member's join returns after
+// the join phase, and the member then asks for its assignment with
+// SyncGroup.
+func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResult, error) {
 	network := req.Assignors == nil
 	if network && len(req.Protocols) == 0 {
-		return JoinResult{}, fmt.Errorf("%w: no assignor", ErrInconsistentProtocol)
+		return joinResult{}, fmt.Errorf("%w: no assignor", ErrInconsistentProtocol)
 	}
 	protocolType := req.ProtocolType
 	if protocolType == "" {
@@ -212,18 +267,18 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return JoinResult{}, ErrClosed
+		return joinResult{}, ErrClosed
 	}
 	_, existed := c.groups[req.GroupID]
 	g, err := c.newGroupLocked(req.GroupID)
 	if err != nil {
 		c.mu.Unlock()
-		return JoinResult{}, err
+		return joinResult{}, err
 	}
 	m := g.members[req.MemberID]
 	if len(g.members) > 0 && (protocolType != g.protocolType || len(g.commonProtocols(protocols, m)) == 0) {
 		c.mu.Unlock()
-		return JoinResult{}, fmt.Errorf("%w: group %s uses %s %v", ErrInconsistentProtocol, req.GroupID, g.protocolType, g.protocolNames())
+		return joinResult{}, fmt.Errorf("%w: group %s uses %s %v", ErrInconsistentProtocol, req.GroupID, g.protocolType, g.protocolNames())
 	}
 	replaced := false
 	if m == nil && req.InstanceID != "" {
@@ -231,12 +286,12 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 			if req.MemberID != "" {
 				// A member id that is neither the static member's nor new.
 				c.mu.Unlock()
-				return JoinResult{}, fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, req.InstanceID, old.id, g.id, req.MemberID)
+				return joinResult{}, fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, req.InstanceID, old.id, g.id, req.MemberID)
 			}
 			// A static member joining again (its process restarted): it
 			// takes its old member's place under a new id, and the old id
 			// is fenced, as Kafka replaces a static member.
-			m, replaced = c.replaceMemberLocked(g, old, NewMemberID(req.InstanceID)), true
+			m, replaced = c.replaceMemberLocked(g, old, groupmember.NewID(req.InstanceID)), true
 		}
 	}
 	if m != nil && g.rebalanceDone == nil && m.matches(req, protocols) &&
@@ -276,12 +331,12 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 					delete(c.groups, g.id) // a refused join leaves nothing
 				}
 				c.mu.Unlock()
-				return JoinResult{}, fmt.Errorf("%w: %s is not a member of group %s", ErrUnknownMember, id, g.id)
+				return joinResult{}, fmt.Errorf("%w: %s is not a member of group %s", ErrUnknownMember, id, g.id)
 			}
 			delete(g.pending, id)
 		}
 		if id == "" {
-			id = NewMemberID(cmp.Or(req.InstanceID, req.ClientID))
+			id = groupmember.NewID(cmp.Or(req.InstanceID, req.ClientID))
 		}
 		m = &member{id: id}
 		g.members[m.id] = m
@@ -322,17 +377,17 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 	select {
 	case <-done:
 	case <-ctx.Done():
-		return JoinResult{}, ctx.Err()
+		return joinResult{}, ctx.Err()
 	}
 	c.mu.Lock()
 	if g.members[m.id] != m {
 		c.mu.Unlock()
-		return JoinResult{}, fmt.Errorf("%w: %s was dropped from group %s (it did not rejoin in time)", ErrUnknownMember, m.id, g.id)
+		return joinResult{}, fmt.Errorf("%w: %s was dropped from group %s (it did not rejoin in time)", ErrUnknownMember, m.id, g.id)
 	}
 	if g.rebalanceDone != nil {
 		// Another rebalance started right after this one: rejoin.
 		c.mu.Unlock()
-		return JoinResult{}, ErrRebalanceInProgress
+		return joinResult{}, ErrRebalanceInProgress
 	}
 	if network || g.state != StateCompletingRebalance {
 		res := c.resultLocked(g, m)
@@ -346,25 +401,25 @@ func (c *Coordinator) Join(ctx context.Context, req JoinRequest) (JoinResult, er
 
 // awaitSync waits, for an in-process member, for the network leader's
 // assignment of the generation, whose syncDone is sync.
-func (c *Coordinator) awaitSync(ctx context.Context, g *group, m *member, sync chan struct{}, generation int32) (JoinResult, error) {
+func (c *GroupCoordinator) awaitSync(ctx context.Context, g *group, m *member, sync chan struct{}, generation int32) (joinResult, error) {
 	select {
 	case <-sync:
 	case <-ctx.Done():
-		return JoinResult{}, ctx.Err()
+		return joinResult{}, ctx.Err()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case g.members[m.id] != m:
-		return JoinResult{}, fmt.Errorf("%w: %s was dropped from group %s", ErrUnknownMember, m.id, g.id)
+		return joinResult{}, fmt.Errorf("%w: %s was dropped from group %s", ErrUnknownMember, m.id, g.id)
 	case g.generation != generation || g.state != StateStable:
-		return JoinResult{}, ErrRebalanceInProgress
+		return joinResult{}, ErrRebalanceInProgress
 	}
 	return c.resultLocked(g, m), nil
 }
 
 // matches reports whether a rejoining member sends what it sent last.
-func (m *member) matches(req JoinRequest, protocols []Protocol) bool {
+func (m *member) matches(req joinRequest, protocols []Protocol) bool {
 	if req.Assignors == nil {
 		return slices.EqualFunc(m.protocols, protocols, func(a, b Protocol) bool {
 			return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
@@ -373,8 +428,8 @@ func (m *member) matches(req JoinRequest, protocols []Protocol) bool {
 	return slices.Equal(m.topics, req.Topics) && sameAssignors(m.assignors, req.Assignors)
 }
 
-func (c *Coordinator) resultLocked(g *group, m *member) JoinResult {
-	res := JoinResult{MemberID: m.id, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
+func (c *GroupCoordinator) resultLocked(g *group, m *member) joinResult {
+	res := joinResult{MemberID: m.id, Generation: g.generation, Protocol: g.protocol, Leader: g.leader,
 		Assignment: slices.Clone(m.assignment), RebalanceStarts: g.nextRebalance}
 	if m.assignors == nil && g.leader == m.id {
 		for _, id := range g.joinOrder {
@@ -398,7 +453,7 @@ func sameAssignors(a, b []assignor.Assignor) bool {
 // prepareRebalanceLocked starts a rebalance: every member must rejoin
 // before the longest rebalance timeout passes. A new group (Empty) first
 // waits group.initial.rebalance.delay.ms for more members.
-func (c *Coordinator) prepareRebalanceLocked(g *group) {
+func (c *GroupCoordinator) prepareRebalanceLocked(g *group) {
 	g.initialWait = time.Time{}
 	if g.state == StateEmpty && c.initialDelay > 0 {
 		g.initialWait = c.now().Add(c.initialDelay)
@@ -430,7 +485,7 @@ func (g *group) longestRebalanceTimeout() time.Duration {
 
 // maybeCompleteLocked completes the rebalance once every member rejoined
 // (and a new group's initial delay passed).
-func (c *Coordinator) maybeCompleteLocked(g *group) {
+func (c *GroupCoordinator) maybeCompleteLocked(g *group) {
 	if g.rebalanceDone == nil || c.now().Before(g.initialWait) {
 		return
 	}
@@ -446,7 +501,7 @@ func (c *Coordinator) maybeCompleteLocked(g *group) {
 // not rejoin, picks the protocol and the leader, bumps the generation and
 // wakes the joiners. An in-process leader's assignor assigns at once; a
 // network leader's assignment is awaited (CompletingRebalance).
-func (c *Coordinator) completeRebalanceLocked(g *group) {
+func (c *GroupCoordinator) completeRebalanceLocked(g *group) {
 	for id, m := range g.members {
 		if !m.joined {
 			c.logger.Info("dropping a member that did not rejoin", "group", g.id, "member", id)
@@ -490,7 +545,7 @@ func (c *Coordinator) completeRebalanceLocked(g *group) {
 
 // assignLocked runs the in-process leader's assignor over every member's
 // subscription.
-func (c *Coordinator) assignLocked(g *group) {
+func (c *GroupCoordinator) assignLocked(g *group) {
 	a := g.assignorLocked()
 	if a == nil {
 		c.logger.Error("no assignor common to the group's members", "group", g.id)
@@ -606,11 +661,13 @@ func (g *group) assignorLocked() assignor.Assignor {
 }
 
 // PendingMember makes a member id for a network client's first JoinGroup
-// (KIP-394's MEMBER_ID_REQUIRED answer), which its next JoinGroup may use
-// within the session timeout. A new group beyond GroupMaxCount is
-// refused with ErrGroupMaxCount, as Join refuses it.
-func (c *Coordinator) PendingMember(groupID, clientID string, sessionTimeout time.Duration) (string, error) {
-	id := NewMemberID(clientID)
+// (KIP-394: Kafka answers MEMBER_ID_REQUIRED with it to a dynamic member
+// of JoinGroup version 4 and later), which the client's next JoinGroup
+// may use within the session timeout. A group keeps at most 1,024 such
+// ids, dropping the oldest. A new group beyond log.Config.GroupMaxCount is
+// refused with [ErrGroupMaxCount], as JoinGroup refuses it.
+func (c *GroupCoordinator) PendingMember(groupID, clientID string, sessionTimeout time.Duration) (string, error) {
+	id := groupmember.NewID(clientID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g, err := c.newGroupLocked(groupID)
@@ -653,7 +710,7 @@ func (g *group) staticMember(instanceID string) *member {
 // replaceMemberLocked puts a copy of old, under id, in its place (and its
 // leadership). The old member is gone: its callers still waiting see that
 // it is no longer a member.
-func (c *Coordinator) replaceMemberLocked(g *group, old *member, id string) *member {
+func (c *GroupCoordinator) replaceMemberLocked(g *group, old *member, id string) *member {
 	m := *old
 	m.id = id
 	delete(g.members, old.id)
@@ -670,40 +727,52 @@ func (c *Coordinator) replaceMemberLocked(g *group, old *member, id string) *mem
 	return &m
 }
 
-// CheckInstance fences a static member's old member id: it fails with
-// ErrFencedInstanceID when another member of the group has the
+// checkInstance fences a static member's old member id: it fails with
+// ErrFencedInstanceID when another member of the group has m's
 // group.instance.id (Kafka answers FENCED_INSTANCE_ID to the heartbeats,
 // syncs, commits and leaves of a replaced static member). An empty
 // instance id passes.
-func (c *Coordinator) CheckInstance(groupID, instanceID, memberID string) error {
-	if instanceID == "" {
+func (c *GroupCoordinator) checkInstance(m GroupMetadata) error {
+	if m.GroupInstanceID == "" {
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.groups[groupID]
-	if !ok {
+	return c.checkInstanceLocked(m)
+}
+
+func (c *GroupCoordinator) checkInstanceLocked(m GroupMetadata) error {
+	g, ok := c.groups[m.GroupID]
+	if !ok || m.GroupInstanceID == "" {
 		return nil
 	}
-	if m := g.staticMember(instanceID); m != nil && m.id != memberID {
-		return fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, instanceID, m.id, groupID, memberID)
+	if s := g.staticMember(m.GroupInstanceID); s != nil && s.id != m.MemberID {
+		return fmt.Errorf("%w: %s is %s in group %s, not %s", ErrFencedInstanceID, m.GroupInstanceID, s.id, m.GroupID, m.MemberID)
 	}
 	return nil
 }
 
-func (c *Coordinator) removeMemberLocked(g *group, id string) {
+func (c *GroupCoordinator) removeMemberLocked(g *group, id string) {
 	delete(g.members, id)
 	g.joinOrder = slices.DeleteFunc(g.joinOrder, func(x string) bool { return x == id })
 }
 
-// Heartbeat keeps a member alive. It fails with ErrRebalanceInProgress when
-// the member must rejoin, ErrUnknownMember when it was dropped, and
-// ErrIllegalGeneration for a stale generation. While the group awaits its
-// leader's assignment (CompletingRebalance) a heartbeat of the new
-// generation succeeds, as Kafka's does.
-func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) error {
+// Heartbeat is Kafka's Heartbeat: it keeps m alive. It fails with
+// [ErrRebalanceInProgress] when the member must rejoin, [ErrUnknownMember]
+// when it was dropped, [ErrIllegalGeneration] for a stale generation, and
+// [ErrFencedInstanceID] for a replaced static member. While the group
+// awaits its leader's assignment (CompletingRebalance) a heartbeat of the
+// new generation succeeds, as Kafka's does.
+func (c *GroupCoordinator) Heartbeat(m GroupMetadata) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.checkInstanceLocked(m); err != nil {
+		return err
+	}
+	return c.heartbeatLocked(m.GroupID, m.MemberID, m.GenerationID)
+}
+
+func (c *GroupCoordinator) heartbeatLocked(groupID, memberID string, generation int32) error {
 	g, ok := c.groups[groupID]
 	if !ok {
 		return ErrUnknownMember
@@ -724,8 +793,10 @@ func (c *Coordinator) Heartbeat(groupID, memberID string, generation int32) erro
 
 // RebalanceStarts returns a channel closed when the next rebalance of the
 // group starts, if the group is stable at generation; otherwise (a
-// rebalance runs, or the generation has passed) one already closed.
-func (c *Coordinator) RebalanceStarts(groupID string, generation int32) <-chan struct{} {
+// rebalance runs, or the generation has passed) one already closed. An
+// in-process member (package consumer's) waits on it beside its heartbeat
+// ticker, to rejoin at once; the access token makes it this module's own.
+func (c *GroupCoordinator) RebalanceStarts(_ access.Internal, groupID string, generation int32) <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if g, ok := c.groups[groupID]; ok && g.rebalanceDone == nil && g.generation == generation {
@@ -737,23 +808,45 @@ func (c *Coordinator) RebalanceStarts(groupID string, generation int32) <-chan s
 // closedChan is a closed channel.
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
-// Leave removes a member (a consumer closing or unsubscribing); the rest of
-// the group rebalances.
-func (c *Coordinator) Leave(groupID, memberID string) {
+// LeaveGroup is Kafka's LeaveGroup for one member (a consumer closing or
+// unsubscribing): it removes m, named by its member id, or a static
+// member by its group.instance.id alone (as kafka-consumer-groups
+// --delete of a static member names it); the rest of the group
+// rebalances. The generation is not looked at. An unknown group or member
+// fails with [ErrUnknownMember], a member id that is not the static
+// member's with [ErrFencedInstanceID].
+func (c *GroupCoordinator) LeaveGroup(m GroupMetadata) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, ok := c.groups[groupID]
-	if !ok || g.members[memberID] == nil {
-		return
+	g, ok := c.groups[m.GroupID]
+	if !ok {
+		return fmt.Errorf("%w: group %s is unknown", ErrUnknownMember, m.GroupID)
 	}
-	c.removeMemberLocked(g, memberID)
+	if m.MemberID != "" {
+		if err := c.checkInstanceLocked(m); err != nil {
+			return err
+		}
+	}
+	var leaving *member
+	switch {
+	case m.MemberID != "":
+		leaving = g.members[m.MemberID]
+	case m.GroupInstanceID != "":
+		leaving = g.staticMember(m.GroupInstanceID)
+	}
+	if leaving == nil {
+		return fmt.Errorf("%w: %s (instance %q) in group %s", ErrUnknownMember, m.MemberID, m.GroupInstanceID, m.GroupID)
+	}
+	c.removeMemberLocked(g, leaving.id)
 	c.triggerRebalanceLocked(g)
+	return nil
 }
 
-// RequestRebalance starts a rebalance of the group (a member's
-// subscription or a topic's partition count changed, or a cooperative
-// member revoked partitions and needs them reassigned).
-func (c *Coordinator) RequestRebalance(groupID string) {
+// RequestRebalance starts a rebalance of the group: an in-process
+// member's (package consumer's) subscription or a topic's partition count
+// changed, or a cooperative member revoked partitions and needs them
+// reassigned. The access token makes it this module's own.
+func (c *GroupCoordinator) RequestRebalance(_ access.Internal, groupID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if g, ok := c.groups[groupID]; ok {
@@ -761,7 +854,7 @@ func (c *Coordinator) RequestRebalance(groupID string) {
 	}
 }
 
-func (c *Coordinator) triggerRebalanceLocked(g *group) {
+func (c *GroupCoordinator) triggerRebalanceLocked(g *group) {
 	if len(g.members) == 0 {
 		if g.syncDone != nil {
 			close(g.syncDone)

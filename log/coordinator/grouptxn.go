@@ -23,25 +23,27 @@ type pendingOffset struct {
 }
 
 // offsetsPartitionOf returns the __consumer_offsets partition of a group.
-func (c *Coordinator) offsetsPartitionOf(groupID string) TopicPartition {
+func (c *GroupCoordinator) offsetsPartitionOf(groupID string) TopicPartition {
 	return TopicPartition{Topic: OffsetsTopic, Partition: groupcodec.PartitionFor(groupID, int32(len(c.partitions)))}
 }
 
-// TxnCommit is Kafka's TxnOffsetCommit: it commits offsets for groupID
-// inside producer pe's transaction, which must have added the group with
+// TxnCommitOffsets is Kafka's TxnOffsetCommit: it commits offsets for m's
+// group inside producer pe's transaction, which must have added the group with
 // [TxnCoordinator.AddOffsets] (else [ErrInvalidTxnState]; another producer
 // id or epoch: [ErrProducerFenced]). The offsets are written durably to the
 // group's __consumer_offsets partition in a transactional batch of the
-// producer, and stay pending — invisible to Fetch — until the
+// producer, and stay pending — invisible to FetchOffsets — until the
 // transaction's COMMIT marker applies them; an ABORT marker discards them.
 // A commit written to the partition after this one and before the marker
 // is not replaced by it.
 //
-// A consumer group member passes its member id and generation, checked as
-// Commit checks them; generation -1 (a consumer without membership, or an
-// application that only produces) skips the check.
-func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID, memberID string, generation int32,
+// A consumer group member passes its member id, generation and
+// group.instance.id, checked as CommitOffsets checks them; generation -1
+// (a consumer without membership, or an application that only produces)
+// skips the check.
+func (c *GroupCoordinator) TxnCommitOffsets(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, m GroupMetadata,
 	offsets map[TopicPartition]OffsetAndMetadata) error {
+	groupID, memberID, generation := m.GroupID, m.MemberID, m.GenerationID
 	tc, err := Transactions(ctx, c.dir)
 	if err != nil {
 		return err
@@ -58,6 +60,9 @@ func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe 
 			g, ok := c.groups[groupID]
 			err := fmt.Errorf("%w: %s in group %s", ErrUnknownMember, memberID, groupID)
 			if ok {
+				err = c.checkInstanceLocked(m)
+			}
+			if err == nil {
 				err = g.checkCommitter(memberID, generation)
 			}
 			if err != nil {
@@ -89,7 +94,7 @@ func (c *Coordinator) TxnCommit(ctx context.Context, transactionalID string, pe 
 
 // addPendingLocked records an offset committed in producerID's open
 // transaction in partition p.
-func (c *Coordinator) addPendingLocked(p int32, producerID int64, groupID string, tp TopicPartition, om OffsetAndMetadata, pos int64) {
+func (c *GroupCoordinator) addPendingLocked(p int32, producerID int64, groupID string, tp TopicPartition, om OffsetAndMetadata, pos int64) {
 	k := txnKey{p, producerID}
 	byGroup := c.pendingTxn[k]
 	if byGroup == nil {
@@ -107,13 +112,13 @@ func (c *Coordinator) addPendingLocked(p int32, producerID int64, groupID string
 // completeTxn applies (commit) or discards the offsets producerID committed
 // in its transaction in __consumer_offsets partition p, once the
 // transaction coordinator wrote the marker there.
-func (c *Coordinator) completeTxn(p int32, producerID int64, commit bool) {
+func (c *GroupCoordinator) completeTxn(p int32, producerID int64, commit bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.completeTxnLocked(p, producerID, commit)
 }
 
-func (c *Coordinator) completeTxnLocked(p int32, producerID int64, commit bool) {
+func (c *GroupCoordinator) completeTxnLocked(p int32, producerID int64, commit bool) {
 	k := txnKey{p, producerID}
 	byGroup := c.pendingTxn[k]
 	delete(c.pendingTxn, k)
@@ -141,9 +146,9 @@ func (g *group) setOffset(tp TopicPartition, om OffsetAndMetadata, pos int64) {
 }
 
 // PendingTxnOffsets returns the offsets of groupID committed in
-// transactions that are not decided yet (Kafka answers an OffsetFetch
-// with require_stable with UNSTABLE_OFFSET_COMMIT for them).
-func (c *Coordinator) PendingTxnOffsets(groupID string) map[TopicPartition]OffsetAndMetadata {
+// transactions that are not decided yet: Kafka answers an OffsetFetch
+// with require_stable with UNSTABLE_OFFSET_COMMIT for their partitions.
+func (c *GroupCoordinator) PendingTxnOffsets(groupID string) map[TopicPartition]OffsetAndMetadata {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := map[TopicPartition]OffsetAndMetadata{}

@@ -15,7 +15,7 @@ import (
 )
 
 // partitionOf returns the __consumer_offsets partition of a group.
-func (c *Coordinator) partitionOf(groupID string) *log.Log {
+func (c *GroupCoordinator) partitionOf(groupID string) *log.Log {
 	return c.partitions[groupcodec.PartitionFor(groupID, int32(len(c.partitions)))]
 }
 
@@ -25,7 +25,7 @@ func (c *Coordinator) partitionOf(groupID string) *log.Log {
 // commit passes its producer's header. It returns the batch's base offset.
 // Every batch has base sequence 0, plain ones too, as Kafka's
 // CoordinatorRuntime builds them (Log.AppendInternal checks no sequence).
-func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *record.BatchHeader, keys, values [][]byte, durable bool) (int64, error) {
+func (c *GroupCoordinator) appendRecords(ctx context.Context, groupID string, h *record.BatchHeader, keys, values [][]byte, durable bool) (int64, error) {
 	l, res, err := c.appendBatch(groupID, h, keys, values)
 	if err != nil {
 		return 0, err
@@ -38,7 +38,7 @@ func (c *Coordinator) appendRecords(ctx context.Context, groupID string, h *reco
 
 // appendBatch is appendRecords without the wait for the fsync: it returns
 // the partition and where the batch went.
-func (c *Coordinator) appendBatch(groupID string, h *record.BatchHeader, keys, values [][]byte) (*log.Log, log.AppendResult, error) {
+func (c *GroupCoordinator) appendBatch(groupID string, h *record.BatchHeader, keys, values [][]byte) (*log.Log, log.AppendResult, error) {
 	var b record.Builder
 	hdr := record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: 0}
 	if h != nil {
@@ -62,7 +62,7 @@ func (c *Coordinator) appendBatch(groupID string, h *record.BatchHeader, keys, v
 
 // appendOffsets writes offset commit records, durably, in a batch with
 // header h (nil for a plain commit). It returns the batch's base offset.
-func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata, h *record.BatchHeader) (int64, error) {
+func (c *GroupCoordinator) appendOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]OffsetAndMetadata, h *record.BatchHeader) (int64, error) {
 	var keys, values [][]byte
 	for tp, om := range offsets {
 		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
@@ -88,7 +88,7 @@ func (c *Coordinator) appendOffsets(ctx context.Context, groupID string, offsets
 // the offset to sync to (the caller syncs without the lock). Nothing to
 // delete returns the partition and 0. REQUIRES c.mu held, and the group's
 // commit lock: no commit of it is between its append and its effect.
-func (c *Coordinator) appendTombstonesLocked(groupID string, tps []TopicPartition, group bool) (*log.Log, int64, error) {
+func (c *GroupCoordinator) appendTombstonesLocked(groupID string, tps []TopicPartition, group bool) (*log.Log, int64, error) {
 	var keys, values [][]byte
 	for _, tp := range tps {
 		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
@@ -115,7 +115,7 @@ func (c *Coordinator) appendTombstonesLocked(groupID string, tps []TopicPartitio
 // assignment) in Kafka's GroupMetadataValue schema. It is appended without
 // waiting for an fsync: after a crash the members are gone anyway, and the
 // coordinator starts a new generation above the last one it finds.
-func (c *Coordinator) persistGroupLocked(g *group) {
+func (c *GroupCoordinator) persistGroupLocked(g *group) {
 	k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: g.id})
 	if err != nil {
 		c.logger.Warn("encoding group metadata failed", "group", g.id, "err", err)
@@ -170,7 +170,7 @@ func groupTPs(tps []TopicPartition) []groupcodec.TopicPartitions {
 // marker, which applies them, or ABORT marker, which drops them; those
 // still pending at the end wait for the transaction coordinator, which
 // completes or aborts their transaction.
-func (c *Coordinator) load() error {
+func (c *GroupCoordinator) load() error {
 	r := record.NewReader(record.ReaderOptions{SkipCRC: true})
 	var buf []byte
 	for i, l := range c.partitions {
@@ -204,7 +204,7 @@ func (c *Coordinator) load() error {
 
 // loadBatch replays one batch of partition p: records at or after from,
 // or a transaction marker.
-func (c *Coordinator) loadBatch(l *log.Log, p int32, r *record.Reader, h *record.BatchHeader, batch []byte, from int64) error {
+func (c *GroupCoordinator) loadBatch(l *log.Log, p int32, r *record.Reader, h *record.BatchHeader, batch []byte, from int64) error {
 	if h.LastOffset() < from {
 		return nil
 	}
@@ -235,7 +235,7 @@ func (c *Coordinator) loadBatch(l *log.Log, p int32, r *record.Reader, h *record
 	return r.Err()
 }
 
-func (c *Coordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *record.BatchHeader, txn bool) {
+func (c *GroupCoordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *record.BatchHeader, txn bool) {
 	if len(r.Key) < 2 {
 		c.logger.Warn("skipping a __consumer_offsets record without a key type", "partition", l.Partition(), "offset", r.Offset)
 		return
@@ -303,7 +303,7 @@ const inProcessHost = "in-process"
 // with its session). In-process members are not restored: their process
 // ended with the directory's last opening. Without them, or without the
 // leader, the restored members rebalance at once.
-func (c *Coordinator) restoreLocked(g *group) {
+func (c *GroupCoordinator) restoreLocked(g *group) {
 	v := g.stored
 	g.stored = nil
 	if v == nil {

@@ -14,19 +14,46 @@ import (
 // assignments ConsumerProtocolAssignments.
 const consumerProtocolType = "consumer"
 
-// Sync is a network member's SyncGroup: the leader gives every member's
-// assignment (the bytes its assignor made) and gets its own; another
-// member waits for the leader's and gets its own. In a stable group it
-// returns the member's current assignment. It fails with ErrUnknownMember,
-// ErrIllegalGeneration for another generation, and ErrRebalanceInProgress
-// when a rebalance runs or starts while it waits: the member rejoins.
-func (c *Coordinator) Sync(ctx context.Context, groupID, memberID string, generation int32, assignments map[string][]byte) ([]byte, error) {
+// SyncRequest is a network member's SyncGroup: Kafka's SyncGroupRequest,
+// decoded.
+type SyncRequest struct {
+	// Member is the member syncing, in the generation its JoinGroup
+	// gave it.
+	Member GroupMetadata
+	// ProtocolType and Protocol, when not nil (SyncGroup version 5 and
+	// later), must be the group's, else [ErrInconsistentProtocol].
+	ProtocolType, Protocol *string
+	// Assignments are the leader's assignment of every member, by member
+	// id (the bytes its assignor made); others send none.
+	Assignments map[string][]byte
+}
+
+// SyncGroup is Kafka's SyncGroup for the classic protocol: the leader
+// gives every member's assignment and gets its own; another member waits
+// for the leader's and gets its own. In a stable group it returns the
+// member's current assignment. A member the leader left out gets an empty
+// one. It fails with [ErrUnknownMember], [ErrIllegalGeneration] for another
+// generation, [ErrFencedInstanceID] for a replaced static member, and
+// [ErrRebalanceInProgress] when a rebalance runs or starts while it waits:
+// the member rejoins. When ctx ends first it returns ctx's error.
+func (c *GroupCoordinator) SyncGroup(ctx context.Context, req SyncRequest) ([]byte, error) {
+	groupID, memberID, generation := req.Member.GroupID, req.Member.MemberID, req.Member.GenerationID
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
 	g, ok := c.groups[groupID]
+	if ok && ((req.ProtocolType != nil && *req.ProtocolType != g.protocolType) ||
+		(req.Protocol != nil && g.protocol != "" && *req.Protocol != g.protocol)) {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: group %s uses %s %s", ErrInconsistentProtocol, groupID, g.protocolType, g.protocol)
+	}
+	if err := c.checkInstanceLocked(req.Member); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	assignments := req.Assignments
 	if !ok || g.members[memberID] == nil {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: %s in group %s", ErrUnknownMember, memberID, groupID)
@@ -75,7 +102,7 @@ func (c *Coordinator) Sync(ctx context.Context, groupID, memberID string, genera
 // member's bytes are kept as given (and decoded for in-process members and
 // for descriptions); a member the leader left out gets none. The group is
 // then stable, its metadata written, and its waiting members woken.
-func (c *Coordinator) applyAssignmentLocked(g *group, assignments map[string][]byte) {
+func (c *GroupCoordinator) applyAssignmentLocked(g *group, assignments map[string][]byte) {
 	for id, m := range g.members {
 		b := assignments[id]
 		if b == nil {
@@ -153,7 +180,7 @@ func (m *member) metadata(protocol string) []byte {
 // for each). Metadata that does not decode leaves the member subscribed to
 // nothing: an in-process leader assigns it nothing, a network leader reads
 // the bytes itself.
-func (m *member) subscribeFromMetadata(c *Coordinator) {
+func (m *member) subscribeFromMetadata(c *GroupCoordinator) {
 	m.topics, m.owned, m.ownedGeneration = nil, nil, groupcodec.NoGenerationID
 	if m.protocolType != consumerProtocolType || len(m.protocols) == 0 {
 		return

@@ -31,7 +31,7 @@ func assignmentOf(t *testing.T, parts ...int32) []byte {
 
 // allowID lets a network member join group g under id, as if a
 // MEMBER_ID_REQUIRED answer had given it.
-func allowID(c *Coordinator, group, id string) {
+func allowID(c *GroupCoordinator, group, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.groupLocked(group)
@@ -43,10 +43,10 @@ func allowID(c *Coordinator, group, id string) {
 	}
 }
 
-func networkJoin(ctx context.Context, t *testing.T, c *Coordinator, id string, rebalance time.Duration) (JoinResult, error) {
+func networkJoin(ctx context.Context, t *testing.T, c *GroupCoordinator, id string, rebalance time.Duration) (joinResult, error) {
 	t.Helper()
 	allowID(c, "g", id)
-	return c.Join(ctx, JoinRequest{GroupID: "g", MemberID: id, ClientID: "net", ProtocolType: "consumer",
+	return c.join(ctx, joinRequest{GroupID: "g", MemberID: id, ClientID: "net", ProtocolType: "consumer",
 		Protocols:      []Protocol{{Name: "range", Metadata: subscriptionOf(t)}},
 		SessionTimeout: time.Minute, RebalanceTimeout: rebalance})
 }
@@ -63,22 +63,22 @@ func TestNetworkLeaderAssigns(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a", a.Leader)
 	require.Len(t, a.Members, 1)
-	d, err := c.Describe("g")
+	d, err := c.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Equal(t, StateCompletingRebalance, d.State)
-	require.NoError(t, c.Heartbeat("g", "a", a.Generation))
+	require.NoError(t, c.Heartbeat(GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}))
 	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1, LeaderEpoch: -1}}
-	require.ErrorIs(t, c.Commit(ctx, "g", "a", a.Generation, off), ErrRebalanceInProgress)
+	require.ErrorIs(t, c.CommitOffsets(ctx, GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, off), ErrRebalanceInProgress)
 
-	got, err := c.Sync(ctx, "g", "a", a.Generation, map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)})
+	got, err := c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, Assignments: map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)}})
 	require.NoError(t, err)
 	require.Equal(t, assignmentOf(t, 0, 1, 2, 3), got)
-	require.NoError(t, c.Commit(ctx, "g", "a", a.Generation, off))
+	require.NoError(t, c.CommitOffsets(ctx, GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, off))
 
 	// An in-process member joins: the network leader rejoins and assigns.
-	joined := make(chan JoinResult, 1)
+	joined := make(chan joinResult, 1)
 	go func() {
-		res, err := c.Join(ctx, JoinRequest{GroupID: "g", MemberID: "b", ClientID: "local", Topics: []string{"t"},
+		res, err := c.join(ctx, joinRequest{GroupID: "g", MemberID: "b", ClientID: "local", Topics: []string{"t"},
 			Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute, OwnedGeneration: -1})
 		if err != nil {
 			res.Generation = -1
@@ -99,12 +99,12 @@ func TestNetworkLeaderAssigns(t *testing.T) {
 		require.Fail(t, "the in-process member's join returned before the leader assigned")
 	default:
 	}
-	_, err = c.Sync(ctx, "g", "a", a2.Generation, map[string][]byte{"a": assignmentOf(t, 0), "b": assignmentOf(t, 1, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a2.Generation}, Assignments: map[string][]byte{"a": assignmentOf(t, 0), "b": assignmentOf(t, 1, 2, 3)}})
 	require.NoError(t, err)
 	b := <-joined
 	require.Equal(t, a2.Generation, b.Generation)
 	require.Equal(t, []TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 2}, {Topic: "t", Partition: 3}}, b.Assignment)
-	d, err = c.Describe("g")
+	d, err = c.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Equal(t, StateStable, d.State)
 	for _, m := range d.Members {
@@ -113,12 +113,12 @@ func TestNetworkLeaderAssigns(t *testing.T) {
 		}
 	}
 	// A follower's Sync in a stable group returns its current assignment.
-	again, err := c.Sync(ctx, "g", "b", b.Generation, nil)
+	again, err := c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "b", GenerationID: b.Generation}, Assignments: nil})
 	require.NoError(t, err)
 	require.Equal(t, assignmentOf(t, 1, 2, 3), again)
-	_, err = c.Sync(ctx, "g", "b", b.Generation-1, nil)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "b", GenerationID: b.Generation - 1}, Assignments: nil})
 	require.ErrorIs(t, err, ErrIllegalGeneration)
-	_, err = c.Sync(ctx, "g", "nobody", b.Generation, nil)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "nobody", GenerationID: b.Generation}, Assignments: nil})
 	require.ErrorIs(t, err, ErrUnknownMember)
 }
 
@@ -130,16 +130,16 @@ func TestLeaderThatNeverSyncs(t *testing.T) {
 	ctx := context.Background()
 	a, err := networkJoin(ctx, t, c, "a", 200*time.Millisecond)
 	require.NoError(t, err)
-	_, err = c.Sync(ctx, "g", "a", a.Generation, map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, Assignments: map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)}})
 	require.NoError(t, err)
 
 	// The in-process member's session is shorter than the wait: a member
 	// waiting for its assignment is kept alive.
-	local := JoinRequest{GroupID: "g", MemberID: "b", ClientID: "local", Topics: []string{"t"},
+	local := joinRequest{GroupID: "g", MemberID: "b", ClientID: "local", Topics: []string{"t"},
 		Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Millisecond, RebalanceTimeout: 300 * time.Millisecond, OwnedGeneration: -1}
 	joined := make(chan error, 1)
 	go func() {
-		_, err := c.Join(ctx, local)
+		_, err := c.join(ctx, local)
 		joined <- err
 	}()
 	<-a.RebalanceStarts
@@ -147,11 +147,11 @@ func TestLeaderThatNeverSyncs(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, <-joined, ErrRebalanceInProgress, "the waiting member learns the rebalance failed")
 
-	res, err := c.Join(ctx, local)
+	res, err := c.join(ctx, local)
 	require.NoError(t, err)
 	require.Equal(t, "b", res.Leader, "the silent leader was dropped")
 	require.Len(t, res.Assignment, 4)
-	_, err = c.Sync(ctx, "g", "a", a.Generation, nil)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, Assignments: nil})
 	require.ErrorIs(t, err, ErrUnknownMember)
 }
 
@@ -168,19 +168,19 @@ func TestRestoreNetworkMembers(t *testing.T) {
 	cfg.FS = mem
 	cfg.OffsetsTopicNumPartitions = 3
 	ctx := context.Background()
-	open := func() (*log.Dir, *Coordinator) {
+	open := func() (*log.Dir, *GroupCoordinator) {
 		d, err := log.Open(ctx, "/data", cfg)
 		require.NoError(t, err)
-		c, err := For(ctx, d)
+		c, err := Groups(ctx, d)
 		require.NoError(t, err)
 		return d, c
 	}
 	d, c := open()
 	_, err := d.CreateTopic(ctx, "t", 4, nil)
 	require.NoError(t, err)
-	joinAs := func(group, id string) JoinResult {
+	joinAs := func(group, id string) joinResult {
 		allowID(c, group, id)
-		res, err := c.Join(ctx, JoinRequest{GroupID: group, MemberID: id, ClientID: "net", ClientHost: "/10.0.0.7", ProtocolType: "consumer",
+		res, err := c.join(ctx, joinRequest{GroupID: group, MemberID: id, ClientID: "net", ClientHost: "/10.0.0.7", ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 		require.NoError(t, err)
 		return res
@@ -188,33 +188,33 @@ func TestRestoreNetworkMembers(t *testing.T) {
 	// "net": one network member. "mixed": a network leader and an
 	// in-process member. "local": one in-process member.
 	a := joinAs("net", "a")
-	_, err = c.Sync(ctx, "net", "a", a.Generation, map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "net", MemberID: "a", GenerationID: a.Generation}, Assignments: map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)}})
 	require.NoError(t, err)
 	m := joinAs("mixed", "m")
-	_, err = c.Sync(ctx, "mixed", "m", m.Generation, map[string][]byte{"m": assignmentOf(t, 0, 1, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "mixed", MemberID: "m", GenerationID: m.Generation}, Assignments: map[string][]byte{"m": assignmentOf(t, 0, 1, 2, 3)}})
 	require.NoError(t, err)
-	local := JoinRequest{MemberID: "l", ClientID: "local", Topics: []string{"t"}, Assignors: []assignor.Assignor{assignor.Range()},
+	local := joinRequest{MemberID: "l", ClientID: "local", Topics: []string{"t"}, Assignors: []assignor.Assignor{assignor.Range()},
 		SessionTimeout: time.Minute, RebalanceTimeout: time.Minute, OwnedGeneration: -1}
 	joined := make(chan error, 1)
 	go func() {
 		r := local
 		r.GroupID = "mixed"
-		_, err := c.Join(ctx, r)
+		_, err := c.join(ctx, r)
 		joined <- err
 	}()
 	<-m.RebalanceStarts
 	m = joinAs("mixed", "m")
-	_, err = c.Sync(ctx, "mixed", "m", m.Generation, map[string][]byte{"m": assignmentOf(t, 0, 1), "l": assignmentOf(t, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "mixed", MemberID: "m", GenerationID: m.Generation}, Assignments: map[string][]byte{"m": assignmentOf(t, 0, 1), "l": assignmentOf(t, 2, 3)}})
 	require.NoError(t, err)
 	require.NoError(t, <-joined)
 	local.GroupID = "local"
-	_, err = c.Join(ctx, local)
+	_, err = c.join(ctx, local)
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 
 	d, c = open()
 	defer d.Close()
-	net, err := c.Describe("net")
+	net, err := c.DescribeGroup("net")
 	require.NoError(t, err)
 	require.Equal(t, StateStable, net.State)
 	require.Equal(t, a.Generation, net.Generation)
@@ -225,19 +225,19 @@ func TestRestoreNetworkMembers(t *testing.T) {
 	require.Equal(t, []string{"t"}, net.Members[0].Topics)
 	require.Equal(t, assignmentOf(t, 0, 1, 2, 3), net.Members[0].AssignmentBytes)
 	require.Len(t, net.Members[0].Assignment, 4)
-	require.NoError(t, c.Heartbeat("net", "a", a.Generation))
-	require.NoError(t, c.Commit(ctx, "net", "a", a.Generation, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}))
-	got, err := c.Sync(ctx, "net", "a", a.Generation, nil)
+	require.NoError(t, c.Heartbeat(GroupMetadata{GroupID: "net", MemberID: "a", GenerationID: a.Generation}))
+	require.NoError(t, c.CommitOffsets(ctx, GroupMetadata{GroupID: "net", MemberID: "a", GenerationID: a.Generation}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}))
+	got, err := c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "net", MemberID: "a", GenerationID: a.Generation}, Assignments: nil})
 	require.NoError(t, err)
 	require.Equal(t, assignmentOf(t, 0, 1, 2, 3), got)
 
-	mixed, err := c.Describe("mixed")
+	mixed, err := c.DescribeGroup("mixed")
 	require.NoError(t, err)
 	require.Equal(t, StatePreparingRebalance, mixed.State, "the in-process member is gone: the rest rebalance")
 	require.Len(t, mixed.Members, 1)
-	require.ErrorIs(t, c.Heartbeat("mixed", "m", m.Generation), ErrRebalanceInProgress)
+	require.ErrorIs(t, c.Heartbeat(GroupMetadata{GroupID: "mixed", MemberID: "m", GenerationID: m.Generation}), ErrRebalanceInProgress)
 
-	lonely, err := c.Describe("local")
+	lonely, err := c.DescribeGroup("local")
 	require.NoError(t, err)
 	require.Equal(t, StateEmpty, lonely.State)
 	require.Empty(t, lonely.Members)
@@ -252,18 +252,18 @@ func TestRestoreNetworkMembers(t *testing.T) {
 func TestStaticMemberRejoins(t *testing.T) {
 	_, c := openCoordinator(t)
 	ctx := context.Background()
-	join := func(id, instance string) (JoinResult, error) {
+	join := func(id, instance string) (joinResult, error) {
 		if instance == "" {
 			allowID(c, "g", id)
 		}
-		return c.Join(ctx, JoinRequest{GroupID: "g", MemberID: id, InstanceID: instance, ClientID: "net", ProtocolType: "consumer",
+		return c.join(ctx, joinRequest{GroupID: "g", MemberID: id, InstanceID: instance, ClientID: "net", ProtocolType: "consumer",
 			Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	}
 	lead, err := join("lead", "")
 	require.NoError(t, err)
-	_, err = c.Sync(ctx, "g", "lead", lead.Generation, map[string][]byte{"lead": assignmentOf(t, 0, 1, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "lead", GenerationID: lead.Generation}, Assignments: map[string][]byte{"lead": assignmentOf(t, 0, 1, 2, 3)}})
 	require.NoError(t, err)
-	static := make(chan JoinResult, 1)
+	static := make(chan joinResult, 1)
 	go func() {
 		res, err := join("", "instance-1")
 		if err != nil {
@@ -276,25 +276,39 @@ func TestStaticMemberRejoins(t *testing.T) {
 	require.NoError(t, err)
 	first := <-static
 	require.Equal(t, lead.Generation, first.Generation, first.MemberID)
-	_, err = c.Sync(ctx, "g", "lead", lead.Generation, map[string][]byte{"lead": assignmentOf(t, 0, 1), first.MemberID: assignmentOf(t, 2, 3)})
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "lead", GenerationID: lead.Generation}, Assignments: map[string][]byte{"lead": assignmentOf(t, 0, 1), first.MemberID: assignmentOf(t, 2, 3)}})
 	require.NoError(t, err)
 
 	again, err := join("", "instance-1")
 	require.NoError(t, err)
 	require.NotEqual(t, first.MemberID, again.MemberID, "a new member id")
 	require.Equal(t, first.Generation, again.Generation, "no rebalance")
-	d, err := c.Describe("g")
+	d, err := c.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Equal(t, StateStable, d.State)
 	require.Len(t, d.Members, 2)
-	got, err := c.Sync(ctx, "g", again.MemberID, again.Generation, nil)
+	got, err := c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: again.MemberID, GenerationID: again.Generation}, Assignments: nil})
 	require.NoError(t, err)
 	require.Equal(t, assignmentOf(t, 2, 3), got, "the old member's assignment")
 
-	require.ErrorIs(t, c.CheckInstance("g", "instance-1", first.MemberID), ErrFencedInstanceID)
-	require.NoError(t, c.CheckInstance("g", "instance-1", again.MemberID))
-	require.NoError(t, c.CheckInstance("g", "", first.MemberID), "a dynamic member is not checked")
-	require.ErrorIs(t, c.Heartbeat("g", first.MemberID, first.Generation), ErrUnknownMember)
+	// Every request of the replaced member that names the instance is
+	// fenced, before anything else is looked at; the new member's
+	// passes; without the instance id the old id is only unknown.
+	old := GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: first.Generation, GroupInstanceID: "instance-1"}
+	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t"}: {Offset: 1, LeaderEpoch: -1}}
+	require.ErrorIs(t, c.Heartbeat(old), ErrFencedInstanceID)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: old})
+	require.ErrorIs(t, err, ErrFencedInstanceID)
+	require.ErrorIs(t, c.CommitOffsets(ctx, old, off), ErrFencedInstanceID)
+	require.ErrorIs(t, c.LeaveGroup(old), ErrFencedInstanceID)
+	current := old
+	current.MemberID = again.MemberID
+	require.NoError(t, c.Heartbeat(current))
+	require.NoError(t, c.CommitOffsets(ctx, current, off))
+	dynamic := old
+	dynamic.GroupInstanceID = ""
+	require.ErrorIs(t, c.Heartbeat(dynamic), ErrUnknownMember, "a dynamic member is not checked")
+	require.ErrorIs(t, c.LeaveGroup(dynamic), ErrUnknownMember)
 	_, err = join("someone-else", "instance-1")
 	require.ErrorIs(t, err, ErrFencedInstanceID)
 }
@@ -314,7 +328,7 @@ func TestPendingMembersBounded(t *testing.T) {
 	n := len(c.groups["g"].pending)
 	c.mu.Unlock()
 	require.Equal(t, maxPendingMembers, n)
-	res, err := c.Join(context.Background(), JoinRequest{GroupID: "g", MemberID: last, ProtocolType: "consumer",
+	res, err := c.join(context.Background(), joinRequest{GroupID: "g", MemberID: last, ProtocolType: "consumer",
 		Protocols: []Protocol{{Name: "range", Metadata: subscriptionOf(t)}}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
 	require.NoError(t, err)
 	require.Equal(t, last, res.MemberID)

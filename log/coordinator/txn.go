@@ -45,7 +45,7 @@ var (
 	ErrProducerFenced = errors.New("coordinator: producer fenced")
 	// ErrInvalidTxnState (INVALID_TXN_STATE): the request does not fit the
 	// transaction's state: committing an aborted transaction, a
-	// TxnCommit for a group whose offsets were not added with AddOffsets.
+	// TxnCommitOffsets for a group whose offsets were not added with AddOffsets.
 	ErrInvalidTxnState = errors.New("coordinator: invalid transaction state")
 	// ErrInvalidTransactionTimeout (INVALID_TRANSACTION_TIMEOUT):
 	// transaction.timeout.ms is not positive or above
@@ -129,7 +129,7 @@ type TxnDescription struct {
 // (every transaction.remove.expired.transaction.cleanup.interval.ms).
 type TxnCoordinator struct {
 	dir            *log.Dir
-	groups         *Coordinator
+	groups         *GroupCoordinator
 	logger         *slog.Logger
 	now            func() time.Time
 	maxTimeout     time.Duration
@@ -199,11 +199,11 @@ func (s txnState) clone() txnState {
 // the partitions of transactions still Ongoing again to take their
 // producer's batches (a partition's clearance does not outlive the Dir),
 // and starts the coordinator's goroutine. It also attaches the group
-// coordinator ([For]), which receives the markers written to
+// coordinator ([Groups]), which receives the markers written to
 // __consumer_offsets. Do not call it while holding a lock another service's
 // creation takes.
 func Transactions(ctx context.Context, d *log.Dir) (*TxnCoordinator, error) {
-	groups, err := For(ctx, d)
+	groups, err := Groups(ctx, d)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func Transactions(ctx context.Context, d *log.Dir) (*TxnCoordinator, error) {
 	return svc.(*TxnCoordinator), nil
 }
 
-func openTxn(ctx context.Context, d *log.Dir, groups *Coordinator) (*TxnCoordinator, error) {
+func openTxn(ctx context.Context, d *log.Dir, groups *GroupCoordinator) (*TxnCoordinator, error) {
 	cfg := d.Config()
 	n := cfg.TransactionStateNumPartitions
 	if n <= 0 {
@@ -404,7 +404,7 @@ func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID str
 
 // AddOffsets is Kafka's AddOffsetsToTxn: it adds groupID's partition of
 // __consumer_offsets to the producer's transaction, as AddPartitions does,
-// so that [Coordinator.TxnCommit] may commit the group's offsets inside
+// so that [GroupCoordinator.TxnCommitOffsets] may commit the group's offsets inside
 // it.
 func (tc *TxnCoordinator) AddOffsets(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID string) error {
 	return tc.addPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)})
@@ -460,9 +460,10 @@ func (tc *TxnCoordinator) EndTxn(ctx context.Context, transactionalID string, pe
 	return wrong()
 }
 
-// Describe describes a transactional id; an unknown one fails with
+// DescribeTransaction is Kafka's DescribeTransactions for one
+// transactional id; an unknown one fails with
 // [ErrTransactionalIDNotFound].
-func (tc *TxnCoordinator) Describe(transactionalID string) (TxnDescription, error) {
+func (tc *TxnCoordinator) DescribeTransaction(transactionalID string) (TxnDescription, error) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	m, ok := tc.txns[transactionalID]
@@ -479,7 +480,9 @@ func (tc *TxnCoordinator) Describe(transactionalID string) (TxnDescription, erro
 	return d, nil
 }
 
-// ListTransactions returns the known transactional ids, sorted.
+// ListTransactions is Kafka's ListTransactions: the known transactional
+// ids, sorted ([TxnCoordinator.DescribeTransaction] gives each one's
+// state and producer id, which its filters look at).
 func (tc *TxnCoordinator) ListTransactions() []string {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
@@ -495,7 +498,7 @@ func (tc *TxnCoordinator) ListTransactions() []string {
 
 // inTransaction runs fn while holding transactionalID's lock, if pe is its
 // current producer and tp is a partition of its Ongoing transaction
-// (Coordinator.TxnCommit's check that AddOffsets came first).
+// (GroupCoordinator.TxnCommitOffsets' check that AddOffsets came first).
 func (tc *TxnCoordinator) inTransaction(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tp TopicPartition, fn func() error) error {
 	m, err := tc.acquire(ctx, transactionalID, false)
 	if err != nil {

@@ -45,7 +45,7 @@ type txnEnv struct {
 	cfg    log.Config
 	dir    *log.Dir
 	txn    *TxnCoordinator
-	groups *Coordinator
+	groups *GroupCoordinator
 	seq    map[seqKey]int32 // the test producer's next sequence numbers
 }
 
@@ -87,7 +87,7 @@ func (e *txnEnv) open() {
 	again, err := Transactions(context.Background(), d)
 	require.NoError(e.t, err)
 	require.Same(e.t, e.txn, again, "one transaction coordinator per Dir")
-	e.groups, err = For(context.Background(), d)
+	e.groups, err = Groups(context.Background(), d)
 	require.NoError(e.t, err)
 	require.Same(e.t, e.groups, e.txn.groups)
 }
@@ -229,7 +229,7 @@ func TestInitProducerID(t *testing.T) {
 	second := e.init("tx")
 	require.Equal(t, first.ProducerID, second.ProducerID)
 	require.Equal(t, int16(1), second.Epoch)
-	d, err := e.txn.Describe("tx")
+	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnDescription{TransactionalID: "tx", State: TxnEmpty, ProducerID: second.ProducerID, ProducerEpoch: 1,
 		Timeout: time.Minute, LastUpdate: e.clock.Now()}, d)
@@ -246,7 +246,7 @@ func TestInitProducerID(t *testing.T) {
 		_, err := e.txn.InitProducerID(ctx, "bad", timeout)
 		require.ErrorIs(t, err, ErrInvalidTransactionTimeout, "timeout %v", timeout)
 	}
-	_, err = e.txn.Describe("bad")
+	_, err = e.txn.DescribeTransaction("bad")
 	require.ErrorIs(t, err, ErrTransactionalIDNotFound)
 	require.Equal(t, []string{"tx"}, e.txn.ListTransactions())
 }
@@ -257,7 +257,7 @@ func TestUnknownTransactionalIDAndPartition(t *testing.T) {
 	pe := ProducerIDAndEpoch{ProducerID: 1}
 	require.ErrorIs(t, e.txn.AddPartitions(ctx, "nobody", pe, []TopicPartition{{Topic: "t", Partition: 0}}), ErrTransactionalIDNotFound)
 	require.ErrorIs(t, e.txn.EndTxn(ctx, "nobody", pe, true), ErrTransactionalIDNotFound)
-	require.ErrorIs(t, e.groups.TxnCommit(ctx, "nobody", pe, "g", "", -1, nil), ErrTransactionalIDNotFound)
+	require.ErrorIs(t, e.groups.TxnCommitOffsets(ctx, "nobody", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, nil), ErrTransactionalIDNotFound)
 
 	pe = e.init("tx")
 	for _, tp := range []TopicPartition{{Topic: "missing", Partition: 0}, {Topic: "t", Partition: 2}} {
@@ -271,7 +271,7 @@ func TestUnknownTransactionalIDAndPartition(t *testing.T) {
 		err := e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}, tp})
 		require.ErrorIs(t, err, log.ErrInternalTopic, "%s", tp)
 	}
-	d, err := e.txn.Describe("tx")
+	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnEmpty, d.State, "a refused AddPartitions changes nothing")
 }
@@ -314,7 +314,7 @@ func TestFencing(t *testing.T) {
 		{"AddOffsets", func(pe ProducerIDAndEpoch) error { return e.txn.AddOffsets(ctx, "tx", pe, "g") }},
 		{"EndTxn", func(pe ProducerIDAndEpoch) error { return e.txn.EndTxn(ctx, "tx", pe, true) }},
 		{"TxnCommit", func(pe ProducerIDAndEpoch) error {
-			return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1}})
+			return e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1}})
 		}},
 	}
 	for _, tc := range tests {
@@ -344,7 +344,7 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 			off0 := e.mustProduce(pe, 0, 2)
 			e.mustProduce(pe, 1, 1)
 			e.mustProduce(pe, 0, 3)
-			d, err := e.txn.Describe("tx")
+			d, err := e.txn.DescribeTransaction("tx")
 			require.NoError(t, err)
 			require.Equal(t, TxnOngoing, d.State)
 			require.Equal(t, []TopicPartition{{Topic: "t", Partition: 0}, {Topic: "t", Partition: 1}}, d.Partitions)
@@ -371,7 +371,7 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 					require.Zero(t, committed(t, l))
 				}
 			}
-			d, err = e.txn.Describe("tx")
+			d, err = e.txn.DescribeTransaction("tx")
 			require.NoError(t, err)
 			require.Empty(t, d.Partitions)
 			// Repeating the result succeeds; the other result does not.
@@ -398,7 +398,7 @@ func TestTxnOffsets(t *testing.T) {
 	tp := TopicPartition{Topic: "t", Partition: 0}
 	pe := e.init("tx")
 	commit := func(off int64) error {
-		return e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1, Metadata: "m"}})
+		return e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1, Metadata: "m"}})
 	}
 	require.ErrorIs(t, commit(1), ErrInvalidTxnState, "no transaction")
 	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
@@ -409,10 +409,10 @@ func TestTxnOffsets(t *testing.T) {
 	e.mustProduce(pe, 0, 4)
 	require.NoError(t, commit(4))
 	require.NoError(t, commit(5), "a second commit in the same transaction")
-	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Empty(t, e.groups.FetchOffsets("g", nil))
 	require.Equal(t, int64(5), e.groups.PendingTxnOffsets("g")[tp].Offset)
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.Equal(t, int64(5), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, int64(5), e.groups.FetchOffsets("g", nil)[tp].Offset)
 	require.Empty(t, e.groups.PendingTxnOffsets("g"))
 	offsets := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
 	require.Equal(t, offsets.LogEndOffset(), offsets.LastStableOffset())
@@ -421,22 +421,22 @@ func TestTxnOffsets(t *testing.T) {
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	require.NoError(t, commit(9))
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, false))
-	require.Equal(t, int64(5), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, int64(5), e.groups.FetchOffsets("g", nil)[tp].Offset)
 	require.Empty(t, e.groups.PendingTxnOffsets("g"))
 
 	// A plain commit written after the transactional one wins over it.
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	require.NoError(t, commit(11))
-	require.NoError(t, e.groups.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 12, LeaderEpoch: -1}}))
+	require.NoError(t, e.groups.CommitOffsets(ctx, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 12, LeaderEpoch: -1}}))
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.Equal(t, int64(12), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, int64(12), e.groups.FetchOffsets("g", nil)[tp].Offset)
 
 	// All of it comes back after a restart, from the markers.
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	require.NoError(t, commit(20))
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, false))
 	e.reopen()
-	require.Equal(t, int64(12), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, int64(12), e.groups.FetchOffsets("g", nil)[tp].Offset)
 	require.Empty(t, e.groups.PendingTxnOffsets("g"))
 }
 
@@ -447,11 +447,38 @@ func TestTxnCommitChecksMembership(t *testing.T) {
 	pe := e.init("tx")
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}
-	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation+1, off), ErrIllegalGeneration)
-	require.ErrorIs(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "stranger", m.Generation, off), ErrUnknownMember)
-	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", m.MemberID, m.Generation, off))
+	require.ErrorIs(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: m.MemberID, GenerationID: m.Generation + 1}, off), ErrIllegalGeneration)
+	require.ErrorIs(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "stranger", GenerationID: m.Generation}, off), ErrUnknownMember)
+	require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: m.MemberID, GenerationID: m.Generation}, off))
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.Equal(t, int64(3), e.groups.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+	require.Equal(t, int64(3), e.groups.FetchOffsets("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+}
+
+// TestTxnCommitFencesStaticMember: a transactional commit of a static
+// member that another member replaced is fenced with ErrFencedInstanceID,
+// as Kafka fences a TxnOffsetCommit naming the instance; the new member's
+// commit goes through.
+func TestTxnCommitFencesStaticMember(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	static := func() joinResult {
+		res, err := e.groups.join(ctx, joinRequest{GroupID: "g", ClientID: "c", InstanceID: "instance-1", Topics: []string{"t"},
+			Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: time.Minute, RebalanceTimeout: time.Minute})
+		require.NoError(t, err)
+		return res
+	}
+	first := static()
+	again := static() // its process restarted: a new member id for the same instance
+	require.NotEqual(t, first.MemberID, again.MemberID)
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}
+	old := GroupMetadata{GroupID: "g", MemberID: first.MemberID, GenerationID: first.Generation, GroupInstanceID: "instance-1"}
+	require.ErrorIs(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, old, off), ErrFencedInstanceID)
+	current := GroupMetadata{GroupID: "g", MemberID: again.MemberID, GenerationID: again.Generation, GroupInstanceID: "instance-1"}
+	require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, current, off))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(3), e.groups.FetchOffsets("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
 }
 
 // TestPendingOffsetsSurviveRestart: offsets of an open transaction are
@@ -464,18 +491,18 @@ func TestPendingOffsetsSurviveRestart(t *testing.T) {
 	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	e.mustProduce(pe, 1, 2)
-	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 2, LeaderEpoch: -1}}))
-	before, err := e.txn.Describe("tx")
+	require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 2, LeaderEpoch: -1}}))
+	before, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 
 	e.reopen()
-	after, err := e.txn.Describe("tx")
+	after, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	require.Equal(t, before, after, "the state survives a restart")
-	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Empty(t, e.groups.FetchOffsets("g", nil))
 	require.Equal(t, int64(2), e.groups.PendingTxnOffsets("g")[tp].Offset)
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.Equal(t, int64(2), e.groups.Fetch("g", nil)[tp].Offset)
+	require.Equal(t, int64(2), e.groups.FetchOffsets("g", nil)[tp].Offset)
 	require.Equal(t, 2, committed(t, e.log(1)))
 }
 
@@ -491,14 +518,14 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{tp}))
 			require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 			first := e.mustProduce(pe, 0, 3)
-			require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
+			require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
 
 			crash := errors.New("crash")
 			hook := func() error { return crash }
 			e.txn.afterPrepare.Store(&hook)
 			require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, true), crash)
 			e.txn.afterPrepare.Store(nil)
-			d, err := e.txn.Describe("tx")
+			d, err := e.txn.DescribeTransaction("tx")
 			require.NoError(t, err)
 			require.Equal(t, TxnPrepareCommit, d.State)
 			require.Equal(t, first, e.log(0).LastStableOffset(), "no marker yet")
@@ -513,7 +540,7 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 			case "power loss":
 				e.crash()
 			}
-			d, err = e.txn.Describe("tx")
+			d, err = e.txn.DescribeTransaction("tx")
 			require.NoError(t, err)
 			require.Equal(t, TxnCompleteCommit, d.State)
 			l := e.log(0)
@@ -521,7 +548,7 @@ func TestCrashBetweenPrepareAndMarkers(t *testing.T) {
 			_, m := lastMarker(t, l)
 			require.Equal(t, record.ControlCommit, m.Type)
 			require.Equal(t, 3, committed(t, l))
-			require.Equal(t, int64(3), e.groups.Fetch("g", nil)[tp].Offset)
+			require.Equal(t, int64(3), e.groups.FetchOffsets("g", nil)[tp].Offset)
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 		})
 	}
@@ -618,7 +645,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 		e.mustProduce(pe, tp.Partition, int(tp.Partition)+1) // 1, 2, 3 records
 	}
 	if offsets {
-		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1, LeaderEpoch: -1}}))
+		require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 1, LeaderEpoch: -1}}))
 	}
 	first := map[TopicPartition]int64{}
 	for _, tp := range tps {
@@ -641,7 +668,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 	require.ErrorIs(t, e.txn.EndTxn(ctx, "tx", pe, commit), crash)
 	e.txn.afterMarker.Store(nil)
 	require.Equal(t, tps[:1], marked, "the markers go in partition order")
-	d, err := e.txn.Describe("tx")
+	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	if commit {
 		require.Equal(t, TxnPrepareCommit, d.State)
@@ -709,7 +736,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 		}
 		if offsets {
 			require.Empty(t, e.groups.PendingTxnOffsets("g"))
-			got, ok := e.groups.Fetch("g", nil)[TopicPartition{Topic: "t", Partition: 0}]
+			got, ok := e.groups.FetchOffsets("g", nil)[TopicPartition{Topic: "t", Partition: 0}]
 			switch {
 			case extra > 0:
 				require.Equal(t, int64(10), got.Offset)
@@ -720,7 +747,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 			}
 		}
 	}
-	d, err = e.txn.Describe("tx")
+	d, err = e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	if commit {
 		require.Equal(t, TxnCompleteCommit, d.State)
@@ -738,7 +765,7 @@ func testCrashBetweenMarkers(t *testing.T, offsets, commit bool, recovery string
 	}
 	if offsets {
 		require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
-		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 10, LeaderEpoch: -1}}))
+		require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 10, LeaderEpoch: -1}}))
 	}
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 	check(1)
@@ -757,22 +784,22 @@ func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
 	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	e.mustProduce(pe, 0, 2)
-	require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 2}}))
+	require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 2}}))
 
 	e.clock.Advance(time.Minute)
 	require.Zero(t, e.txn.abortTimedOut(ctx), "not past the timeout yet")
 	e.clock.Advance(time.Millisecond)
 	require.Equal(t, 1, e.txn.abortTimedOut(ctx))
-	d, err := e.txn.Describe("tx")
+	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnCompleteAbort, d.State)
 	require.Equal(t, pe.Epoch+1, d.ProducerEpoch)
 	l := e.log(0)
 	require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
 	require.Zero(t, committed(t, l))
-	require.Empty(t, e.groups.Fetch("g", nil))
+	require.Empty(t, e.groups.FetchOffsets("g", nil))
 	require.Empty(t, e.groups.PendingTxnOffsets("g"))
-	d, err = e.txn.Describe("idle")
+	d, err = e.txn.DescribeTransaction("idle")
 	require.NoError(t, err)
 	require.Equal(t, idle.Epoch, d.ProducerEpoch, "an Empty transactional id does not time out")
 
@@ -792,7 +819,7 @@ func TestTimeoutGoroutine(t *testing.T) {
 	e.mustProduce(pe, 0, 1)
 	e.clock.Advance(2 * time.Minute)
 	require.Eventually(t, func() bool {
-		d, err := e.txn.Describe("tx")
+		d, err := e.txn.DescribeTransaction("tx")
 		return err == nil && d.State == TxnCompleteAbort
 	}, 10*time.Second, time.Millisecond)
 	require.Equal(t, e.log(0).LogEndOffset(), e.log(0).LastStableOffset())
@@ -813,7 +840,7 @@ func TestTransactionalIDExpiry(t *testing.T) {
 	e.clock.Advance(time.Millisecond)
 	require.Equal(t, 2, e.txn.expireTransactionalIDs(ctx))
 	require.Equal(t, []string{"open"}, e.txn.ListTransactions(), "a transaction in progress does not expire")
-	_, err := e.txn.Describe("done")
+	_, err := e.txn.DescribeTransaction("done")
 	require.ErrorIs(t, err, ErrTransactionalIDNotFound)
 	require.ErrorIs(t, e.txn.EndTxn(ctx, "done", pe, true), ErrTransactionalIDNotFound)
 
@@ -884,7 +911,7 @@ func TestConcurrentProducers(t *testing.T) {
 					errs <- err
 					return
 				}
-				if err := e.groups.TxnCommit(ctx, id, pe, id, "", -1, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: int64(r)}}); err != nil {
+				if err := e.groups.TxnCommitOffsets(ctx, id, pe, GroupMetadata{GroupID: id, MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: int64(r)}}); err != nil {
 					errs <- err
 					return
 				}
@@ -906,7 +933,7 @@ func TestConcurrentProducers(t *testing.T) {
 		require.Equal(t, producers*rounds/2, committed(t, l))
 	}
 	for i := range producers {
-		require.Equal(t, int64(rounds-2), e.groups.Fetch(fmt.Sprintf("p%d", i), nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+		require.Equal(t, int64(rounds-2), e.groups.FetchOffsets(fmt.Sprintf("p%d", i), nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
 	}
 }
 
@@ -933,20 +960,20 @@ func TestOffsetsBatchesHaveSequenceZero(t *testing.T) {
 	pe := e.init("tx")
 	txnCommit := func(off int64) {
 		t.Helper()
-		require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1}}))
+		require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: off, LeaderEpoch: -1}}))
 	}
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	txnCommit(1)
 	txnCommit(2)
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
-	require.NoError(t, e.groups.Commit(ctx, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
+	require.NoError(t, e.groups.CommitOffsets(ctx, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp: {Offset: 3, LeaderEpoch: -1}}))
 	e.reopen()
 	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
 	txnCommit(4)
 	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
 	m := join(t, e.groups, "", assignor.Range()) // a group metadata record
-	e.groups.Leave("g", m.MemberID)
-	require.Equal(t, int64(4), e.groups.Fetch("g", nil)[tp].Offset)
+	e.groups.LeaveGroup(GroupMetadata{GroupID: "g", MemberID: m.MemberID})
+	require.Equal(t, int64(4), e.groups.FetchOffsets("g", nil)[tp].Offset)
 
 	l := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
 	type batch struct {
@@ -994,13 +1021,13 @@ func TestOpenTransactionSurvivesRestart(t *testing.T) {
 				case "power loss":
 					e.crash()
 				}
-				d, err := e.txn.Describe("tx")
+				d, err := e.txn.DescribeTransaction("tx")
 				require.NoError(t, err)
 				require.Equal(t, TxnOngoing, d.State)
 
 				e.mustProduce(pe, 1, 3) // its first batch
 				e.mustProduce(pe, 0, 1)
-				require.NoError(t, e.groups.TxnCommit(ctx, "tx", pe, "g", "", -1, map[TopicPartition]OffsetAndMetadata{tp0: {Offset: 7, LeaderEpoch: -1}}))
+				require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{tp0: {Offset: 7, LeaderEpoch: -1}}))
 				require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit))
 				want := map[bool][2]int{true: {3, 3}, false: {0, 0}}[commit]
 				for p, n := range want {
@@ -1011,9 +1038,9 @@ func TestOpenTransactionSurvivesRestart(t *testing.T) {
 				offsets := e.groups.partitions[e.groups.offsetsPartitionOf("g").Partition]
 				require.Equal(t, offsets.LogEndOffset(), offsets.LastStableOffset())
 				if commit {
-					require.Equal(t, int64(7), e.groups.Fetch("g", nil)[tp0].Offset)
+					require.Equal(t, int64(7), e.groups.FetchOffsets("g", nil)[tp0].Offset)
 				} else {
-					require.Empty(t, e.groups.Fetch("g", nil))
+					require.Empty(t, e.groups.FetchOffsets("g", nil))
 				}
 
 				// A partition added before the restart is no door for a

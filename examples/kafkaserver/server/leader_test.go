@@ -359,9 +359,9 @@ func TestStaticMembership(t *testing.T) {
 		before = describeAssignments(t, admin, "g", 2)
 		return before != nil && len(before) == 2 && !slices.ContainsFunc(slices.Collect(maps.Values(before)), func(p []int32) bool { return len(p) != 2 })
 	}, "the group did not settle with two members")
-	coord, err := coordinator.For(context.Background(), srv.Dir)
+	coord, err := coordinator.Groups(context.Background(), srv.Dir)
 	require.NoError(t, err)
-	d, err := coord.Describe("g")
+	d, err := coord.DescribeGroup("g")
 	require.NoError(t, err)
 	generation := d.Generation
 	staticID := ""
@@ -387,7 +387,7 @@ func TestStaticMembership(t *testing.T) {
 			require.Contains(t, before, id, "the dynamic member stayed")
 		}
 	}
-	d, err = coord.Describe("g")
+	d, err = coord.DescribeGroup("g")
 	require.NoError(t, err)
 	require.Equal(t, generation, d.Generation, "no rebalance")
 }

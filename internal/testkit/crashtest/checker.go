@@ -642,13 +642,13 @@ func allBelow(locs map[int]loc, starts map[int32]int64) bool {
 // every offset a child's CommitSync returned for, at least what the last
 // check found (they never go backwards), and within the log.
 func (c *Checker) checkGroupOffsets(ctx context.Context, d *log.Dir, fail func(string, ...any)) {
-	groups, err := coordinator.For(ctx, d)
+	groups, err := coordinator.Groups(ctx, d)
 	if err != nil {
 		fail("group coordinator: %v", err)
 		return
 	}
 	for _, group := range []string{GroupPlain, GroupCommitted} {
-		got := groups.Fetch(group, nil)
+		got := groups.FetchOffsets(group, nil)
 		seen := map[string]bool{}
 		for ctp, om := range got {
 			k := group + " " + tp{ctp.Topic, ctp.Partition}.String()
