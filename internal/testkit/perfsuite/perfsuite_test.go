@@ -54,7 +54,7 @@ func TestValuesVary(t *testing.T) {
 // reporting records/s and CPU per record; a benchmark iteration is one
 // whole run; records/s counts only the timed part of each run (not the
 // writes before a read workload). The ratio table, with the baseline
-// interleaved, is go run ./examples/perf -suite.
+// interleaved, is go run ./internal/testkit/cmd/perfsuite.
 func BenchmarkWorkloads(b *testing.B) {
 	ctx := context.Background()
 	for _, codec := range []record.Compression{record.None, record.LZ4} {
