@@ -118,7 +118,7 @@ func ReadPartitionMetadata(path string) (topicID string, err error) {
 // ProducerSnapshotSuffix ends the name of a producer-state snapshot, whose
 // base is the 20-digit offset it was taken at (segment.FileName makes the
 // name).
-const ProducerSnapshotSuffix = snapshot.Suffix
+const ProducerSnapshotSuffix = ".snapshot"
 
 // ProducerSnapshotEntry is one producer's state in a snapshot, with
 // Kafka's field names (ProducerSnapshot.json): the metadata of the
