@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // GroupDescription describes a consumer group (kafka-consumer-groups
@@ -34,20 +34,25 @@ type MemberDescription struct {
 // ListGroups returns the ids of the groups known to the Dir's coordinator
 // (those with committed offsets or members), sorted.
 func ListGroups(ctx context.Context, dir *log.Dir) ([]string, error) {
-	coord, err := coordinator.For(ctx, dir)
+	coord, err := coordinator.Groups(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
-	return coord.ListGroups(), nil
+	listed := coord.ListGroups()
+	ids := make([]string, len(listed))
+	for i, g := range listed {
+		ids[i] = g.GroupID
+	}
+	return ids, nil
 }
 
 // DescribeGroup describes a group, with its lag per committed partition.
 func DescribeGroup(ctx context.Context, dir *log.Dir, groupID string) (GroupDescription, error) {
-	coord, err := coordinator.For(ctx, dir)
+	coord, err := coordinator.Groups(ctx, dir)
 	if err != nil {
 		return GroupDescription{}, err
 	}
-	d, err := coord.Describe(groupID)
+	d, err := coord.DescribeGroup(groupID)
 	if err != nil {
 		return GroupDescription{}, err
 	}
@@ -69,7 +74,7 @@ func DescribeGroup(ctx context.Context, dir *log.Dir, groupID string) (GroupDesc
 
 // DeleteGroup deletes an empty group and its committed offsets.
 func DeleteGroup(ctx context.Context, dir *log.Dir, groupID string) error {
-	coord, err := coordinator.For(ctx, dir)
+	coord, err := coordinator.Groups(ctx, dir)
 	if err != nil {
 		return err
 	}
@@ -158,7 +163,7 @@ func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []Topic
 	if err := to.validate(); err != nil {
 		return nil, err
 	}
-	coord, err := coordinator.For(ctx, dir)
+	coord, err := coordinator.Groups(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -188,5 +193,10 @@ func ResetOffsets(ctx context.Context, dir *log.Dir, groupID string, tps []Topic
 		out[tp] = off
 		offsets[coordinator.TopicPartition(tp)] = coordinator.OffsetAndMetadata{Offset: off, LeaderEpoch: -1}
 	}
-	return out, coord.ResetOffsets(ctx, groupID, offsets)
+	// The group must be empty; a member joining meanwhile fences the
+	// commit (made without membership) with ErrIllegalGeneration.
+	if d, err := coord.DescribeGroup(groupID); err == nil && len(d.Members) > 0 {
+		return nil, fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(d.Members))
+	}
+	return out, coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: groupID, GenerationID: -1}, offsets)
 }

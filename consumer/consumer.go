@@ -12,9 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -32,7 +32,7 @@ type Consumer struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
-	coord  *coordinator.Coordinator // nil without a group id
+	coord  *coordinator.GroupCoordinator // nil without a group id
 
 	inUse atomic.Int32
 
@@ -129,7 +129,7 @@ func New(dir *log.Dir, cfg Config) (*Consumer, error) {
 		c.cfg.ClientID = fmt.Sprintf("consumer-%s-%s", group, n)
 	}
 	if cfg.GroupID != "" {
-		coord, err := coordinator.For(context.Background(), dir)
+		coord, err := coordinator.Groups(context.Background(), dir)
 		if err != nil {
 			return nil, err
 		}
@@ -556,7 +556,7 @@ func (c *Consumer) resetPositions() error {
 		for i, ps := range missing {
 			tps[i] = ps.tp
 		}
-		committed := c.coord.Fetch(c.cfg.GroupID, tps)
+		committed := c.coord.FetchOffsets(c.cfg.GroupID, tps)
 		for _, ps := range missing {
 			if om, ok := committed[ps.tp]; ok {
 				ps.position = om.Offset
@@ -800,7 +800,7 @@ func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAnd
 		return nil, ErrNoGroup
 	}
 	out := map[TopicPartition]OffsetAndMetadata{}
-	for tp, om := range c.coord.Fetch(c.cfg.GroupID, tps) {
+	for tp, om := range c.coord.FetchOffsets(c.cfg.GroupID, tps) {
 		out[tp] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 	}
 	return out, nil
@@ -879,7 +879,7 @@ func (c *Consumer) commitAs(ctx context.Context, member string, generation int32
 		conv[tp] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 	}
 	start := c.now()
-	err := c.coord.Commit(ctx, c.cfg.GroupID, member, generation, conv)
+	err := c.coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: member, GenerationID: generation}, conv)
 	c.stats.commitNanos.Add(int64(c.now().Sub(start)))
 	c.stats.commits.Add(1)
 	return err

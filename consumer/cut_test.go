@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/stretchr/testify/require"
 )

@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
+	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/internal/groupmember"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // RebalanceListener hears about partitions moving, as Kafka's
@@ -187,7 +189,7 @@ func (m *membership) refreshTopics(c *Consumer) {
 		if known {
 			// The metadata changed under a stable group: ask for a
 			// rebalance (a plain rejoin would get the current assignment).
-			c.coord.RequestRebalance(c.cfg.GroupID)
+			c.coord.RequestRebalance(access.Internal{}, c.cfg.GroupID)
 		}
 	}
 }
@@ -231,15 +233,15 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 		if m.memberID == "" {
 			// The member names itself, so that a join cut short by Poll's
 			// context resumes as the same member.
-			m.memberID = coordinator.NewMemberID(c.cfg.ClientID)
+			m.memberID = groupmember.NewID(c.cfg.ClientID)
 		}
 		id, gen := m.memberID, m.generation
 		m.mu.Unlock()
-		req := coordinator.JoinRequest{GroupID: c.cfg.GroupID, MemberID: id, ClientID: c.cfg.ClientID,
+		req := groupmember.Join{GroupID: c.cfg.GroupID, MemberID: id, ClientID: c.cfg.ClientID,
 			InstanceID: c.cfg.GroupInstanceID, Topics: m.topics, OwnedGeneration: gen,
 			Assignors: c.cfg.PartitionAssignmentStrategy, SessionTimeout: c.cfg.SessionTimeout,
 			RebalanceTimeout: c.cfg.MaxPollInterval, Owned: slices.Clone(previous)}
-		res, err := c.coord.Join(ctx, req)
+		res, err := c.coord.JoinInProcess(access.Internal{}, ctx, req)
 		switch {
 		case errors.Is(err, coordinator.ErrUnknownMember):
 			m.mu.Lock()
@@ -268,7 +270,7 @@ func (m *membership) join(ctx context.Context, c *Consumer) error {
 			// Cooperative: give up only what moves, then ask for the
 			// follow-up rebalance that hands it to its new owner.
 			m.revoke(ctx, c, revoked, false)
-			c.coord.RequestRebalance(c.cfg.GroupID)
+			c.coord.RequestRebalance(access.Internal{}, c.cfg.GroupID)
 			m.markRejoin(false)
 		}
 		if err := c.setAssignment(assigned); err != nil {
@@ -361,14 +363,14 @@ func (m *membership) startHeartbeat(c *Consumer) {
 			if c.pollTimedOut() {
 				c.logger.Warn("no Poll within max.poll.interval.ms: leaving the group; the processing between Polls took too long (raise max.poll.interval.ms or lower max.poll.records)",
 					"group", c.cfg.GroupID, "member", id, "max.poll.interval.ms", c.cfg.MaxPollInterval.Milliseconds())
-				c.coord.Leave(c.cfg.GroupID, id)
+				_ = c.coord.LeaveGroup(coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: id}) // gone already is fine
 				m.markRejoin(true)
 				continue
 			}
-			err := c.coord.Heartbeat(c.cfg.GroupID, id, gen)
+			err := c.coord.Heartbeat(coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: id, GenerationID: gen})
 			switch {
 			case err == nil:
-				next := c.coord.RebalanceStarts(c.cfg.GroupID, gen)
+				next := c.coord.RebalanceStarts(access.Internal{}, c.cfg.GroupID, gen)
 				m.mu.Lock()
 				if m.rebalanceStarts == nil && m.generation == gen {
 					m.rebalanceStarts = next
@@ -412,7 +414,7 @@ func (m *membership) leave(ctx context.Context, c *Consumer) error {
 	}
 	id, _ := m.identity()
 	if id != "" {
-		c.coord.Leave(c.cfg.GroupID, id)
+		_ = c.coord.LeaveGroup(coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: id}) // gone already is fine
 	}
 	m.mu.Lock()
 	m.memberID, m.generation, m.joined = "", -1, false

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -87,9 +87,9 @@ func TestGroupSplitsPartitions(t *testing.T) {
 	pollUntil(t, []*Consumer{a}, func() bool { return len(a.Assignment()) == 4 })
 	_, newGen := a.group.identity()
 	require.Greater(t, newGen, genA)
-	coord, err := coordinator.For(context.Background(), e.dir)
+	coord, err := coordinator.Groups(context.Background(), e.dir)
 	require.NoError(t, err)
-	err = coord.Commit(context.Background(), "g", idA, genA, map[coordinator.TopicPartition]coordinator.OffsetAndMetadata{{Topic: "t"}: {Offset: 1}})
+	err = coord.CommitOffsets(context.Background(), coordinator.GroupMetadata{GroupID: "g", MemberID: idA, GenerationID: genA}, map[coordinator.TopicPartition]coordinator.OffsetAndMetadata{{Topic: "t"}: {Offset: 1}})
 	require.ErrorIs(t, err, ErrIllegalGeneration)
 	require.NoError(t, a.CommitSync(context.Background(), map[TopicPartition]OffsetAndMetadata{tp("t", 0): {Offset: 0, LeaderEpoch: -1}}))
 
@@ -101,6 +101,31 @@ func TestGroupSplitsPartitions(t *testing.T) {
 	require.Len(t, desc.Members, 1)
 	require.Equal(t, "range", desc.Assignor)
 	require.ErrorIs(t, DeleteGroup(context.Background(), e.dir, "g"), ErrGroupNotEmpty)
+	_, err = ResetOffsets(context.Background(), e.dir, "g", []TopicPartition{tp("t", 0)}, ResetToEarliest())
+	require.ErrorIs(t, err, ErrGroupNotEmpty, "a group with members is not reset")
+	committed, err := a.Committed([]TopicPartition{tp("t", 0)})
+	require.NoError(t, err)
+	require.Equal(t, int64(0), committed[tp("t", 0)].Offset)
+}
+
+// TestResetOffsetsMakesNoGroupBeyondTheBound: resetting the offsets of a
+// new group while the coordinator holds log.Config.GroupMaxCount groups is
+// refused, and makes no group; an existing group is reset.
+func TestResetOffsetsMakesNoGroupBeyondTheBound(t *testing.T) {
+	e := newEnv(t)
+	e.cfg.GroupMaxCount = 1
+	e.reopen()
+	e.topic("t", 1)
+	ctx := context.Background()
+	_, err := ResetOffsets(ctx, e.dir, "first", []TopicPartition{tp("t", 0)}, ResetToEarliest())
+	require.NoError(t, err)
+	_, err = ResetOffsets(ctx, e.dir, "second", []TopicPartition{tp("t", 0)}, ResetToEarliest())
+	require.ErrorIs(t, err, coordinator.ErrGroupMaxCount)
+	_, err = ResetOffsets(ctx, e.dir, "first", []TopicPartition{tp("t", 0)}, ResetToLatest())
+	require.NoError(t, err)
+	groups, err := ListGroups(ctx, e.dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"first"}, groups)
 }
 
 // TestCooperativeKeepsUnaffectedPartitions: with cooperative-sticky, a

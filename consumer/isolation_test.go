@@ -10,7 +10,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/internal/access"
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -28,9 +28,9 @@ func TestCompactionCoordinatorTopics(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 
-	groups, err := coordinator.For(ctx, d)
+	groups, err := coordinator.Groups(ctx, d)
 	require.NoError(t, err)
-	require.NoError(t, groups.Commit(ctx, "g", "", -1,
+	require.NoError(t, groups.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: "g", GenerationID: -1},
 		map[coordinator.TopicPartition]coordinator.OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 5, LeaderEpoch: -1}}))
 	txns, err := coordinator.Transactions(ctx, d)
 	require.NoError(t, err)

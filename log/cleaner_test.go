@@ -18,8 +18,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/matrix"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )

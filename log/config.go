@@ -65,7 +65,7 @@ type Config struct {
 	// members (commits only), and those of a stable group's topics no
 	// member subscribes to, this long after their commit. An empty group
 	// without offsets is deleted (Kafka's rule; see
-	// internal/coordinator).
+	// log/coordinator).
 	OffsetsRetention time.Duration
 	// OffsetsRetentionCheckInterval mirrors
 	// offsets.retention.check.interval.ms (default 600000, 10 minutes):

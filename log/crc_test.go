@@ -3,7 +3,7 @@ package log
 import (
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 	"github.com/stretchr/testify/require"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 	"github.com/stretchr/testify/require"

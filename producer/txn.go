@@ -7,8 +7,8 @@ import (
 	"math"
 	"sync"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -319,7 +319,7 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log
 	}
 	pe := id.pe
 	id.mu.Unlock()
-	groups, err := coordinator.For(ctx, p.dir)
+	groups, err := coordinator.Groups(ctx, p.dir)
 	if err == nil {
 		err = id.coord.AddOffsets(ctx, id.txnID, pe, group.GroupID)
 	}
@@ -331,7 +331,7 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log
 		for tp, om := range offsets {
 			conv[tp] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 		}
-		err = groups.TxnCommit(ctx, id.txnID, pe, group.GroupID, group.MemberID, group.GenerationID, conv)
+		err = groups.TxnCommitOffsets(ctx, id.txnID, pe, group, conv)
 	}
 	if err != nil {
 		id.mu.Lock()

@@ -15,7 +15,7 @@ import (
 // inactive segment (one the recovery point falls in, with later segments
 // after it) that has a .txnindex failed with index.ErrReadOnly, because the
 // .txnindex stayed opened read-only while Recover truncated it. Found by
-// the kill -9 harness (internal/crashtest).
+// the kill -9 harness (internal/testkit/crashtest).
 func TestRecoverSealedSegmentWithTxnIndex(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
 		s := create(t, e, 0, testConfig())

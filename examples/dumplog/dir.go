@@ -10,15 +10,13 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/log"
-	"github.com/kafkalite/kafkalite/log/vfs"
+	"github.com/kafkalite/kafkalite/log/logdir"
 	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Files of a log directory's root and of a partition directory (see the
-// directory tree in the internal/checkpoint package doc).
+// directory tree in the log/logdir package doc).
 const (
 	metaPropertiesFile    = "meta.properties"
 	cleanShutdownFile     = ".kafka_cleanshutdown"
@@ -132,7 +130,7 @@ func (d *dumper) dumpLogDir(dir string) error {
 
 // dumpMetaProperties prints meta.properties.
 func (d *dumper) dumpMetaProperties(path string) {
-	mp, err := checkpoint.ReadMetaProperties(vfs.Default, path)
+	mp, err := logdir.ReadMetaProperties(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -151,7 +149,7 @@ func (d *dumper) dumpCleanShutdown(dir string) {
 		return
 	}
 	d.printf("Dumping %s\n", path)
-	_, epoch, err := checkpoint.ReadCleanShutdown(vfs.Default, dir)
+	_, epoch, err := logdir.ReadCleanShutdown(dir)
 	if err != nil {
 		d.fileProblem(path, err)
 		return
@@ -165,16 +163,16 @@ func (d *dumper) dumpOffsets(path string) {
 		return
 	}
 	d.printf("Dumping %s\n", path)
-	offsets, err := checkpoint.ReadOffsets(vfs.Default, path)
+	offsets, err := logdir.ReadOffsetCheckpoint(path)
 	if err != nil {
 		d.fileProblem(path, err)
 		return
 	}
-	tps := make([]checkpoint.TopicPartition, 0, len(offsets))
+	tps := make([]log.TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
 	}
-	slices.SortFunc(tps, func(a, b checkpoint.TopicPartition) int {
+	slices.SortFunc(tps, func(a, b log.TopicPartition) int {
 		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	for _, tp := range tps {
@@ -223,7 +221,7 @@ func listPartition(dir string) (partitionFiles, error) {
 			case segment.LogSuffix:
 				pf.segments = append(pf.segments, base)
 			case segment.IndexSuffix, segment.TimeIndexSuffix, segment.TxnIndexSuffix:
-			case snapshot.Suffix:
+			case logdir.ProducerSnapshotSuffix:
 				pf.snapshots = append(pf.snapshots, base)
 			default:
 				pf.unknown = append(pf.unknown, name)
@@ -240,13 +238,13 @@ func listPartition(dir string) (partitionFiles, error) {
 }
 
 // dumpLeaderEpochs prints leader-epoch-checkpoint and returns its entries.
-func (d *dumper) dumpLeaderEpochs(dir string) []checkpoint.EpochEntry {
+func (d *dumper) dumpLeaderEpochs(dir string) []logdir.EpochEntry {
 	path := filepath.Join(dir, leaderEpochFile)
 	if _, err := os.Stat(path); err != nil {
 		return nil
 	}
 	d.printf("Dumping %s\n", path)
-	entries, err := checkpoint.ReadLeaderEpochs(vfs.Default, path)
+	entries, err := logdir.ReadLeaderEpochCheckpoint(path)
 	if err != nil {
 		d.fileProblem(path, err)
 		return nil
@@ -264,7 +262,7 @@ func (d *dumper) dumpPartitionMetadata(dir string) {
 		return
 	}
 	d.printf("Dumping %s\n", path)
-	id, err := checkpoint.ReadPartitionMetadata(vfs.Default, path)
+	id, err := logdir.ReadPartitionMetadata(path)
 	if err != nil {
 		d.fileProblem(path, err)
 		return
@@ -275,12 +273,12 @@ func (d *dumper) dumpPartitionMetadata(dir string) {
 // dumpSnapshot prints a producer-state snapshot as kafka-dump-log does.
 func (d *dumper) dumpSnapshot(path string) {
 	d.printf("Dumping %s\n", path)
-	entries, err := snapshot.Read(vfs.Default, path)
+	entries, err := logdir.ReadProducerSnapshot(path)
 	if err != nil {
 		d.fileProblem(path, err)
 		return
 	}
-	slices.SortFunc(entries, func(a, b snapshot.Entry) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	slices.SortFunc(entries, func(a, b logdir.ProducerSnapshotEntry) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
 	for _, e := range entries {
 		d.printf("producerId: %d producerEpoch: %d coordinatorEpoch: %d currentTxnFirstOffset: %d lastTimestamp: %d",
 			e.ProducerID, e.ProducerEpoch, e.CoordinatorEpoch, e.CurrentTxnFirstOffset, e.Timestamp)

@@ -7,9 +7,8 @@ import (
 	"strings"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/logdir"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -31,7 +30,7 @@ type partitionState struct {
 	// epochs of batches (base offset, epoch) for the leader-epoch check.
 	open    map[int64]int64
 	aborts  map[int64]expectedAbort
-	epochs  []checkpoint.EpochEntry
+	epochs  []logdir.EpochEntry
 	scanned []*logScan
 }
 
@@ -76,7 +75,7 @@ func (d *dumper) dumpPartition(p partitionDir) error {
 		}
 	}
 	for _, off := range pf.snapshots {
-		d.dumpSnapshot(filepath.Join(p.dir, snapshot.FileName(off)))
+		d.dumpSnapshot(filepath.Join(p.dir, segment.FileName(off, logdir.ProducerSnapshotSuffix)))
 	}
 	epochs := d.dumpLeaderEpochs(p.dir)
 	d.dumpPartitionMetadata(p.dir)
@@ -115,7 +114,7 @@ func (d *dumper) dumpOne(st *partitionState, pf partitionFiles) error {
 		part = timeIndexPart
 	case segment.TxnIndexSuffix:
 		part = txnIndexPart
-	case snapshot.Suffix:
+	case logdir.ProducerSnapshotSuffix:
 		d.dumpSnapshot(path)
 		return nil
 	default:

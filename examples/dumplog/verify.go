@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/checkpoint"
+	"github.com/kafkalite/kafkalite/log/logdir"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -51,7 +51,7 @@ func (d *dumper) checkBatch(st *partitionState, base int64, path string, pos int
 // the .txnindex and leader-epoch-checkpoint checks.
 func (d *dumper) trackTxn(st *partitionState, batch []byte, h *record.BatchHeader) {
 	if e := h.PartitionLeaderEpoch; e >= 0 && (len(st.epochs) == 0 || st.epochs[len(st.epochs)-1].Epoch != e) {
-		st.epochs = append(st.epochs, checkpoint.EpochEntry{Epoch: e, StartOffset: h.BaseOffset})
+		st.epochs = append(st.epochs, logdir.EpochEntry{Epoch: e, StartOffset: h.BaseOffset})
 	}
 	if !h.Attributes.IsTransactional() {
 		return
@@ -319,12 +319,12 @@ func (d *dumper) txnIndex(st *partitionState, scan *logScan, pf partitionFiles) 
 // epochs stamped in the batches: each run of batches of one epoch must
 // belong to that epoch's entry. Batches below the first entry are not
 // checked (the log start offset may have moved past them).
-func (d *dumper) checkLeaderEpochs(path string, entries, batches []checkpoint.EpochEntry) {
+func (d *dumper) checkLeaderEpochs(path string, entries, batches []logdir.EpochEntry) {
 	if len(entries) == 0 {
 		return
 	}
 	for _, b := range batches {
-		i, found := slices.BinarySearchFunc(entries, b.StartOffset, func(e checkpoint.EpochEntry, off int64) int {
+		i, found := slices.BinarySearchFunc(entries, b.StartOffset, func(e logdir.EpochEntry, off int64) int {
 			switch {
 			case e.StartOffset < off:
 				return -1

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/record"
@@ -38,7 +38,7 @@ const (
 	pauseEnv = "KAFKALITE_EXACTLYONCE_CHILD_PAUSE"
 	// compressionEnv is the child's compression.type ("lz4").
 	compressionEnv = "KAFKALITE_EXACTLYONCE_CHILD_COMPRESSION"
-	// seedEnv replays a run's kill plan and codecs, as in internal/crashtest.
+	// seedEnv replays a run's kill plan and codecs, as in internal/testkit/crashtest.
 	seedEnv = "KAFKALITE_CRASH_SEED"
 )
 

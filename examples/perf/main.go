@@ -15,15 +15,6 @@
 //
 // Latency is measured from Send to the record's callback. Memory stays
 // bounded by -buffer-memory: Send blocks when the pool is exhausted.
-//
-// With -suite it runs instead the workloads of docs/performance.md's
-// "Against a plain file" table (internal/perfsuite: W1–W3, R1, R2 on a
-// plain-file baseline, the raw log API and the clients, interleaved -reps
-// times) and prints the table with each path's median as a ratio to the
-// baseline's, then -reps runs of the shared-producer workload (perfsuite.Shared):
-//
-//	go run ./examples/perf -suite                       # uncompressed, 1,000,000 records, 3 repetitions
-//	go run ./examples/perf -suite -compression lz4 -reps 5
 package main
 
 import (
@@ -35,11 +26,9 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/kafkalite/kafkalite/internal/perfsuite"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
@@ -67,16 +56,7 @@ func main() {
 	flag.StringVar(&o.topic, "topic", "perf", "topic")
 	flag.StringVar(&o.payloadFile, "payload-file", "", "values to send, one per line, each record one at random (instead of -record-size)")
 	consume := flag.Bool("consume", false, "consume the topic in -dir instead of producing")
-	suite := flag.Bool("suite", false, "run the ratio table's workloads (see the command's doc) instead")
-	reps := flag.Int("reps", 3, "with -suite: repetitions of each workload")
 	flag.Parse()
-	if *suite {
-		if err := runSuite(o, *reps); err != nil {
-			fmt.Fprintln(os.Stderr, "perf:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	run := run
 	if *consume {
 		run = runConsumer
@@ -238,46 +218,4 @@ func (l *latencies) summary(n int, bytes int64, elapsed time.Duration) string {
 	secs := elapsed.Seconds()
 	return fmt.Sprintf("%d records sent, %.1f records/sec (%.2f MB/sec), %.2f ms avg latency, %.2f ms max latency, %d ms 50th, %d ms 95th, %d ms 99th, %d ms 99.9th.",
 		n, float64(n)/secs, float64(bytes)/1024/1024/secs, sum/float64(len(sorted)), maxMs, pct(0.5), pct(0.95), pct(0.99), pct(0.999))
-}
-
-// runSuite prints the ratio table of internal/perfsuite, each run as it
-// ends on stderr.
-func runSuite(o options, reps int) error {
-	so := perfsuite.DefaultOptions()
-	so.Records = o.records
-	if o.dir != "" {
-		so.Dir = o.dir
-	}
-	var err error
-	if so.Codec, err = record.ParseCompression(o.compression); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "# %d records, %s, %d repetitions, load %s\n", so.Records, so.Codec, reps, loadAverage())
-	rows, err := perfsuite.Table(context.Background(), so, reps, func(r perfsuite.Result) {
-		fmt.Fprintf(os.Stderr, "%s %-8s %12.0f records/s  %v CPU\n", r.Workload, r.Path, r.PerSecond(), r.CPU.Round(time.Millisecond))
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Print(perfsuite.Markdown(rows))
-	for range reps {
-		res, err := perfsuite.Shared(context.Background(), so.Dir, 6, 4, so.Records, 200, so.Codec)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("shared (6 partitions, 4 goroutines, 200-byte values, acks=all): %.0f records/s, %v CPU per record\n",
-			res.PerSecond(), (res.CPU / time.Duration(res.Records)).Round(10*time.Nanosecond))
-	}
-	fmt.Fprintf(os.Stderr, "# load after: %s\n", loadAverage())
-	return nil
-}
-
-// loadAverage is /proc/loadavg's first three fields, where there is one.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/record"

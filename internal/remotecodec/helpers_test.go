@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/golden"
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -38,7 +38,7 @@ func requireDecodeError(t testing.TB, err error) *DecodeError {
 	return de
 }
 
-// The records of the golden files, as internal/kafkacheck's
+// The records of the golden files, as internal/testkit/kafkacheck's
 // RemoteMetaDump.java builds them for Kafka to serialize.
 var (
 	ordersTopic = TopicIdPartition{Name: "orders", ID: uuid("5a4f1e2d3c4b5a6978879605a4b3c2d1"), Partition: 3}

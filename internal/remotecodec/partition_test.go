@@ -8,7 +8,7 @@ import (
 
 // TestPartitionFor proves PartitionFor picks the partitions Kafka 4.4.0's
 // RemoteLogMetadataTopicPartitioner picks: the vectors were printed by it
-// (internal/kafkacheck's RemoteMetaDump.java, which TestRemoteCodec checks
+// (internal/testkit/kafkacheck's RemoteMetaDump.java, which TestRemoteCodec checks
 // against PartitionFor for more ids), and the topic name plays no part.
 func TestPartitionFor(t *testing.T) {
 	for _, tc := range []struct {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/golden"
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kafkalite/kafkalite/internal/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/log/logtest"
 	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 )
 

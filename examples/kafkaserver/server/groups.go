@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // Consumer groups are served by the directory's own group coordinator
@@ -47,8 +47,8 @@ const (
 )
 
 // coordinator returns the directory's group coordinator, made on first use.
-func (s *Server) coordinator(ctx context.Context) (*coordinator.Coordinator, error) {
-	return coordinator.For(ctx, s.dir)
+func (s *Server) coordinator(ctx context.Context) (*coordinator.GroupCoordinator, error) {
+	return coordinator.Groups(ctx, s.dir)
 }
 
 // groupCode maps the coordinator's errors to Kafka's codes.
@@ -151,7 +151,7 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	}
 	jctx, cancel := context.WithTimeout(ctx, rebalance+5*time.Second)
 	defer cancel()
-	res, err := coord.Join(jctx, jr)
+	res, err := coord.JoinGroup(jctx, jr)
 	if err != nil {
 		resp.ErrorCode, resp.MemberID = groupCode(err), jr.MemberID
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -183,25 +183,18 @@ func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 		resp.ErrorCode = groupCode(err)
 		return resp, nil
 	}
+	sr := coordinator.SyncRequest{Member: coordinator.GroupMetadata{GroupID: req.Group, MemberID: req.MemberID,
+		GenerationID: req.Generation, GroupInstanceID: deref(req.InstanceID)}, Assignments: make(map[string][]byte, len(req.GroupAssignment))}
 	if req.Version >= 5 {
 		// The protocol type and name, when sent, must be the group's.
-		if d, err := coord.Describe(req.Group); err == nil &&
-			((req.ProtocolType != nil && *req.ProtocolType != d.ProtocolType) || (req.Protocol != nil && d.Protocol != "" && *req.Protocol != d.Protocol)) {
-			resp.ErrorCode = errInconsistentGroupProto
-			return resp, nil
-		}
+		sr.ProtocolType, sr.Protocol = req.ProtocolType, req.Protocol
 	}
-	assignments := make(map[string][]byte, len(req.GroupAssignment))
 	for _, a := range req.GroupAssignment {
-		assignments[a.MemberID] = a.MemberAssignment
-	}
-	if err := coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID); err != nil {
-		resp.ErrorCode = groupCode(err)
-		return resp, nil
+		sr.Assignments[a.MemberID] = a.MemberAssignment
 	}
 	sctx, cancel := context.WithTimeout(ctx, groupMaxSessionTimeout)
 	defer cancel()
-	b, err := coord.Sync(sctx, req.Group, req.MemberID, req.Generation, assignments)
+	b, err := coord.SyncGroup(sctx, sr)
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = coordinator.ErrRebalanceInProgress
 	}
@@ -217,10 +210,8 @@ func (s *Server) handleHeartbeat(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	resp := kmsg.NewPtrHeartbeatResponse()
 	coord, err := s.coordinator(ctx)
 	if err == nil {
-		err = coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID)
-	}
-	if err == nil {
-		err = coord.Heartbeat(req.Group, req.MemberID, req.Generation)
+		err = coord.Heartbeat(coordinator.GroupMetadata{GroupID: req.Group, MemberID: req.MemberID, GenerationID: req.Generation,
+			GroupInstanceID: deref(req.InstanceID)})
 	}
 	resp.ErrorCode = groupCode(err)
 	return resp, nil
@@ -246,23 +237,7 @@ func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.
 	// instance id alone (as kafka-consumer-groups --delete of a static
 	// member sends it); a member id that is not the instance's is fenced.
 	leave := func(id, instance string) int16 {
-		d, err := coord.Describe(req.Group)
-		if err != nil {
-			return errUnknownMemberID
-		}
-		if instance != "" {
-			if err := coord.CheckInstance(req.Group, instance, id); err != nil && id != "" {
-				return groupCode(err)
-			}
-		}
-		i := slices.IndexFunc(d.Members, func(m coordinator.MemberDescription) bool {
-			return (id != "" && m.MemberID == id) || (id == "" && instance != "" && m.InstanceID == instance)
-		})
-		if i < 0 {
-			return errUnknownMemberID
-		}
-		coord.Leave(req.Group, d.Members[i].MemberID)
-		return errNone
+		return groupCode(coord.LeaveGroup(coordinator.GroupMetadata{GroupID: req.Group, MemberID: id, GroupInstanceID: instance}))
 	}
 	if req.Version < 3 {
 		resp.ErrorCode = leave(req.MemberID, "")
@@ -298,10 +273,8 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 	}
 	coord, err := s.coordinator(ctx)
 	if err == nil {
-		err = coord.CheckInstance(req.Group, deref(req.InstanceID), req.MemberID)
-	}
-	if err == nil {
-		err = coord.Commit(ctx, req.Group, req.MemberID, generation, offsets)
+		err = coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: req.Group, MemberID: req.MemberID, GenerationID: generation,
+			GroupInstanceID: deref(req.InstanceID)}, offsets)
 	}
 	code := groupCode(err)
 	if req.Group == "" {
@@ -322,7 +295,7 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 
 // fetchOffsets answers one group's OffsetFetch: every committed offset
 // when topics is nil, else those asked (-1 where there is none).
-func (s *Server) fetchOffsets(coord *coordinator.Coordinator, group string, topics map[string][]int32, all bool) map[string]map[int32]coordinator.OffsetAndMetadata {
+func (s *Server) fetchOffsets(coord *coordinator.GroupCoordinator, group string, topics map[string][]int32, all bool) map[string]map[int32]coordinator.OffsetAndMetadata {
 	var tps []log.TopicPartition
 	if !all {
 		for t, parts := range topics {
@@ -334,7 +307,7 @@ func (s *Server) fetchOffsets(coord *coordinator.Coordinator, group string, topi
 			tps = []log.TopicPartition{}
 		}
 	}
-	got := coord.Fetch(group, tps)
+	got := coord.FetchOffsets(group, tps)
 	out := map[string]map[int32]coordinator.OffsetAndMetadata{}
 	add := func(tp log.TopicPartition, om coordinator.OffsetAndMetadata) {
 		if out[tp.Topic] == nil {
@@ -437,21 +410,17 @@ func (s *Server) handleListGroups(ctx context.Context, kreq kmsg.Request) (kmsg.
 		resp.ErrorCode = groupCode(err)
 		return resp, nil
 	}
-	for _, id := range coord.ListGroups() {
-		d, err := coord.Describe(id)
-		if err != nil {
-			continue
-		}
+	for _, d := range coord.ListGroups() {
 		// Kafka matches both filters without regard to case (the Java
 		// Admin sends "Classic" and "Consumer").
 		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(st string) bool { return strings.EqualFold(st, string(d.State)) }) {
 			continue
 		}
-		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, "classic") }) {
+		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(t string) bool { return strings.EqualFold(t, string(d.Type)) }) {
 			continue
 		}
 		g := kmsg.NewListGroupsResponseGroup()
-		g.Group, g.ProtocolType, g.GroupState, g.GroupType = id, d.ProtocolType, string(d.State), "classic"
+		g.Group, g.ProtocolType, g.GroupState, g.GroupType = d.GroupID, d.ProtocolType, string(d.State), string(d.Type)
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
@@ -469,7 +438,7 @@ func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (k
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
-		d, derr := coord.Describe(id)
+		d, derr := coord.DescribeGroup(id)
 		if derr != nil {
 			g.State = string(coordinator.StateDead) // as Kafka answers a group it does not know
 			resp.Groups = append(resp.Groups, g)

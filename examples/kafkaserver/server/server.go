@@ -6,7 +6,7 @@
 // for Fetch, OffsetForTimestamp for ListOffsets, EndOffsetForEpoch for
 // OffsetForLeaderEpoch, the log.Dir's topic administration for the admin
 // APIs; and on the directory's group and transaction coordinators
-// (kafkalite's internal/coordinator, which only packages of this
+// (kafkalite's log/coordinator, which only packages of this
 // repository can import). Requests and responses are encoded with
 // franz-go's kmsg, the generated message package of Kafka's protocol.
 //
@@ -52,8 +52,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/segment"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalite/kafkalite/internal/coordinator"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
 // Transactions are served by the directory's own transaction coordinator
@@ -160,14 +160,14 @@ func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (
 			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = om
 		}
 	}
-	generation, member := int32(-1), ""
+	m := coordinator.GroupMetadata{GroupID: req.Group, GenerationID: -1}
 	if req.Version >= 3 {
-		generation, member = req.Generation, req.MemberID
+		m.MemberID, m.GenerationID, m.GroupInstanceID = req.MemberID, req.Generation, deref(req.InstanceID)
 	}
 	coord, err := s.coordinator(ctx)
 	if err == nil {
-		err = coord.TxnCommit(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch},
-			req.Group, member, generation, offsets)
+		err = coord.TxnCommitOffsets(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch},
+			m, offsets)
 	}
 	code := fencedCode(txnCode(err), req.Version, 3)
 	for _, t := range req.Topics {
@@ -192,7 +192,7 @@ func (s *Server) handleListTransactions(ctx context.Context, kreq kmsg.Request) 
 		return resp, nil
 	}
 	for _, id := range tc.ListTransactions() {
-		d, err := tc.Describe(id)
+		d, err := tc.DescribeTransaction(id)
 		if err != nil {
 			continue
 		}
@@ -221,7 +221,7 @@ func (s *Server) handleDescribeTransactions(ctx context.Context, kreq kmsg.Reque
 			resp.TransactionStates = append(resp.TransactionStates, st)
 			continue
 		}
-		d, derr := tc.Describe(id)
+		d, derr := tc.DescribeTransaction(id)
 		if derr != nil {
 			st.ErrorCode = txnCode(derr)
 			resp.TransactionStates = append(resp.TransactionStates, st)

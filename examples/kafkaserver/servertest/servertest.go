@@ -1,13 +1,21 @@
 // Package servertest starts a kafkaserver for one test: a kafkalite
 // directory in the test's temporary directory ([Start]) or in memory
 // ([StartInMemory]), served on a loopback port, both closed by t.Cleanup.
+//
+// What the server and its directory log goes to the test's output (t.Output,
+// shown by go test -v and for a test that fails), at level Info and above,
+// not to the process's stderr; a server.Config.Logger set by the test's
+// configure function takes the server's instead.
 package servertest
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
+	"sync"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
@@ -27,6 +35,7 @@ type Server struct {
 	path   string
 	fs     vfs.FS // nil: the operating system's
 	cfg    server.Config
+	logger *slog.Logger // the directory's: to the test's output
 	srv    *server.Server
 	served chan error
 	closed bool
@@ -63,6 +72,15 @@ func StartInMemory(t testing.TB, configure func(*server.Config)) *Server {
 
 func startWith(t testing.TB, s *Server) *Server {
 	t.Helper()
+	// Registered first, this cleanup runs last: after the server and its
+	// directory closed, nothing writes to the test's output, which may
+	// not be written once the test has ended.
+	out := &testOutput{w: t.Output()}
+	t.Cleanup(out.end)
+	s.logger = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if s.cfg.Logger == nil {
+		s.cfg.Logger = s.logger
+	}
 	if err := s.start("127.0.0.1:0"); err != nil {
 		t.Fatalf("servertest: %v", err)
 	}
@@ -77,6 +95,7 @@ func startWith(t testing.TB, s *Server) *Server {
 // start opens the directory and serves it on addr.
 func (s *Server) start(addr string) error {
 	lcfg := log.DefaultConfig()
+	lcfg.Logger = s.logger
 	if s.fs != nil {
 		lcfg.FS = s.fs
 	}
@@ -154,4 +173,26 @@ func (s *Server) Close() error {
 		errs = append(errs, fmt.Errorf("closing the directory: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// testOutput passes the logs to a test's output until the test ends.
+type testOutput struct {
+	mu    sync.Mutex // protects the following
+	w     io.Writer
+	ended bool
+}
+
+func (o *testOutput) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ended {
+		return len(p), nil
+	}
+	return o.w.Write(p)
+}
+
+func (o *testOutput) end() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended = true
 }

@@ -112,7 +112,7 @@ func TestFromCluster(t *testing.T) {
 			requireCodec(t, brokers, dir, "events", codec)
 			// kfake answers LogAppendTime produces with the append time but
 			// serves the batches as produced (CreateTime); the timestamp type
-			// is checked against Kafka's broker in internal/kafkacheck.
+			// is checked against Kafka's broker in internal/testkit/kafkacheck.
 		})
 	}
 }

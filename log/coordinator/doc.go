@@ -1,0 +1,111 @@
+// Package coordinator is the broker side of consumer groups and
+// transactions, attached to an open log.Dir: Kafka's GroupCoordinator
+// ([GroupCoordinator], from [Groups]) and TransactionCoordinator
+// ([TxnCoordinator], from [Transactions]). It keeps each group's members,
+// generation and assignment, runs rebalances, fences stale members and
+// producers, and stores committed offsets, group metadata and transaction
+// state in the internal topics __consumer_offsets and __transaction_state
+// in Kafka's schemas, so that a Kafka tool reading the directory sees the
+// same groups and transactions.
+//
+// # Serving Kafka's requests
+//
+// A broker on kafkalite (the wire server in examples/kafkaserver is one)
+// answers each group and transaction request with one call, its fields
+// decoded into the call's arguments and its errors mapped to Kafka's codes
+// (each error's doc names its code):
+//
+//	JoinGroup             GroupCoordinator.JoinGroup (PendingMember for MEMBER_ID_REQUIRED)
+//	SyncGroup             GroupCoordinator.SyncGroup
+//	Heartbeat             GroupCoordinator.Heartbeat
+//	LeaveGroup            GroupCoordinator.LeaveGroup, per member
+//	OffsetCommit          GroupCoordinator.CommitOffsets
+//	OffsetFetch           GroupCoordinator.FetchOffsets (PendingTxnOffsets for require_stable)
+//	OffsetDelete          GroupCoordinator.DeleteOffsets
+//	ListGroups            GroupCoordinator.ListGroups
+//	DescribeGroups        GroupCoordinator.DescribeGroup, per group
+//	DeleteGroups          GroupCoordinator.DeleteGroup, per group
+//	TxnOffsetCommit       GroupCoordinator.TxnCommitOffsets
+//	InitProducerId        TxnCoordinator.InitProducerID
+//	AddPartitionsToTxn    TxnCoordinator.AddPartitions
+//	AddOffsetsToTxn       TxnCoordinator.AddOffsets
+//	EndTxn                TxnCoordinator.EndTxn
+//	DescribeTransactions  TxnCoordinator.DescribeTransaction, per id
+//	ListTransactions      TxnCoordinator.ListTransactions
+//
+// What stays the broker's: FindCoordinator (a single node coordinates
+// everything), and the checks of a request's shape before the call (an
+// empty group id, a session timeout outside group.min.session.timeout.ms
+// and group.max.session.timeout.ms, a partition of a topic that does not
+// exist).
+//
+// # Groups
+//
+// The groups are Kafka's classic groups ([TypeClassic]): Kafka splits a
+// rebalance between the broker (membership, generations) and the group
+// leader's client (the assignment, with the leader's own assignor). Kafka
+// 4's other group types (KIP-848's consumer groups, where the coordinator
+// assigns, and share groups) have requests of their own; they would be
+// other [GroupType] values beside it, with their own verbs, sharing the
+// offsets, listing and deletion above.
+//
+// Members are network clients (a broker's JoinGroup and SyncGroup) or
+// consumers in the coordinator's own process (package consumer's), in one
+// group alike. When the leader is an in-process consumer, the coordinator
+// runs its assignor at the end of the join phase, over every member's
+// subscription (a network member's decoded from the metadata it sent):
+// client and coordinator are one process, so the SyncGroup round trip is
+// skipped. When the leader is a network client, the group waits in
+// CompletingRebalance for its SyncGroup with every member's assignment, as
+// Kafka's does, and in-process members take theirs from it. The
+// in-process members' own verbs take a token only this module can make.
+//
+// # Transactions
+//
+// [TxnCoordinator] is Kafka's TransactionCoordinator (transaction version
+// 1: the epoch is bumped by InitProducerID and when a transaction is
+// fenced, not at every transaction's end). It stores each transactional
+// id's state in __transaction_state in Kafka's schema (version 0 values),
+// durably before answering, and ends a transaction synchronously:
+// PrepareCommit or PrepareAbort, a COMMIT or ABORT marker in every
+// partition of the transaction (fsynced), then CompleteCommit or
+// CompleteAbort. A crash between the two is repaired when the coordinator
+// loads: prepared transactions are completed again. Offsets committed in a
+// transaction ([GroupCoordinator.TxnCommitOffsets]) are written to
+// __consumer_offsets in transactional batches of the producer and stay
+// pending until the marker: the transaction coordinator hands each marker
+// it writes to __consumer_offsets to the group coordinator, and the group
+// coordinator's load replays the markers it finds.
+//
+// # Expiry
+//
+// Every offsets.retention.check.interval.ms the group coordinator expires
+// offsets and empty groups as Kafka's does: an Empty group that had
+// members loses its offsets offsets.retention.minutes after it became
+// empty, a group of commits only each offset that long after its commit,
+// a Stable consumer group the offsets of topics no member subscribes to;
+// offsets with a transactional commit pending stay; an Empty group left
+// without offsets is deleted. Tombstones record it in __consumer_offsets.
+// Between those passes its goroutine looks only at the groups with a
+// deadline due (sessions, rebalances), from a heap: idle groups cost
+// nothing. Clients create no group beyond log.Config.GroupMaxCount
+// ([ErrGroupMaxCount]).
+//
+// # Lock order
+//
+// A lock may be taken while holding the ones above it; neither coordinator
+// calls back into the other while holding its own mutex.
+//
+//  1. a transactional id's lock (txnMeta.sem, one-slot semaphore): held for
+//     a whole call on the id — state writes to __transaction_state, marker
+//     writes and their fsyncs, and TxnCommitOffsets' write to
+//     __consumer_offsets
+//  2. TxnCoordinator.mu (the map of transactional ids and their states;
+//     never held while calling a Log or the group coordinator)
+//  3. a group's commit lock (group.commitMu, one-slot semaphore)
+//  4. GroupCoordinator.mu (groups, pending transactional offsets)
+//  5. the log's locks (Log.mu and below, DESIGN.md)
+//
+// Dir.svcMu (taken by Transactions and Groups) is above all of these and
+// is never taken while holding one of them.
+package coordinator
