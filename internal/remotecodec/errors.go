@@ -2,7 +2,8 @@ package remotecodec
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/kafkalite/kafkalite/internal/wire"
 )
 
 // Sentinel errors. Compare with [errors.Is]: decoders return them inside a
@@ -16,14 +17,14 @@ var (
 	// leader epochs or with offsets Kafka refuses, and an unknown frame
 	// version, apiKey or version (which also match [ErrUnsupportedVersion]
 	// or [ErrUnknownAPIKey]).
-	ErrCorrupt = errors.New("remotecodec: corrupt data")
+	ErrCorrupt = codec.ErrCorrupt
 
 	// ErrUnsupportedVersion means a version this package does not handle:
 	// from [ParseValue] (inside a [*DecodeError], together with
 	// [ErrCorrupt]) a frame version other than 1 or a record version the
 	// record's schema does not have; from [AppendValueVersion], a version
 	// argument the record's schema does not have.
-	ErrUnsupportedVersion = errors.New("remotecodec: unsupported version")
+	ErrUnsupportedVersion = codec.ErrUnsupportedVersion
 
 	// ErrUnknownAPIKey means a value whose apiKey is none of the four
 	// record types (0–3), inside a [*DecodeError] together with
@@ -38,39 +39,13 @@ var (
 	// stops on reading one), a tagged field set at a version that lacks
 	// it, or a nil record. Nothing is appended. It does not match
 	// [ErrCorrupt].
-	ErrInvalid = errors.New("remotecodec: record not representable")
+	ErrInvalid = codec.ErrInvalid
 )
 
-// DecodeError describes input that failed to decode. It unwraps to
-// [ErrCorrupt] and, for an unknown version or apiKey, to
-// [ErrUnsupportedVersion] or [ErrUnknownAPIKey].
-type DecodeError struct {
-	// What names the record and its version once known and the field:
-	// "RemoteLogSegmentMetadataRecord v0: segmentLeaderEpochs[1].offset".
-	What string
-	// Offset is the byte position, counted from the start of the input
-	// given to the decoder, where the offending field starts.
-	Offset int
-	// Reason says which rule is broken, with the values found.
-	Reason string
+// codec gives this package's errors their name and sentinels.
+var codec = wire.NewCodec("remotecodec", "record not representable")
 
-	unsupported bool
-	unknownKey  bool
-}
-
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("remotecodec: corrupt %s at byte %d: %s", e.What, e.Offset, e.Reason)
-}
-
-// Unwrap returns [ErrCorrupt], with [ErrUnsupportedVersion] when the error
-// is about a version and [ErrUnknownAPIKey] when it is about the apiKey.
-func (e *DecodeError) Unwrap() []error {
-	errs := []error{ErrCorrupt}
-	if e.unsupported {
-		errs = append(errs, ErrUnsupportedVersion)
-	}
-	if e.unknownKey {
-		errs = append(errs, ErrUnknownAPIKey)
-	}
-	return errs
-}
+// DecodeError describes input that failed to decode: what was being read,
+// the byte position and why. It unwraps to [ErrCorrupt] and, for a version
+// the package does not read, to [ErrUnsupportedVersion].
+type DecodeError = wire.DecodeError

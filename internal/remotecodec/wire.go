@@ -17,9 +17,7 @@ type writer struct{ wire.Writer }
 
 func newReader(b []byte, name string) reader { return reader{Reader: wire.NewReader(b, name)} }
 
-func newWriter(dst []byte, what string) writer {
-	return writer{wire.Writer{B: dst, What: what, Invalid: ErrInvalid}}
-}
+func newWriter(dst []byte, what string) writer { return writer{codec.Writer(dst, what)} }
 
 // uuid reads Kafka's uuid: 16 bytes, the most significant long first.
 func (r *reader) uuid(field string) [16]byte {
@@ -50,12 +48,12 @@ func (w *writer) bool(v bool) {
 	w.Int8(0)
 }
 
-// error returns the first failure as a [*DecodeError], or a nil error
-// (never a typed nil).
+// error returns the first failure as a [*DecodeError] (also matching
+// [ErrUnknownAPIKey] when it is about the apiKey), or a nil error.
 func (r *reader) error() error {
-	f := r.Err
-	if f == nil {
-		return nil
+	var also error
+	if r.unknownKey {
+		also = ErrUnknownAPIKey
 	}
-	return &DecodeError{What: f.What, Offset: f.Offset, Reason: f.Reason, unsupported: f.UnsupportedVersion, unknownKey: r.unknownKey}
+	return codec.DecodeError(&r.Reader, also)
 }

@@ -2,7 +2,8 @@ package txncodec
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/kafkalite/kafkalite/internal/wire"
 )
 
 // Sentinel errors. Compare with [errors.Is]: decoders return them inside a
@@ -15,20 +16,20 @@ var (
 	// over 32767 bytes, a known tagged field of the wrong size, a
 	// transaction status outside 0–7, and a version Kafka does not read
 	// (which also matches [ErrUnsupportedVersion]).
-	ErrCorrupt = errors.New("txncodec: corrupt data")
+	ErrCorrupt = codec.ErrCorrupt
 
 	// ErrUnsupportedVersion means a version this package does not handle:
 	// from a decoder, a key version other than 0 or a value version outside
 	// 0–1 (inside a [*DecodeError], together with [ErrCorrupt]); from
 	// [AppendValueVersion], a version argument outside 0–1.
-	ErrUnsupportedVersion = errors.New("txncodec: unsupported version")
+	ErrUnsupportedVersion = codec.ErrUnsupportedVersion
 
 	// ErrInvalid means a value handed to an encoder cannot be written: a
 	// string longer than 32767 bytes, an array longer than 2^31-2, a
 	// transaction status outside 0–7, or a tagged field with a non-default
 	// value at version 0, which has no tagged fields. Nothing is appended.
 	// It does not match [ErrCorrupt].
-	ErrInvalid = errors.New("txncodec: value not representable")
+	ErrInvalid = codec.ErrInvalid
 
 	// ErrTombstone is what [ParseValue] returns for a nil value: a null
 	// record value (a tombstone), which deletes the transactional id. It is
@@ -37,30 +38,10 @@ var (
 	ErrTombstone = errors.New("txncodec: null value (tombstone)")
 )
 
-// DecodeError describes input that failed to decode. It unwraps to
-// [ErrCorrupt] and, for an unknown version, to [ErrUnsupportedVersion].
-type DecodeError struct {
-	// What names the structure, its version once known and the field:
-	// "TransactionLogValue v1: transactionPartitions[0].topic".
-	What string
-	// Offset is the byte position, counted from the start of the input given
-	// to the decoder, where the offending field starts.
-	Offset int
-	// Reason says which rule is broken, with the values found.
-	Reason string
+// codec gives this package's errors their name and sentinels.
+var codec = wire.NewCodec("txncodec", "value not representable")
 
-	unsupported bool
-}
-
-func (e *DecodeError) Error() string {
-	return fmt.Sprintf("txncodec: corrupt %s at byte %d: %s", e.What, e.Offset, e.Reason)
-}
-
-// Unwrap returns [ErrCorrupt], and [ErrUnsupportedVersion] when the error is
-// about the version.
-func (e *DecodeError) Unwrap() []error {
-	if e.unsupported {
-		return []error{ErrCorrupt, ErrUnsupportedVersion}
-	}
-	return []error{ErrCorrupt}
-}
+// DecodeError describes input that failed to decode: what was being read,
+// the byte position and why. It unwraps to [ErrCorrupt] and, for a version
+// the package does not read, to [ErrUnsupportedVersion].
+type DecodeError = wire.DecodeError
