@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -240,4 +241,70 @@ func TestTieredTransactions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldStore holds the .log fetches of a remote store until their context
+// ends, telling held when one begins and ended with the error it returns.
+type heldStore struct {
+	remote.StorageManager
+	held, ended chan error
+}
+
+func (s *heldStore) FetchLogSegment(ctx context.Context, m remote.SegmentMetadata, start, end int64) (io.ReadCloser, error) {
+	s.held <- nil
+	<-ctx.Done()
+	s.ended <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// TestCloseEndsARemoteFetch: a Fetch that reads a copy from remote storage
+// runs under its connection's context, which the server's Close ends: the
+// store's fetch is cancelled and Close returns, where it waited for the
+// store before (the read ran under context.Background()).
+func TestCloseEndsARemoteFetch(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	store := &heldStore{StorageManager: remote.NewFileStore(mem, "/remote"), held: make(chan error, 1), ended: make(chan error, 1)}
+	cfg := log.DefaultConfig()
+	cfg.FS = mem
+	cfg.RemoteLogStorageSystemEnable = true
+	cfg.RemoteStorage = store
+	cfg.RemoteLogManagerTaskInterval = time.Hour
+	d, err := log.Open(ctx, "/kafkalite", cfg)
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.CreateTopic(ctx, "tiered", 1, tieredTopic)
+	require.NoError(t, err)
+	l, err := d.Partition("tiered", 0)
+	require.NoError(t, err)
+	for b := range 12 {
+		batch, err := record.AppendBatch(nil, record.BatchHeader{Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+			PartitionLeaderEpoch: -1}, record.DefaultLevel, []record.Record{{Timestamp: time.Now().UnixMilli(), Value: fmt.Appendf(nil, "%d %0500d", b, 0)}})
+		require.NoError(t, err)
+		_, err = l.Append(batch)
+		require.NoError(t, err)
+	}
+	_, err = d.TierNow(ctx)
+	require.NoError(t, err)
+	_, err = l.EnforceRetention()
+	require.NoError(t, err)
+	require.Positive(t, l.LocalLogStartOffset(), "the first records are only in the store")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := server.New(d, server.DefaultConfig())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		"tiered": {0: kgo.NewOffset().AtStart()}}))
+	require.NoError(t, err)
+	defer cl.Close()
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go cl.PollFetches(pctx)
+	<-store.held
+	require.NoError(t, srv.Close())
+	require.ErrorIs(t, <-store.ended, context.Canceled)
+	require.ErrorIs(t, <-served, server.ErrServerClosed)
 }
