@@ -65,7 +65,7 @@ type Dir struct {
 
 	stop     chan struct{}
 	bg       sync.WaitGroup
-	changed dataNotifier // woken at every append anywhere
+	changed  dataNotifier // woken at every append anywhere
 	recovery RecoveryStats
 	ckptMu   sync.Mutex // serialises checkpoint writes
 

@@ -142,7 +142,9 @@ func TestRemoteCacheWaiterOutlivesACancelledFetch(t *testing.T) {
 		var hit bool
 		wg.Go(func() { _, _, errFirst = cache.acquire(first, store, m, wholeCopy, copySegmentConfig) })
 		synctest.Wait() // the first reader's fetch is held
-		wg.Go(func() { waiter, hit, errWaiter = cache.acquire(context.Background(), store, m, wholeCopy, copySegmentConfig) })
+		wg.Go(func() {
+			waiter, hit, errWaiter = cache.acquire(context.Background(), store, m, wholeCopy, copySegmentConfig)
+		})
 		synctest.Wait() // the waiter waits for it
 		cancel()
 		wg.Wait()
