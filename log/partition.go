@@ -19,8 +19,16 @@ import (
 
 // Log is one partition of a topic: Kafka's UnifiedLog. It appends batches
 // as the partition leader (validating them, assigning offsets) or as a
-// replica (keeping their offsets), serves reads from any offset, rolls,
-// flushes and retains segments by the topic's configuration.
+// replica (keeping their offsets), serves reads from any offset at either
+// isolation level ([Log.Fetch]), rolls, flushes and retains segments by
+// the topic's configuration.
+//
+// As Kafka's UnifiedLog, it is made of services, each a type with its own
+// fields: the local segments (roll, flush, recovery point, truncation:
+// Kafka's LocalLog), the producer state (ProducerStateManager), the leader
+// epochs (LeaderEpochFileCache), the validation of client batches
+// (LogValidator) and, for a tiered topic, the Dir's remote log manager.
+// The Log orders them under its write lock and keeps the log start offset.
 //
 // A Log is safe for concurrent use: appends are serialised by the log's
 // write lock; reads take a snapshot of the segment list and run alongside.

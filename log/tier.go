@@ -242,7 +242,7 @@ func (t *tierManager) read(ctx context.Context, l *Log, offset int64, maxBytes i
 
 // appendAbortedTxns appends the aborted transactions of the copies below
 // localStart that overlap [fetchOffset, upperBound), as
-// AppendAbortedTransactions does for local segments (Kafka's
+// localLog.appendAbortedTxns does for local segments (Kafka's
 // RemoteLogManager.collectAbortedTransactions): from the copy holding
 // fetchOffset on, until an entry says the search is complete (done). Only
 // the copies' transaction indexes are read: a cached whole copy's, or the
