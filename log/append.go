@@ -85,11 +85,11 @@ type leaderAppend struct {
 	err    error // why the log refuses it
 }
 
-// validateLocked validates the batch and applies the idempotent
-// producer's checks, recording the outcome in a (the errors are not yet
+// validateLocked validates the batch against the topic configuration c
+// and applies the idempotent producer's checks, recording the outcome in a (the errors are not yet
 // wrapped in a PartitionError).
-func (a *leaderAppend) validateLocked(l *Log, batch []byte) {
-	a.h, a.out, a.err = l.validator.validate(batch, l.Config())
+func (a *leaderAppend) validateLocked(l *Log, batch []byte, c TopicConfig) {
+	a.h, a.out, a.err = l.validator.validate(batch, c)
 	if a.err != nil {
 		return
 	}
@@ -120,8 +120,9 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 		return AppendResult{}, err
 	}
 	a := leaderAppend{origin: origin}
+	c := l.Config()
 	written := false
-	if h0, ok := l.validator.overlaps(batch, l.Config()); ok {
+	if h0, ok := l.validator.overlaps(batch, c); ok {
 		// The one difference in order: the active segment writes the
 		// batch, but for its base offset and length, while it is validated
 		// (segment.Segment.AppendOverlapped). The leader epoch lies in the
@@ -136,7 +137,7 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 		a.h.BaseOffset, a.h.PartitionLeaderEpoch = l.LogEndOffset(), epoch
 		err := l.appendLocked(batch, &a.h, func(seg *segment.Segment) error {
 			return seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
-				a.validateLocked(l, batch)
+				a.validateLocked(l, batch, c)
 				if a.err != nil || a.dup || a.out == nil || &a.out[0] != &batch[0] {
 					return a.h, errNotWritten
 				}
@@ -151,7 +152,7 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 			l.validator.overlapped.Add(1)
 		}
 	} else {
-		a.validateLocked(l, batch)
+		a.validateLocked(l, batch, c)
 	}
 	switch {
 	case a.err != nil:

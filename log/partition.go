@@ -41,7 +41,6 @@ import (
 // [ErrTopicDeleted]).
 type Log struct {
 	tp       TopicPartition
-	topicID  checkpoint.TopicID
 	internal bool // an internal topic: users may not append
 	logger   *slog.Logger
 	now      func() time.Time
@@ -158,8 +157,7 @@ func loadLog(o loadOptions) (*Log, recoveryStats, error) {
 	if err != nil {
 		return nil, st, err
 	}
-	l.topicID = id
-	l.remote.key = tierKey{topicID: remote.UUID(l.topicID), partition: tp.Partition}
+	l.remote.key = tierKey{topicID: remote.UUID(id), partition: tp.Partition}
 	recovered := map[*segment.Segment]bool{}
 	if err := l.local.open(o, &st, recovered); err != nil {
 		return nil, st, err
