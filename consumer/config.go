@@ -264,34 +264,24 @@ func formatJavaDurationNanos(n uint64) string {
 
 // IsolationLevel mirrors isolation.level: whether the consumer reads
 // records of transactions that are open or aborted. Control batches
-// (transaction markers) are never returned at either level.
-type IsolationLevel int8
+// (transaction markers) are never returned at either level. It is
+// [log.IsolationLevel], the level a consumer's reads of the log take.
+type IsolationLevel = log.IsolationLevel
 
 // The isolation.level values.
 const (
 	// ReadUncommitted ("read_uncommitted", Kafka's default): every data
 	// record up to the high watermark, including those of open and aborted
 	// transactions.
-	ReadUncommitted IsolationLevel = iota
+	ReadUncommitted = log.ReadUncommitted
 	// ReadCommitted ("read_committed"): the records of committed
 	// transactions and of non-transactional producers, up to the last
 	// stable offset (the first offset of the earliest open transaction);
 	// records of aborted transactions are skipped. The end of a partition
 	// (EndOffsets, SeekToEnd, Lag, auto.offset.reset=latest) is the last
 	// stable offset.
-	ReadCommitted
+	ReadCommitted = log.ReadCommitted
 )
-
-// String returns Kafka's spelling: "read_uncommitted" or "read_committed".
-func (l IsolationLevel) String() string {
-	switch l {
-	case ReadUncommitted:
-		return "read_uncommitted"
-	case ReadCommitted:
-		return "read_committed"
-	}
-	return fmt.Sprintf("isolation_level(%d)", int8(l))
-}
 
 // parseIsolationLevel accepts Kafka's two values, case sensitive.
 func parseIsolationLevel(v string) (IsolationLevel, error) {

@@ -12,11 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
-	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Consumer reads partitions of an open log.Dir from tracked positions, as
@@ -93,8 +93,10 @@ type partState struct {
 	hdr     record.BatchHeader
 	reader  *record.Reader
 	// txns drops aborted transactions' batches from the buffered fetch
-	// (read_committed only).
-	txns log.AbortFilter
+	// (read_committed only); aborted holds the last fetch's aborted
+	// transactions, its slice reused by the next fetch.
+	txns    log.AbortFilter
+	aborted []index.AbortedTxn
 	// err is a failure met after some records were already collected for
 	// the Poll: it is returned by the next Poll, before any new read, so
 	// that no collected record is dropped and no error is lost.
@@ -279,7 +281,7 @@ func (c *Consumer) poll(ctx context.Context, wait bool) ([]Record, error) {
 			return nil, err
 		}
 		changed := c.dir.Changed() // taken before looking, so no append is missed
-		recs, moved, err := c.fetch()
+		recs, moved, err := c.fetch(ctx)
 		if err != nil || len(recs) > 0 {
 			return recs, err
 		}
@@ -321,7 +323,7 @@ func (c *Consumer) pollTimedOut() bool {
 
 // fetch collects records from the assigned partitions. moved reports that
 // a position moved forward, even if no record came.
-func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
+func (c *Consumer) fetch(ctx context.Context) (recs []Record, moved bool, err error) {
 	c.out = c.out[:0]
 	c.headers = c.headers[:0]
 	c.arena = c.arena[:0]
@@ -341,7 +343,7 @@ func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 			return nil, false, err
 		}
 		before := ps.position
-		used, err := c.fetchPartition(ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
+		used, err := c.fetchPartition(ctx, ps, min(c.cfg.MaxPartitionFetchBytes, max(budget, 1)), len(c.out) == 0)
 		moved = moved || ps.position > before
 		budget -= used
 		if err != nil {
@@ -360,17 +362,18 @@ func (c *Consumer) fetch() (recs []Record, moved bool, err error) {
 	return c.out, moved, nil
 }
 
-// testHookAfterRead, set only by tests, runs after a fetch's Log.Read and
+// testHookAfterRead, set only by tests, runs after a fetch's Log.Fetch and
 // before its bytes are copied out of the file slice: a test truncates the
 // log there to cut the slice under the read.
 var testHookAfterRead func(*log.Log)
 
 // fetchPartition appends the partition's next records to c.out: first what
 // is left of its buffered batches, then (once, if those ran out) a new read
-// of up to maxBytes. It returns the bytes read. For read_committed, a read
-// keeps only the batches below the last stable offset as of the read, and
-// loads the aborted transactions they overlap.
-func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int, error) {
+// of up to maxBytes at the consumer's isolation level ([log.Log.Fetch]:
+// for read_committed, the batches below the last stable offset as of the
+// read, with the aborted transactions they overlap). It returns the bytes
+// read. ctx bounds a read from a partition's copies in remote storage.
+func (c *Consumer) fetchPartition(ctx context.Context, ps *partState, maxBytes int, first bool) (int, error) {
 	read, cuts := 0, 0
 	fetched := false
 	committed := c.cfg.IsolationLevel == ReadCommitted
@@ -416,15 +419,8 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			break
 		}
 		fetched = true
-		lso := int64(-1)
-		if committed {
-			// Read the last stable offset before the batches, so that
-			// every batch kept below it is decided.
-			if lso = ps.log.LastStableOffset(); waitsForStable(ps.log, ps.position, lso) {
-				break
-			}
-		}
-		res, err := ps.log.Read(ps.position, maxBytes, first)
+		res, err := ps.log.Fetch(ctx, log.FetchParams{Offset: ps.position, MaxBytes: maxBytes, MinOneBatch: first,
+			Isolation: c.cfg.IsolationLevel, AbortedTxns: ps.aborted})
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			if err := c.resetOutOfRange(ps, err); err != nil {
 				return read, err
@@ -435,8 +431,8 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		if errors.Is(err, record.ErrCorrupt) {
 			// The log found damaged bytes where the next batch should be.
 			resume := int64(-1)
-			if se := (*segment.Error)(nil); errors.As(err, &se) && se.NextOffset > ps.position {
-				resume = se.NextOffset
+			if next, ok := log.ResumeOffset(err); ok && next > ps.position {
+				resume = next
 			}
 			return read, &CorruptRecordError{Partition: ps.tp, Offset: ps.position, ResumeAt: resume, Err: err}
 		}
@@ -451,9 +447,8 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 		}
 		ps.cur ^= 1
 		ps.bufs[ps.cur], err = res.Slice.Bytes(ps.bufs[ps.cur][:0])
-		end := res.Slice.LastOffset + 1
 		res.Release()
-		if errors.Is(err, segment.ErrCutUnderRead) && cuts < 3 {
+		if errors.Is(err, log.ErrCutUnderRead) && cuts < 3 {
 			// The log was truncated under the read (a replica's
 			// TruncateTo): read again what is there now, into the same
 			// buffer (the other one holds records returned by this Poll).
@@ -466,12 +461,8 @@ func (c *Consumer) fetchPartition(ps *partState, maxBytes int, first bool) (int,
 			return read, err
 		}
 		if committed {
-			ps.bufs[ps.cur] = cutAtStable(ps.bufs[ps.cur], lso)
-			// The aborted transactions of what was read, as Kafka's
-			// fetch returns them: up to its end, not the stable offset.
-			if err := ps.txns.Reset(ps.log, ps.position, min(lso, end)); err != nil {
-				return read, err
-			}
+			ps.aborted = res.AbortedTransactions
+			ps.txns.ResetTxns(res.AbortedTransactions)
 		}
 		ps.bpos = 0
 		read += len(ps.bufs[ps.cur])

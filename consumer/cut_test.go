@@ -12,8 +12,8 @@ import (
 )
 
 // TestPollReadsAgainAfterCutUnderRead truncates the log between a fetch's
-// Log.Read and the copy of its bytes (a replica's TruncateTo racing a
-// consumer), so that the copy fails with segment.ErrCutUnderRead: Poll reads
+// Log.Fetch and the copy of its bytes (a replica's TruncateTo racing a
+// consumer), so that the copy fails with log.ErrCutUnderRead: Poll reads
 // again what the log holds now, returns no record of the removed batch, and
 // later returns the records written in its place. Every codec.
 func TestPollReadsAgainAfterCutUnderRead(t *testing.T) {

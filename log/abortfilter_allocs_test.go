@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -10,11 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAbortFilterResetReusesItsSlices: AppendAbortedTransactions appends
-// to the slice it is given, and a read_committed fetch's AbortFilter.Reset,
-// once its slices have grown, allocates nothing (the .txnindex scan reads
-// into a pooled buffer). The allocation count is checked without -race,
-// whose sync.Pool drops items at random.
+// TestAbortFilterResetReusesItsSlices: a read_committed Fetch appends its
+// aborted transactions to the slice it is given (FetchParams.AbortedTxns,
+// from [:0]), and a read_committed fetch's AbortFilter.Reset, once its
+// slices have grown, allocates nothing (the .txnindex scan reads into a
+// pooled buffer). The allocation count is checked without -race, whose
+// sync.Pool drops items at random.
 func TestAbortFilterResetReusesItsSlices(t *testing.T) {
 	e := newEnv(t)
 	d := e.open(t)
@@ -36,14 +38,16 @@ func TestAbortFilterResetReusesItsSlices(t *testing.T) {
 	}
 	lso := l.LastStableOffset()
 
-	prefix := []index.AbortedTxn{{ProducerID: 99}}
-	got, err := l.AppendAbortedTransactions(prefix, 0, lso)
-	require.NoError(t, err)
-	require.Len(t, got, 6, "the prefix and the five aborted transactions")
-	require.Equal(t, prefix[0], got[0])
 	all, err := l.AbortedTransactions(0, lso)
 	require.NoError(t, err)
-	require.Equal(t, all, got[1:])
+	require.Len(t, all, 5, "the five aborted transactions")
+	buf := make([]index.AbortedTxn, 1, 8)
+	buf[0] = index.AbortedTxn{ProducerID: 99}
+	res, err := l.Fetch(context.Background(), FetchParams{Offset: 0, MaxBytes: 1 << 20, MinOneBatch: true, Isolation: ReadCommitted, AbortedTxns: buf})
+	require.NoError(t, err)
+	res.Release()
+	require.Equal(t, all, res.AbortedTransactions, "the fetch's, from buf[:0]")
+	require.Same(t, &buf[0], &res.AbortedTransactions[0], "in buf")
 
 	var f AbortFilter
 	require.NoError(t, f.Reset(l, 0, lso))

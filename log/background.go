@@ -70,10 +70,10 @@ func (d *Dir) flushTick() time.Duration {
 func (d *Dir) retentionPass() {
 	for _, l := range d.allLogs() {
 		if _, err := l.EnforceRetention(); err != nil {
-			d.logger.Warn("retention failed", "partition", l.tp(), "err", err)
+			d.logger.Warn("retention failed", "partition", l.tp, "err", err)
 		}
 		if err := l.RemoveDeleted(false); err != nil {
-			d.logger.Warn("removing deleted segments failed", "partition", l.tp(), "err", err)
+			d.logger.Warn("removing deleted segments failed", "partition", l.tp, "err", err)
 		}
 	}
 }
@@ -82,7 +82,7 @@ func (d *Dir) retentionPass() {
 func (d *Dir) expireProducers() {
 	for _, l := range d.allLogs() {
 		if n := l.ExpireProducers(); n > 0 {
-			d.logger.Debug("expired producer ids", "partition", l.tp(), "count", n)
+			d.logger.Debug("expired producer ids", "partition", l.tp, "count", n)
 		}
 	}
 }
@@ -98,9 +98,9 @@ func (d *Dir) flushPass() func() {
 			if interval < 0 || l.LogEndOffset() <= l.RecoveryPoint() {
 				continue
 			}
-			if now.Sub(time.UnixMilli(l.lastFlush.Load())) >= interval {
+			if now.Sub(time.UnixMilli(l.local.lastFlush.Load())) >= interval {
 				if err := l.Flush(context.Background()); err != nil {
-					d.logger.Warn("scheduled flush failed", "partition", l.tp(), "err", err)
+					d.logger.Warn("scheduled flush failed", "partition", l.tp, "err", err)
 				}
 			}
 		}

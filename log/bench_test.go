@@ -107,10 +107,10 @@ func benchAppendLog(b *testing.B, cfg Config, batch []byte) {
 		if _, err := l.Append(batch); err != nil {
 			b.Fatal(err)
 		}
-		if len(l.segs()) > 2 {
+		if len(l.local.segs()) > 2 {
 			b.StopTimer()
 			cpu += cpuTime() - c0
-			if _, err := l.DeleteRecordsBefore(l.segs()[len(l.segs())-1].BaseOffset()); err != nil {
+			if _, err := l.DeleteRecordsBefore(l.local.segs()[len(l.local.segs())-1].BaseOffset()); err != nil {
 				b.Fatal(err)
 			}
 			if err := l.RemoveDeleted(true); err != nil {
@@ -132,7 +132,7 @@ func BenchmarkOpenClean(b *testing.B) {
 	d, logs := benchDir(b, path, map[string]string{"segment.bytes": "20000"}, "t", 100)
 	small := producerBatch(b, 10, 150, time.Now().UnixMilli(), record.None)
 	for _, l := range logs {
-		for len(l.segs()) < 10 {
+		for len(l.local.segs()) < 10 {
 			_ = record.SetBaseOffset(small, 0)
 			if _, err := l.Append(small); err != nil {
 				b.Fatal(err)
@@ -194,7 +194,7 @@ func BenchmarkReadRaw(b *testing.B) {
 	})
 	b.Run("os.ReadFile", func(b *testing.B) {
 		var files []string
-		for _, s := range l.segs() {
+		for _, s := range l.local.segs() {
 			files = append(files, s.LogFile())
 		}
 		b.SetBytes(size)

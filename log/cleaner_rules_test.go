@@ -47,7 +47,7 @@ func (c *logCapture) count(s string) int {
 // record.ErrUnsupportedMagic); calling it again restores the byte.
 func flipMagic(t *testing.T, fsys vfs.FS, l *Log) {
 	t.Helper()
-	f, err := fsys.OpenReadWrite(l.segs()[0].LogFile())
+	f, err := fsys.OpenReadWrite(l.local.segs()[0].LogFile())
 	require.NoError(t, err)
 	var b [1]byte
 	_, err = f.ReadAt(b[:], 16)
@@ -94,7 +94,7 @@ func uncleanableEnv(t *testing.T, background bool) (e *env, d *Dir, logs *logCap
 // only one record of each key there.
 func latestOnly(t *testing.T, l *Log) {
 	t.Helper()
-	require.Equal(t, l.activeSegment().BaseOffset(), l.FirstDirtyOffset())
+	require.Equal(t, l.local.active().BaseOffset(), l.FirstDirtyOffset())
 	seen := map[string]bool{}
 	for _, r := range readAll(t, l) {
 		if r.off < l.FirstDirtyOffset() {
@@ -228,9 +228,9 @@ func TestCompactionDirtiestFirst(t *testing.T) {
 		put(t, more, ts, fmt.Sprintf("k%d", i%10), fmt.Sprint(i), false)
 	}
 	require.NoError(t, more.Roll(context.Background()))
-	tcLess, err := less.dirtiness()
+	tcLess, err := newToClean(less)
 	require.NoError(t, err)
-	tcMore, err := more.dirtiness()
+	tcMore, err := newToClean(more)
 	require.NoError(t, err)
 	require.Equal(t, 1.0, tcMore.ratio)
 	require.Less(t, tcLess.ratio, 0.9)
@@ -293,7 +293,7 @@ func TestCompactionStopsAtLastStableOffset(t *testing.T) {
 		require.Positive(t, end)
 		require.LessOrEqual(t, end, lso)
 		var holding int64 // base of the segment holding the LSO
-		for _, s := range l.segs() {
+		for _, s := range l.local.segs() {
 			if s.BaseOffset() <= lso {
 				holding = s.BaseOffset()
 			}
@@ -329,7 +329,7 @@ func TestCompactionAbortedRound(t *testing.T) {
 	for name, change := range map[string]func(l *Log) error{
 		"truncation": func(l *Log) error { return l.TruncateTo(l.LogEndOffset() - 1) },
 		"retention": func(l *Log) error {
-			_, err := l.DeleteRecordsBefore(l.segs()[1].BaseOffset())
+			_, err := l.DeleteRecordsBefore(l.local.segs()[1].BaseOffset())
 			return err
 		},
 	} {
@@ -479,7 +479,7 @@ func TestCompactionThrottled(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
 	st, _ := l.CleanerStats()
-	for _, s := range l.segs() {
+	for _, s := range l.local.segs() {
 		if s.BaseOffset() < st.EndOffset {
 			require.Positive(t, s.Size())
 		}
@@ -506,7 +506,7 @@ func TestCompactionRoundStats(t *testing.T) {
 	}
 	require.NoError(t, l.Roll(context.Background()))
 	sealedBytes := func() (n int64, count int) {
-		segs := l.segs()
+		segs := l.local.segs()
 		for _, s := range segs[:len(segs)-1] {
 			n += s.Size()
 		}

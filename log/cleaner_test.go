@@ -509,7 +509,7 @@ func TestCompactionTransactions(t *testing.T) {
 		require.Equal(t, []kv{{off: 4, key: "b", value: "plain"}, {off: 5, key: "a", value: "plain"}}, readAll(t, l))
 		headers := func() []record.BatchHeader {
 			var out []record.BatchHeader
-			for _, s := range l.segs() {
+			for _, s := range l.local.segs() {
 				sl, err := s.Read(s.BaseOffset(), 1<<20, s.Size(), true)
 				require.NoError(t, err)
 				if sl == nil {
@@ -847,7 +847,7 @@ func TestCompactionRemovesSnapshotsOfMergedSegments(t *testing.T) {
 
 	require.NoError(t, err)
 	require.Equal(t, 1, rounds)
-	segs := l.segs()
+	segs := l.local.segs()
 	require.Len(t, segs, 2, "the three sealed segments were cleaned into one")
 	require.Equal(t, int64(0), segs[0].BaseOffset())
 	require.Equal(t, []int64{15}, list(), "the snapshots at 5 and 10 named merged segments")

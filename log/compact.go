@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/compaction"
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
-	"github.com/kafkalite/kafkalite/internal/snapshot"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -61,7 +61,7 @@ type CleanerStats struct {
 // CleanerStats returns the log's last cleaning round's stats; ok is false
 // if no round ran since the log was opened.
 func (l *Log) CleanerStats() (st CleanerStats, ok bool) {
-	p := l.cleanerStats.Load()
+	p := l.cleaning.stats.Load()
 	if p == nil {
 		return CleanerStats{}, false
 	}
@@ -72,7 +72,7 @@ func (l *Log) CleanerStats() (st CleanerStats, ok bool) {
 // starts: the end of the last round (cleaner-offset-checkpoint), or the log
 // start offset.
 func (l *Log) FirstDirtyOffset() int64 {
-	cp := l.cleanerCheckpoint.Load()
+	cp := l.cleaning.checkpoint.Load()
 	if cp < l.LogStartOffset() || cp > l.LogEndOffset() {
 		return l.LogStartOffset()
 	}
@@ -289,10 +289,10 @@ func (d *Dir) cleanWaiting(skip map[*Log]bool) []CleanWaiting {
 	defer d.cleaner.mu.Unlock()
 	var out []CleanWaiting
 	for _, l := range logs {
-		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || l.checkOpen() != nil {
+		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || l.local.checkOpen() != nil {
 			continue
 		}
-		tc, err := l.dirtiness()
+		tc, err := newToClean(l)
 		if err != nil || tc.firstDirty >= l.LogEndOffset() {
 			continue
 		}
@@ -300,7 +300,7 @@ func (d *Dir) cleanWaiting(skip map[*Log]bool) []CleanWaiting {
 		if tc.cleanableBytes == 0 {
 			reason = tc.limit
 		}
-		out = append(out, CleanWaiting{TopicPartition: l.tp(), FirstDirtyOffset: tc.firstDirty, Reason: reason})
+		out = append(out, CleanWaiting{TopicPartition: l.tp, FirstDirtyOffset: tc.firstDirty, Reason: reason})
 	}
 	return out
 }
@@ -319,7 +319,7 @@ func (d *Dir) UncleanablePartitions() map[TopicPartition]error {
 	d.pruneUncleanableLocked(logs)
 	out := make(map[TopicPartition]error, len(d.cleaner.uncleanable))
 	for l, err := range d.cleaner.uncleanable {
-		out[l.tp()] = err
+		out[l.tp] = err
 	}
 	return out
 }
@@ -334,7 +334,7 @@ func (d *Dir) pruneUncleanableLocked(logs []*Log) {
 	}
 	open := make(map[*Log]bool, len(logs))
 	for _, l := range logs {
-		open[l] = !l.deleted.Load()
+		open[l] = !l.local.deleted.Load()
 	}
 	for l := range d.cleaner.uncleanable {
 		if !open[l] {
@@ -352,7 +352,7 @@ func (d *Dir) markUncleanableLocked(l *Log, err error) {
 	}
 	d.cleaner.uncleanable[l] = err
 	d.logger.Warn("log cleaning failed; the partition is marked uncleanable and is not cleaned until it is deleted or the directory reopened",
-		"partition", l.tp(), "err", err)
+		"partition", l.tp, "err", err)
 }
 
 // toClean is a compacted log's dirtiness (Kafka's LogToClean).
@@ -390,14 +390,14 @@ func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip ma
 	}
 	d.pruneUncleanableLocked(logs)
 	for _, l := range logs {
-		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || d.cleaner.inProgress[l] || l.checkOpen() != nil {
+		if _, bad := d.cleaner.uncleanable[l]; bad || skip[l] || !l.Config().CleanupPolicy.Compact || d.cleaner.inProgress[l] || l.local.checkOpen() != nil {
 			continue
 		}
-		tc, err := l.dirtiness()
+		tc, err := newToClean(l)
 		if err != nil {
 			// Kafka's grabFilthiestCompactedLog fails the same way, and
 			// its cleaner thread marks the partition uncleanable.
-			err = l.perr(fmt.Errorf("measuring the log's dirtiness: %w", err))
+			err = l.tp.wrap(fmt.Errorf("measuring the log's dirtiness: %w", err))
 			d.markUncleanableLocked(l, err)
 			failed = append(failed, err)
 			continue
@@ -415,12 +415,12 @@ func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip ma
 	}
 	d.cleaner.inProgress[best.l] = true
 	d.cleaner.mu.Unlock()
-	err := best.l.clean(ctx, c, best)
+	err := best.clean(ctx, c)
 	d.cleaner.mu.Lock()
 	delete(d.cleaner.inProgress, best.l)
 	switch {
 	case err == nil || errors.Is(err, compaction.ErrAborted):
-	case ctx.Err() != nil || best.l.checkOpen() != nil:
+	case ctx.Err() != nil || best.l.local.checkOpen() != nil:
 		err = fmt.Errorf("%w: %w", compaction.ErrAborted, err)
 	default:
 		d.markUncleanableLocked(best.l, err)
@@ -436,11 +436,12 @@ func (d *Dir) cleanFilthiest(ctx context.Context, c *compaction.Cleaner, skip ma
 	return best.l, failed, nil
 }
 
-// dirtiness measures the log as Kafka's LogCleanerManager does.
-func (l *Log) dirtiness() (*toClean, error) {
+// newToClean measures a compacted log's dirtiness as Kafka's
+// LogCleanerManager does.
+func newToClean(l *Log) (*toClean, error) {
 	c := l.Config()
 	now := l.now()
-	segs := l.segs()
+	segs := l.local.segs()
 	tc := &toClean{l: l, firstDirty: l.FirstDirtyOffset()}
 	active := segs[len(segs)-1]
 	fu := active.BaseOffset()
@@ -454,7 +455,7 @@ func (l *Log) dirtiness() (*toClean, error) {
 			if i+1 < len(segs) && segs[i+1].BaseOffset() <= tc.firstDirty {
 				continue
 			}
-			ts, err := l.largestTimestamp(s)
+			ts, err := l.local.largestTimestamp(s)
 			if err != nil {
 				return nil, err
 			}
@@ -528,110 +529,62 @@ func firstBatchTimestamp(s *segment.Segment) (int64, error) {
 	return h.MaxTimestamp, nil
 }
 
-// clean runs one round on l.
-func (l *Log) clean(ctx context.Context, c *compaction.Cleaner, tc *toClean) error {
+// clean runs one round on the log.
+func (tc *toClean) clean(ctx context.Context, c *compaction.Cleaner) error {
+	l := tc.l
 	cfg := l.Config()
 	l.mu.Lock()
-	gen := l.segGen
-	producers := l.pstate.lastRecords()
+	gen := l.cleaning.gen
+	producers := l.producers.lastRecords()
 	l.mu.Unlock()
 	in := &compaction.Log{
-		FS: l.fsys, Dir: l.dir, Segments: tc.segs,
+		FS: l.local.fsys, Dir: l.local.dir, Segments: tc.segs,
 		FirstDirtyOffset: tc.firstDirty, FirstUncleanableOffset: tc.firstUncleanable,
 		Now: l.now(), DeleteRetention: cfg.DeleteRetention,
 		SegmentBytes: cfg.SegmentBytes, MaxIndexBytes: cfg.SegmentIndexBytes, IndexIntervalBytes: cfg.IndexIntervalBytes,
-		Producers:   producers,
-		AbortedTxns: l.AbortedTransactions,
+		Producers: producers,
+		// Compacted topics are never tiered: the aborted transactions
+		// are the local segments'.
+		AbortedTxns: func(from, to int64) ([]index.AbortedTxn, error) {
+			return l.local.appendAbortedTxns(nil, from, to, l.txnRepair.verify)
+		},
 		Replace: func(old []*segment.Segment, base int64) error {
 			return l.replaceCleaned(old, base, gen)
 		},
 	}
 	st, err := c.Clean(ctx, in)
 	if err != nil {
-		return l.perr(err)
+		return l.tp.wrap(err)
 	}
 	prev, _ := l.CleanerStats()
-	l.cleanerCheckpoint.Store(st.EndOffset)
-	l.cleanerStats.Store(&CleanerStats{Stats: st, DirtyRatio: tc.ratio, Rounds: prev.Rounds + 1, Finished: l.now()})
-	l.logger.Info("cleaned log", "partition", l.tp(), "firstDirtyOffset", st.FirstDirtyOffset, "endOffset", st.EndOffset,
+	l.cleaning.checkpoint.Store(st.EndOffset)
+	l.cleaning.stats.Store(&CleanerStats{Stats: st, DirtyRatio: tc.ratio, Rounds: prev.Rounds + 1, Finished: l.now()})
+	l.logger.Info("cleaned log", "partition", l.tp, "firstDirtyOffset", st.FirstDirtyOffset, "endOffset", st.EndOffset,
 		"bytesRead", st.BytesRead, "bytesWritten", st.BytesWritten, "recordsRemoved", st.RecordsRemoved(),
 		"dirtyRatio", tc.ratio, "duration", st.MapDuration+st.CleanDuration)
 	return nil
 }
 
-// replaceCleaned swaps the cleaned segment at base in for old, unless the
-// log changed since the round began (retention or truncation removed or
-// cut segments): then it returns compaction.ErrAborted.
+// replaceCleaned swaps the cleaned segment at base in for old (Kafka's
+// UnifiedLog.replaceSegments), unless the log changed since the round
+// began (retention or truncation removed or cut segments): then it returns
+// compaction.ErrAborted.
 func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.writableLocked(); err != nil {
+	if err := l.local.writableLocked(); err != nil {
 		return fmt.Errorf("%w: %w", compaction.ErrAborted, err)
 	}
-	segs := l.segs()
-	i := 0
-	for i < len(segs) && segs[i] != old[0] {
-		i++
+	if l.cleaning.gen != gen {
+		return errLogChanged
 	}
-	if l.segGen != gen || i+len(old) >= len(segs) {
-		return fmt.Errorf("%w: the log changed during cleaning", compaction.ErrAborted)
+	if err := l.local.replaceSegmentsLocked(old, base); err != nil {
+		return err
 	}
-	for k, s := range old {
-		if segs[i+k] != s {
-			return fmt.Errorf("%w: the log changed during cleaning", compaction.ErrAborted)
-		}
-		// The cleaned segment takes over these names: readers of the old
-		// segment must already hold its indexes open.
-		if err := s.LoadIndexes(); err != nil {
-			return fmt.Errorf("%w: %w", compaction.ErrAborted, err)
-		}
+	if l.producers.removeReplacedSnapshots(old, base) {
+		l.local.dirDirty = true
 	}
-	if err := compaction.CommitSwap(l.fsys, l.dir, base, old); err != nil {
-		return l.failLocked("swapping in a cleaned segment failed", "", err)
-	}
-	ns, err := segment.Open(l.fsys, l.dir, base, l.segmentConfig(), segment.OpenOptions{RollJitter: l.rollJitter()})
-	if err == nil {
-		err = ns.LoadIndexes()
-	}
-	if err != nil {
-		if ns != nil {
-			err = errors.Join(err, ns.Close())
-		}
-		return l.failLocked("opening the cleaned segment failed", "opening the cleaned segment: ", err)
-	}
-	ns.SetNextBaseOffset(segs[i+len(old)].BaseOffset())
-	ns.MarkTxnIndexVerified() // written by the cleaner from the checked entries
-	next := make([]*segment.Segment, 0, len(segs)-len(old)+1)
-	next = append(append(append(next, segs[:i]...), ns), segs[i+len(old):]...)
-	l.setSegments(next)
-	at := l.now().Add(l.Config().FileDeleteDelay)
-	for _, s := range old {
-		l.pending = append(l.pending, pendingDelete{seg: s, at: at})
-	}
-	l.removeReplacedSnapshotsLocked(old, base)
 	return nil
-}
-
-// removeReplacedSnapshotsLocked removes the producer snapshots named by the
-// old segments a cleaned segment at base replaced, but base's own, as
-// Kafka's UnifiedLog.replaceSegments does (deleteProducerSnapshots of the
-// old segments no new segment has the base offset of), so that the
-// directory holds Kafka's files. Offsets do not change in cleaning, so the
-// snapshots were still right: a failure to remove one is only logged.
-func (l *Log) removeReplacedSnapshotsLocked(old []*segment.Segment, base int64) {
-	for _, s := range old {
-		off := s.BaseOffset()
-		if off == base {
-			continue
-		}
-		if err := l.fsys.Remove(filepath.Join(l.dir, snapshot.FileName(off))); err != nil {
-			if !isNotExist(err) {
-				l.logger.Warn("removing the producer snapshot of a cleaned segment failed", "partition", l.tp(), "offset", off, "err", err)
-			}
-			continue
-		}
-		l.dirDirty = true
-	}
 }
 
 // writeCleanerCheckpoint writes cleaner-offset-checkpoint with the first
@@ -651,8 +604,8 @@ func (d *Dir) writeCleanerCheckpoint() error {
 func (d *Dir) cleanerOffsets() map[TopicPartition]int64 {
 	m := map[TopicPartition]int64{}
 	for _, l := range d.allLogs() {
-		if cp := l.cleanerCheckpoint.Load(); cp >= 0 && !l.deleted.Load() && l.Config().CleanupPolicy.Compact {
-			m[l.tp()] = cp
+		if cp := l.cleaning.checkpoint.Load(); cp >= 0 && !l.local.deleted.Load() && l.Config().CleanupPolicy.Compact {
+			m[l.tp] = cp
 		}
 	}
 	return m

@@ -22,9 +22,9 @@ func TestDoneContextChangesNothing(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 
-	segments := len(l.segs())
+	segments := len(l.local.segs())
 	require.ErrorIs(t, l.Roll(done), context.Canceled)
-	require.Len(t, l.segs(), segments, "Roll rolled nothing")
+	require.Len(t, l.local.segs(), segments, "Roll rolled nothing")
 	require.ErrorIs(t, l.Flush(done), context.Canceled)
 
 	_, err = d.AllocateProducerID(done)
@@ -43,6 +43,6 @@ func TestDoneContextChangesNothing(t *testing.T) {
 	require.Equal(t, []string{"t"}, d.Topics(), "DeleteTopic deleted nothing")
 
 	require.NoError(t, l.Roll(context.Background()))
-	require.Len(t, l.segs(), segments+1)
+	require.Len(t, l.local.segs(), segments+1)
 	require.NoError(t, l.Flush(context.Background()))
 }

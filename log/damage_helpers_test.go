@@ -130,7 +130,7 @@ func fixtureTimestamp(offset int64) int64 { return 1_799_990_000_000 + 10*offset
 func (f *fixture) scanBatches(t *testing.T, l *Log) {
 	t.Helper()
 	f.batches, f.bases = nil, nil
-	for _, s := range l.segs() {
+	for _, s := range l.local.segs() {
 		f.bases = append(f.bases, s.BaseOffset())
 	}
 	var buf []byte
@@ -139,7 +139,7 @@ func (f *fixture) scanBatches(t *testing.T, l *Log) {
 		require.NoError(t, err)
 		require.NotNil(t, res.Slice)
 		seg := -1
-		for i, s := range l.segs() {
+		for i, s := range l.local.segs() {
 			if s.LogFile() == res.Slice.LogFile() {
 				seg = i
 			}

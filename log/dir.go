@@ -65,8 +65,7 @@ type Dir struct {
 
 	stop     chan struct{}
 	bg       sync.WaitGroup
-	notifyMu sync.Mutex
-	notifyCh chan struct{} // closed at the next append anywhere; nil while nobody waits
+	changed  dataNotifier // woken at every append anywhere
 	recovery RecoveryStats
 	ckptMu   sync.Mutex // serialises checkpoint writes
 
@@ -533,7 +532,7 @@ func (d *Dir) loadPartitions(ctx context.Context, jobs []loadJob, found map[stri
 				cfg, _ := d.topicConfig(j.t.overrides)
 				l, st, err := loadLog(loadOptions{topic: j.t.name, partition: j.p, dir: filepath.Join(d.path, PartitionDirName(j.t.name, j.p)),
 					fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: cp.clean, recoveryPoint: cp.recoveryPoints[tp],
-					logStartOffset: cp.startOffsets[tp], topicID: j.t.id, create: !found[j.t.name][j.p], onAppend: d.notify, tier: d.tiering,
+					logStartOffset: cp.startOffsets[tp], topicID: j.t.id, create: !found[j.t.name][j.p], onAppend: d.changed.wake, tier: d.tiering,
 					producerIDExpiration: d.cfg.ProducerIDExpiration, cleanerOffset: cleanerOffset,
 					overlapBytes: d.cfg.OverlapAppendBytes})
 				if err != nil {
@@ -842,10 +841,10 @@ func (d *Dir) allLogs() []*Log {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].topic != out[j].topic {
-			return out[i].topic < out[j].topic
+		if out[i].tp.Topic != out[j].tp.Topic {
+			return out[i].tp.Topic < out[j].tp.Topic
 		}
-		return out[i].partition < out[j].partition
+		return out[i].tp.Partition < out[j].tp.Partition
 	})
 	return out
 }
@@ -860,16 +859,16 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 	lso := map[TopicPartition]int64{}
 	hw := map[TopicPartition]int64{}
 	for _, l := range d.allLogs() {
-		if l.deleted.Load() {
+		if l.local.deleted.Load() {
 			continue
 		}
-		tp := l.tp()
+		tp := l.tp
 		rp[tp] = l.RecoveryPoint()
 		hw[tp] = l.HighWatermark()
 		// Kafka records a start offset only when it is not the first
 		// segment's base: above it, or below it where the segments before
 		// are in remote storage.
-		if segs := l.segs(); len(segs) > 0 && l.LogStartOffset() != segs[0].BaseOffset() {
+		if segs := l.local.segs(); len(segs) > 0 && l.LogStartOffset() != segs[0].BaseOffset() {
 			lso[tp] = l.LogStartOffset()
 		}
 	}
@@ -888,23 +887,7 @@ func (d *Dir) writeCheckpoints(closing bool) error {
 // the Dir (or when a partition is closed or deleted). A consumer reading
 // several partitions waits on it instead of polling; it re-checks its
 // partitions after each wake-up.
-func (d *Dir) Changed() <-chan struct{} {
-	d.notifyMu.Lock()
-	defer d.notifyMu.Unlock()
-	if d.notifyCh == nil {
-		d.notifyCh = make(chan struct{})
-	}
-	return d.notifyCh
-}
-
-func (d *Dir) notify() {
-	d.notifyMu.Lock()
-	if d.notifyCh != nil {
-		close(d.notifyCh)
-		d.notifyCh = nil
-	}
-	d.notifyMu.Unlock()
-}
+func (d *Dir) Changed() <-chan struct{} { return d.changed.next() }
 
 // InternalTopic returns the partitions of an internal topic, creating it
 // with partitions partitions and the given properties (nil: Kafka's

@@ -32,9 +32,9 @@ func TestRecoveryStartsAtTheRecoveryPoint(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, l.Flush(context.Background()))
-	segsBefore := len(l.segs())
+	segsBefore := len(l.local.segs())
 	var recoverFrom int
-	for i, s := range l.segs() {
+	for i, s := range l.local.segs() {
 		if s.BaseOffset() <= 150 {
 			recoverFrom = i
 		}

@@ -90,8 +90,9 @@
 //     batch.
 //   - [Log.ReadRecords], [Log.ReadCommittedRecords] and [Log.ReadRecord]
 //     check every batch's CRC (Kafka's check.crcs) and fail with an error
-//     matching record.ErrCRC naming file and position; [Log.Read], a
-//     broker's raw read, does not, as a Kafka broker's fetch does not.
+//     matching record.ErrCRC naming file and position; [Log.Fetch] (and
+//     [Log.Read]), a broker's raw read, does not, as a Kafka broker's
+//     fetch does not.
 //     Only the first batch of a read fails it: damage after the first
 //     batch ends the read early, and the next read reports it.
 //   - A .txnindex is checked when the log loads (whole 34-byte entries of

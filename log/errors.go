@@ -3,6 +3,8 @@ package log
 import (
 	"errors"
 	"fmt"
+
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // Sentinel errors of the log package. Compare with errors.Is; several come
@@ -80,6 +82,25 @@ var (
 	ErrIncompleteTopic = errors.New("log: adopted directory holds part of a topic")
 )
 
+// ErrCutUnderRead: the bytes of a read's slice ([FetchResult.Slice]) were
+// truncated away ([Log.TruncateTo]) while they were copied out; read again.
+// It is segment.ErrCutUnderRead under the log's name, so that a reader of
+// the log matches it without naming the segment package.
+var ErrCutUnderRead = segment.ErrCutUnderRead
+
+// ResumeOffset returns, for an error of a read that met corrupt bytes (it
+// matches record.ErrCorrupt), the first offset past them that reads can
+// find, where the log knows it (the [segment.Error]'s NextOffset): a
+// reader that skips the damage seeks there. ok is false when err names
+// none.
+func ResumeOffset(err error) (offset int64, ok bool) {
+	var se *segment.Error
+	if errors.As(err, &se) && se.NextOffset > 0 {
+		return se.NextOffset, true
+	}
+	return 0, false
+}
+
 // OffsetOutOfRangeError says which offset was asked for and the valid
 // range. It matches [ErrOffsetOutOfRange].
 type OffsetOutOfRangeError struct {
@@ -107,3 +128,8 @@ type PartitionError struct {
 func (e *PartitionError) Error() string { return fmt.Sprintf("%s-%d: %v", e.Topic, e.Partition, e.Err) }
 
 func (e *PartitionError) Unwrap() error { return e.Err }
+
+// wrap attaches the partition to err ([PartitionError]).
+func (tp TopicPartition) wrap(err error) error {
+	return &PartitionError{Topic: tp.Topic, Partition: tp.Partition, Err: err}
+}

@@ -160,9 +160,9 @@ func TestRollAndReadAcrossSegments(t *testing.T) {
 		_, err := l.Append(producerBatch(t, 5, 100, now, record.None))
 		require.NoError(t, err)
 	}
-	require.GreaterOrEqual(t, len(l.segs()), 5, "segment.bytes rolls segments")
-	for i, s := range l.segs()[1:] {
-		require.LessOrEqual(t, l.segs()[i].Size(), int64(5000))
+	require.GreaterOrEqual(t, len(l.local.segs()), 5, "segment.bytes rolls segments")
+	for i, s := range l.local.segs()[1:] {
+		require.LessOrEqual(t, l.local.segs()[i].Size(), int64(5000))
 		require.Equal(t, s.BaseOffset()%5, int64(0), "named by the first offset of the batch that rolled it")
 	}
 	require.Len(t, records(t, l, 0), 200)
@@ -195,14 +195,14 @@ func TestRetention(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, res.SegmentsDeleted)
 	var total int64
-	for _, s := range lb.segs() {
+	for _, s := range lb.local.segs() {
 		total += s.Size()
 	}
 	// Kafka deletes the oldest segments while the excess covers them whole,
 	// so what stays is at most retention.bytes plus less than one segment.
 	require.Greater(t, total, int64(7000))
-	require.Less(t, total-lb.segs()[0].Size(), int64(7000))
-	require.Equal(t, lb.segs()[0].BaseOffset(), lb.LogStartOffset())
+	require.Less(t, total-lb.local.segs()[0].Size(), int64(7000))
+	require.Equal(t, lb.local.segs()[0].BaseOffset(), lb.LogStartOffset())
 	_, err = lb.Read(0, 100, true)
 	require.ErrorIs(t, err, ErrOffsetOutOfRange)
 	require.NoError(t, lb.RemoveDeleted(false))
@@ -225,8 +225,8 @@ func TestRetention(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(100), lt.LogStartOffset(), "a quiet topic expires whole: the active segment is rolled first")
 	require.Equal(t, int64(100), lt.LogEndOffset())
-	require.Len(t, lt.segs(), 1)
-	require.Zero(t, lt.segs()[0].Size())
+	require.Len(t, lt.local.segs(), 1)
+	require.Zero(t, lt.local.segs()[0].Size())
 	require.NoError(t, d.Close())
 
 	// Kafka checkpoints a log start offset only above the first segment's
@@ -240,7 +240,7 @@ func TestRetention(t *testing.T) {
 	d = e.open(t)
 	require.Equal(t, int64(100), partition(t, d, "time", 0).LogStartOffset())
 	lb = partition(t, d, "bytes", 0)
-	inside := lb.segs()[0].BaseOffset() + 2
+	inside := lb.local.segs()[0].BaseOffset() + 2
 	_, err = lb.DeleteRecordsBefore(inside)
 	require.NoError(t, err)
 	require.NoError(t, d.Close())

@@ -162,7 +162,7 @@ func TestRecoveryChecksOffsetRanges(t *testing.T) {
 		_, l := f.reopen(t, false)
 		require.Equal(t, b.baseOffset, l.LogEndOffset(), "recovery truncated at the batch")
 		f.requireRecords(t, l, 0, b.baseOffset)
-		require.Len(t, l.segs(), 2, "the later segments went (Kafka's rule)")
+		require.Len(t, l.local.segs(), 2, "the later segments went (Kafka's rule)")
 	})
 }
 

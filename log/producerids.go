@@ -49,7 +49,9 @@ func (d *Dir) AllocateProducerID(ctx context.Context) (int64, error) {
 			return 0, fmt.Errorf("%w: %w", ErrStorage, err)
 		}
 		for _, l := range d.allLogs() {
-			start = max(start, l.maxProducerID()+1)
+			if ps := l.Producers(); len(ps) > 0 { // by producer id
+				start = max(start, ps[len(ps)-1].ProducerID+1)
+			}
 		}
 		if err := checkpoint.WriteNextProducerID(d.fsys, path, start+producerIDBlockSize); err != nil {
 			return 0, fmt.Errorf("%w: reserving producer ids: %w", ErrStorage, err)
@@ -59,16 +61,4 @@ func (d *Dir) AllocateProducerID(ctx context.Context) (int64, error) {
 	id := d.pids.next
 	d.pids.next++
 	return id, nil
-}
-
-// maxProducerID returns the largest producer id the partition remembers,
-// -1 if none.
-func (l *Log) maxProducerID() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	m := int64(-1)
-	for pid := range l.pstate.producers {
-		m = max(m, pid)
-	}
-	return m
 }

@@ -1,25 +1,62 @@
 package log
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"math"
 	"slices"
-	"sort"
 	"sync"
 
+	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// FetchResult is what a read returns: whole batches as a file slice, and the
-// partition's offsets at the time of the read.
+// FetchParams say what [Log.Fetch] reads: the arguments of Kafka's
+// UnifiedLog.read.
+type FetchParams struct {
+	// Offset is the offset to read from. The first batch returned is the
+	// one holding it, and may start before it: the caller skips the
+	// records below it.
+	Offset int64
+	// MaxBytes bounds the bytes of the batches returned, but with
+	// MinOneBatch the first batch is returned whole even when it is larger
+	// (Kafka's minOneMessage), so that a reader always makes progress.
+	MaxBytes    int
+	MinOneBatch bool
+	// Isolation bounds the read (Kafka's FetchIsolation): ReadUncommitted
+	// reads up to the high watermark, ReadCommitted up to the last stable
+	// offset and returns the aborted transactions of what it read.
+	Isolation IsolationLevel
+	// AbortedTxns, if not nil, is where a ReadCommitted read appends its
+	// aborted transactions (from AbortedTxns[:0]): a loop of reads that
+	// passes back the last result's [FetchResult.AbortedTransactions]
+	// allocates nothing for them once it has grown.
+	AbortedTxns []index.AbortedTxn
+}
+
+// FetchResult is what a read returns: whole batches as a file slice, the
+// partition's offsets at the time of the read, and, for a read_committed
+// read, the aborted transactions among the batches (Kafka's FetchDataInfo,
+// with the offsets a FetchResponse carries).
 type FetchResult struct {
 	// Slice holds the batches; nil when there is nothing at or after the
-	// offset yet. Release it when done: it keeps its segment's files alive.
+	// offset below the read's bound yet. Release it when done: it keeps
+	// its segment's files alive.
 	Slice *segment.Slice
-	// HighWatermark, LogStartOffset and LogEndOffset as of the read.
+	// HighWatermark, LogStartOffset and LogEndOffset as of the read: taken
+	// again after the batches were read, so that they cover them.
 	HighWatermark, LogStartOffset, LogEndOffset int64
+	// LastStableOffset as of the read, taken before the batches: a
+	// ReadCommitted read returns no batch at or past it.
+	LastStableOffset int64
+	// AbortedTransactions are, for a ReadCommitted read that returned
+	// batches, the aborted transactions whose data overlaps them (from the
+	// read's offset to its last batch's end: Kafka's
+	// FetchDataInfo.abortedTransactions, what a read_committed
+	// FetchResponse lists), in the .txnindex order; a reader drops their
+	// batches with an [AbortFilter] ([AbortFilter.ResetTxns]). Nil for
+	// ReadUncommitted.
+	AbortedTransactions []index.AbortedTxn
 }
 
 // Release releases the slice, if any.
@@ -30,81 +67,119 @@ func (r *FetchResult) Release() {
 	}
 }
 
+// Fetch reads whole batches from the one holding p.Offset, at most
+// p.MaxBytes of them (at least one with p.MinOneBatch), up to the bound
+// of p.Isolation: the high watermark, or for [ReadCommitted] the last
+// stable offset, where the batches are cut (whole batches below it), with
+// the aborted transactions that overlap the batches returned. It is the
+// log's one read (Kafka's UnifiedLog.read), which the consumer, the wire
+// server's Fetch and the log's other reads ([Log.Read],
+// [Log.ReadRecords], [Log.ReadCommittedRecords], [Log.ReadRecord]) make.
+//
+// Reading at or past the bound, within the log, returns no slice; an
+// offset below the log start offset or above the log end offset is an
+// [*OffsetOutOfRangeError] (with the offsets in the result). On a tiered
+// partition (remote.storage.enable) an offset below the first local
+// segment is read from a copy in remote storage, fetched into the Dir's
+// cache first if it is not there, and so are the transaction indexes of
+// the copies a ReadCommitted read needs: ctx bounds those fetches, and a
+// ctx that ends makes Fetch return its error. A ctx already done returns
+// its error at once. Local reads do not look at ctx.
+func (l *Log) Fetch(ctx context.Context, p FetchParams) (FetchResult, error) {
+	if err := ctx.Err(); err != nil {
+		return FetchResult{}, err
+	}
+	if err := l.local.checkOpen(); err != nil {
+		return FetchResult{}, err
+	}
+	outOfRange := func() error {
+		return &OffsetOutOfRangeError{Topic: l.tp.Topic, Partition: l.tp.Partition, Offset: p.Offset,
+			LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
+	}
+	for {
+		// The last stable offset is taken before the batches, so that every
+		// batch kept below it is decided.
+		hw := l.HighWatermark()
+		res := FetchResult{HighWatermark: hw, LastStableOffset: l.producers.lastStable(hw), LogStartOffset: l.LogStartOffset(),
+			LogEndOffset: l.LogEndOffset()}
+		if p.Offset < res.LogStartOffset || p.Offset > res.LogEndOffset {
+			return res, outOfRange()
+		}
+		bound := res.HighWatermark
+		if p.Isolation == ReadCommitted {
+			bound = res.LastStableOffset
+		}
+		if p.Offset >= bound || (p.MaxBytes <= 0 && !p.MinOneBatch) {
+			return res, nil // nothing to read, or no room for it
+		}
+		var sl *segment.Slice
+		if t := l.remote.tiering(l.Config()); t != nil {
+			if local := l.local.startOffset(); p.Offset < local {
+				// Below the first local segment: in remote storage.
+				var err error
+				if sl, err = t.read(ctx, l, p.Offset, p.MaxBytes, p.MinOneBatch, local); err != nil {
+					return res, l.tp.wrap(err)
+				}
+			}
+		}
+		if sl == nil {
+			// The high watermark bounds what readers see; it is the log
+			// end offset here, so the bound is each segment's published
+			// size: an append publishes its batch only after the log end
+			// offset.
+			got, how, err := l.local.read(p.Offset, p.MaxBytes, p.MinOneBatch, l.LogStartOffset)
+			switch {
+			case how == readAgain:
+				continue // replaced by the cleaner (or truncated): read the new list
+			case how == readVanished:
+				return res, outOfRange()
+			case err != nil || got == nil:
+				return res, err
+			}
+			sl = got
+		}
+		// The slice may hold batches appended since the offsets above were
+		// taken: take them again, so that they cover it.
+		res.HighWatermark, res.LogEndOffset = l.HighWatermark(), l.LogEndOffset()
+		if sl.LastOffset >= bound {
+			// The batches below the bound, whole (reads end at the high
+			// watermark already, so only read_committed cuts).
+			if err := sl.CutAt(bound); err != nil {
+				sl.Release()
+				return res, l.tp.wrap(err)
+			}
+			if sl.Size == 0 {
+				sl.Release()
+				return res, nil
+			}
+		}
+		if p.Isolation == ReadCommitted {
+			// The aborted transactions of what was read, as Kafka's read
+			// collects them: up to the end of the data, not the stable
+			// offset.
+			txns, err := l.remote.appendAbortedTxns(ctx, l, p.AbortedTxns[:0], p.Offset, sl.LastOffset+1)
+			if err != nil {
+				sl.Release()
+				return res, err
+			}
+			res.AbortedTransactions = txns
+		}
+		res.Slice = sl
+		return res, nil
+	}
+}
+
 // Read returns whole batches from the one holding offset, at most maxBytes
 // of them, but at least one batch when minOneBatch is set even if it is
 // larger (Kafka's fetch returns the first batch whole so that a consumer can
 // always make progress). Reading at the log end offset returns no slice;
 // an offset below the log start offset or above the log end offset is an
 // [*OffsetOutOfRangeError]. The first batch may start before offset: the
-// caller skips the records below it.
+// caller skips the records below it. Read is [Log.Fetch] at
+// [ReadUncommitted] with context.Background(): a read that may fetch from
+// remote storage and should stop when its caller does uses Fetch.
 func (l *Log) Read(offset int64, maxBytes int, minOneBatch bool) (FetchResult, error) {
-	if err := l.checkOpen(); err != nil {
-		return FetchResult{}, err
-	}
-	for {
-		res, retry, err := l.readOnce(offset, maxBytes, minOneBatch)
-		if !retry {
-			return res, err
-		}
-	}
-}
-
-// readOnce is Read over one snapshot of the segment list. retry says that
-// a segment of the snapshot was closed after the cleaner replaced it: the
-// data is in its replacement, so the read starts over with the new list.
-func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResult, bool, error) {
-	list := l.segments.Load()
-	segs := *list
-	res := FetchResult{HighWatermark: l.HighWatermark(), LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
-	if offset < res.LogStartOffset || offset > res.LogEndOffset {
-		return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
-			LogStartOffset: res.LogStartOffset, LogEndOffset: res.LogEndOffset}
-	}
-	if offset == res.LogEndOffset {
-		return res, false, nil
-	}
-	if t := l.tiering(); t != nil && len(segs) > 0 && offset < segs[0].BaseOffset() {
-		// Below the first local segment: in remote storage.
-		sl, err := t.read(l, offset, maxBytes, minOneBatch, segs[0].BaseOffset())
-		if err != nil {
-			return res, false, l.perr(err)
-		}
-		if sl != nil {
-			res.Slice = sl
-			res.HighWatermark, res.LogEndOffset = l.HighWatermark(), l.LogEndOffset()
-			return res, false, nil
-		}
-	}
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
-	for i = max(i, 0); i < len(segs); i++ {
-		s := segs[i]
-		// The high watermark bounds what readers see; it is the log end
-		// offset here, so the bound is the segment's published size: an
-		// append publishes its batch only after the log end offset.
-		sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
-		if errors.Is(err, segment.ErrClosed) {
-			if l.segments.Load() != list && l.checkOpen() == nil && offset >= l.LogStartOffset() {
-				return res, true, nil // replaced by the cleaner (or truncated): read the new list
-			}
-			// Retention removed the segment after the snapshot: the data
-			// is gone, so the offset is out of range now.
-			return res, false, &OffsetOutOfRangeError{Topic: l.topic, Partition: l.partition, Offset: offset,
-				LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset()}
-		}
-		if err != nil {
-			return res, false, l.perr(err)
-		}
-		if sl != nil {
-			res.Slice = sl
-			// The slice may hold batches appended since the offsets
-			// above were taken: take them again, so that they cover it.
-			res.HighWatermark, res.LogEndOffset = l.HighWatermark(), l.LogEndOffset()
-			return res, false, nil
-		}
-		// Nothing at or after offset in this segment (a gap left by the
-		// cleaner, or an empty segment): the next one has it.
-	}
-	return res, false, nil
+	return l.Fetch(context.Background(), FetchParams{Offset: offset, MaxBytes: maxBytes, MinOneBatch: minOneBatch})
 }
 
 // ReadRecords decodes the records from offset on, at most maxBytes of
@@ -113,7 +188,7 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 // record passed to fn (or after the last batch read, so that a caller can
 // continue past gaps and control batches). fn must not keep rec: it
 // references buffers reused by the next record. A consumer built on the log
-// uses this; a broker uses [Log.Read].
+// uses this; a broker uses [Log.Fetch].
 //
 // Every batch's CRC is checked, as Kafka's consumer does with its default
 // check.crcs=true: a batch that fails is never decoded. If it is the first
@@ -124,7 +199,8 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 // otherwise are reported the same way.
 //
 // Each call reads into a new buffer of up to maxBytes; a loop of reads
-// that should reuse one uses a [RecordReader].
+// that should reuse one uses a [RecordReader], which also takes a ctx for
+// reads that may fetch from remote storage.
 func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
 	var rr RecordReader
 	return rr.ReadRecords(l, offset, maxBytes, fn)
@@ -138,41 +214,38 @@ func (l *Log) ReadRecords(offset int64, maxBytes int, fn func(rec *record.Record
 // safe for concurrent use. The records passed to fn are valid only during
 // fn, as for ReadRecords.
 type RecordReader struct {
-	buf  []byte
-	r    *record.Reader
-	h    record.BatchHeader
-	txns AbortFilter // read_committed reads' aborted transactions
+	buf     []byte
+	r       *record.Reader
+	h       record.BatchHeader
+	txns    AbortFilter        // read_committed reads' aborted transactions
+	aborted []index.AbortedTxn // the last read_committed read's
 }
 
 // ReadRecords is [Log.ReadRecords] on l with rr's buffers.
 func (rr *RecordReader) ReadRecords(l *Log, offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
-	return l.readBatches(rr, offset, maxBytes, math.MaxInt64, nil, fn)
+	return rr.Read(context.Background(), l, offset, maxBytes, ReadUncommitted, fn)
 }
 
-// readBatches reads batches from offset on, at most maxBytes (at least one
-// batch), stopping at the first batch at or above upper, and calls fn for
-// each record at or after offset of its data batches. With a filter (a
-// read_committed read) it drops the batches of aborted transactions: the
-// filter is reset, once the batches are read, with the aborted
-// transactions overlapping what was read (from offset up to the end of
-// the read or upper, whichever is lower), as Kafka collects them only up
-// to the end of the data it fetched. It returns the offset after the last
-// record or batch read.
-func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper int64, filter *AbortFilter,
+// Read is [RecordReader.ReadRecords] at the isolation level iso
+// ([RecordReader.ReadCommittedRecords] for ReadCommitted), over
+// [Log.Fetch] with ctx: a ctx that ends while a copy is fetched from
+// remote storage makes it return the ctx's error.
+func (rr *RecordReader) Read(ctx context.Context, l *Log, offset int64, maxBytes int, iso IsolationLevel,
 	fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
-	res, err := l.Read(offset, maxBytes, true)
+	res, err := l.Fetch(ctx, FetchParams{Offset: offset, MaxBytes: maxBytes, MinOneBatch: true, Isolation: iso, AbortedTxns: rr.aborted})
 	if err != nil || res.Slice == nil {
 		return offset, err
 	}
 	defer res.Release()
-	if filter != nil {
-		if err := filter.Reset(l, offset, min(upper, res.Slice.LastOffset+1)); err != nil {
-			return offset, err
-		}
+	var filter *AbortFilter
+	if iso == ReadCommitted {
+		rr.aborted = res.AbortedTransactions
+		filter = &rr.txns
+		filter.ResetTxns(res.AbortedTransactions)
 	}
 	buf, err := res.Slice.Bytes(rr.buf[:0])
 	if err != nil {
-		return offset, l.perr(err)
+		return offset, l.tp.wrap(err)
 	}
 	rr.buf = buf
 	if rr.r == nil {
@@ -192,13 +265,10 @@ func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper in
 			if pos > 0 {
 				break // the next read, from the batch on, reports it
 			}
-			return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
+			return next, l.tp.wrap(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 		}
 		rr.h = r.Header() // kept in rr: a header fn sees by pointer would escape per batch
 		h := &rr.h
-		if h.BaseOffset >= upper {
-			break
-		}
 		aborted := filter != nil && filter.Aborted(h) // every batch, control batches too
 		if !h.Attributes.IsControl() && !aborted {
 			for r.Next() {
@@ -212,7 +282,7 @@ func (l *Log) readBatches(rr *RecordReader, offset int64, maxBytes int, upper in
 				next = rec.Offset + 1
 			}
 			if err := r.Err(); err != nil {
-				return next, l.perr(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
+				return next, l.tp.wrap(&segment.Error{File: res.Slice.LogFile(), Position: res.Slice.Position + int64(pos), Err: err})
 			}
 		}
 		next = max(next, h.NextOffset())
@@ -248,83 +318,49 @@ type OffsetAndTimestamp struct {
 // its timestamp. ok is false when no record has a timestamp at or after
 // ts.
 func (l *Log) OffsetForTimestamp(ts int64) (OffsetAndTimestamp, bool, error) {
-	if err := l.checkOpen(); err != nil {
+	if err := l.local.checkOpen(); err != nil {
 		return OffsetAndTimestamp{}, false, err
 	}
-	switch ts {
-	case EarliestTimestamp:
-		return OffsetAndTimestamp{Offset: l.LogStartOffset(), Timestamp: record.NoTimestamp}, true, nil
-	case LatestTimestamp:
-		return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, true, nil
-	case MaxTimestamp:
-		return l.maxTimestampOffset()
-	}
-	if ts < 0 {
-		return OffsetAndTimestamp{}, false, fmt.Errorf("%w: timestamp %d", ErrInvalidTimestamp, ts)
-	}
 	start := l.LogStartOffset()
-	if t := l.tiering(); t != nil {
-		if local := l.segs()[0].BaseOffset(); start < local {
-			got, ok, err := t.offsetForTimestamp(l, ts, start, local)
-			if err != nil {
-				return OffsetAndTimestamp{}, false, l.perr(err)
+	var (
+		got segment.TimestampOffset
+		ok  bool
+		err error
+	)
+	switch {
+	case ts == EarliestTimestamp:
+		return OffsetAndTimestamp{Offset: start, Timestamp: record.NoTimestamp}, true, nil
+	case ts == LatestTimestamp:
+		return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, true, nil
+	case ts == MaxTimestamp:
+		got, ok, err = l.local.maxTimestampOffset(start)
+		if err == nil && !ok {
+			return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, false, nil
+		}
+	case ts < 0:
+		return OffsetAndTimestamp{}, false, fmt.Errorf("%w: timestamp %d", ErrInvalidTimestamp, ts)
+	default:
+		if t := l.remote.tiering(l.Config()); t != nil {
+			if local := l.local.startOffset(); start < local {
+				if got, ok, err = t.offsetForTimestamp(context.Background(), l, ts, start, local); err != nil {
+					return OffsetAndTimestamp{}, false, l.tp.wrap(err)
+				}
 			}
-			if ok {
-				return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
-			}
+		}
+		if !ok {
+			got, ok, err = l.local.offsetForTimestamp(ts, start)
 		}
 	}
-	for _, s := range l.segs() {
-		maxTS, err := s.MaxTimestamp()
-		if err != nil {
-			return OffsetAndTimestamp{}, false, l.perr(err)
-		}
-		if maxTS < ts {
-			continue
-		}
-		got, ok, err := s.FindOffsetByTimestamp(ts, start)
-		if err != nil {
-			return OffsetAndTimestamp{}, false, l.perr(err)
-		}
-		if ok {
-			return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
-		}
+	if err != nil || !ok {
+		return OffsetAndTimestamp{}, false, err
 	}
-	return OffsetAndTimestamp{}, false, nil
-}
-
-// visible returns found if readers can see its offset, as Kafka filters
-// ListOffsets answers by the high watermark: an append in progress has
-// indexed its batch before it publishes the log end offset.
-func (l *Log) visible(found OffsetAndTimestamp) (OffsetAndTimestamp, bool, error) {
-	if found.Offset >= l.HighWatermark() {
+	// Visible to readers only below the high watermark, as Kafka filters
+	// ListOffsets answers by it: an append in progress has indexed its
+	// batch before it publishes the log end offset.
+	if got.Offset >= l.HighWatermark() {
 		return OffsetAndTimestamp{}, false, nil
 	}
-	return found, true, nil
-}
-
-// maxTimestampOffset finds the record with the largest timestamp: the
-// segment with the largest max timestamp, then its first record carrying it.
-func (l *Log) maxTimestampOffset() (OffsetAndTimestamp, bool, error) {
-	var best *segment.Segment
-	bestTS := record.NoTimestamp
-	for _, s := range l.segs() {
-		ts, err := s.MaxTimestamp()
-		if err != nil {
-			return OffsetAndTimestamp{}, false, l.perr(err)
-		}
-		if ts > bestTS {
-			best, bestTS = s, ts
-		}
-	}
-	if best == nil {
-		return OffsetAndTimestamp{Offset: l.LogEndOffset(), Timestamp: record.NoTimestamp}, false, nil
-	}
-	got, ok, err := best.FindOffsetByTimestamp(bestTS, l.LogStartOffset())
-	if err != nil || !ok {
-		return OffsetAndTimestamp{}, ok, err
-	}
-	return l.visible(OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp})
+	return OffsetAndTimestamp{Offset: got.Offset, Timestamp: got.Timestamp}, true, nil
 }
 
 // pointReadPool holds the buffers and decoders of ReadRecord.
@@ -368,13 +404,13 @@ func (l *Log) ReadRecord(offset int64) (rec record.Record, ok bool, err error) {
 		}
 		if err := res.Slice.VerifyCRC(); err != nil {
 			res.Release()
-			return record.Record{}, false, l.perr(err)
+			return record.Record{}, false, l.tp.wrap(err)
 		}
 		rec, found, err := pr.readIn(res.Slice, offset)
 		next := res.Slice.LastOffset + 1
 		res.Release()
 		if err != nil {
-			return record.Record{}, false, l.perr(err)
+			return record.Record{}, false, l.tp.wrap(err)
 		}
 		if found {
 			return rec, true, nil
@@ -495,27 +531,6 @@ func extendMarks(r *record.Reader, h *record.BatchHeader, m *segment.BatchMarks,
 		grown.Pos, grown.N = append(grown.Pos, int32(pos)), append(grown.N, n)
 	}
 	return grown, r.Err()
-}
-
-// rememberAppendedMarksLocked gives seg the marks of the batch just
-// appended to it when it is large enough (appendMarksMinBytes): the
-// first point read into it then jumps at once instead of walking bytes
-// that are by then out of the CPU's caches.
-func (l *Log) rememberAppendedMarksLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader) {
-	if len(batch) < appendMarksMinBytes || h.RecordsCount < marksMinRecords ||
-		h.Attributes.Compression() != record.None || h.Attributes.IsControl() {
-		return
-	}
-	r := l.appendReader
-	if r.Reset(batch) != nil {
-		return // cannot happen: the batch was validated
-	}
-	step := marksStep(h.RecordsCount)
-	m, err := extendMarks(r, h, &segment.BatchMarks{Step: step, Pos: []int32{0}, N: []int32{0}}, int(h.LastOffsetDelta/step))
-	_ = r.Reset(noBatch)
-	if err == nil {
-		seg.RememberMarks(seg.Size()-int64(len(batch)), m)
-	}
 }
 
 // readInCopy is readIn by reading the batch into pr.buf, in growing chunks.

@@ -2,6 +2,7 @@ package log
 
 import (
 	"cmp"
+	"context"
 	"slices"
 
 	"github.com/kafkalite/kafkalite/index"
@@ -39,7 +40,7 @@ type AbortFilter struct {
 // the end of the data fetched; a bound past it only costs reads of more
 // transaction indexes (of copies in remote storage, fetches).
 func (f *AbortFilter) Reset(l *Log, offset, upper int64) error {
-	txns, err := l.AppendAbortedTransactions(f.txns[:0], offset, upper)
+	txns, err := l.remote.appendAbortedTxns(context.Background(), l, f.txns[:0], offset, upper)
 	if err != nil {
 		return err
 	}
@@ -49,8 +50,8 @@ func (f *AbortFilter) Reset(l *Log, offset, upper int64) error {
 }
 
 // ResetTxns starts a fetch whose aborted transactions are txns, in any
-// order: those of a FetchResponse, or of .txnindex files read directly
-// (a tool reading a directory without opening it).
+// order: those of a [FetchResult] or a FetchResponse, or of .txnindex
+// files read directly (a tool reading a directory without opening it).
 func (f *AbortFilter) ResetTxns(txns []index.AbortedTxn) {
 	f.pending = f.pending[:0]
 	for _, t := range txns {
@@ -112,16 +113,5 @@ func (l *Log) ReadCommittedRecords(offset int64, maxBytes int, fn func(rec *reco
 // ReadCommittedRecords is [Log.ReadCommittedRecords] on l with rr's
 // buffers.
 func (rr *RecordReader) ReadCommittedRecords(l *Log, offset int64, maxBytes int, fn func(rec *record.Record, h *record.BatchHeader) error) (int64, error) {
-	lso := l.LastStableOffset()
-	if offset >= lso {
-		if err := l.checkOpen(); err != nil {
-			return offset, err
-		}
-		if offset > l.LogEndOffset() || offset < l.LogStartOffset() {
-			_, err := l.Read(offset, 0, false)
-			return offset, err
-		}
-		return offset, nil
-	}
-	return l.readBatches(rr, offset, maxBytes, lso, &rr.txns, fn)
+	return rr.Read(context.Background(), l, offset, maxBytes, ReadCommitted, fn)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/snapshot"
@@ -13,24 +15,11 @@ import (
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// This file holds what the log does about damaged files below its recovery
-// point, which no recovery rescans (see "Damage below the recovery point"
-// in the package doc): it hears of the indexes a segment rebuilt and of a
-// .log found damaged, and it checks and rebuilds .txnindex files, which
-// take the producer state before their segment to rebuild.
-
-// onIndexRebuild is the segments' OnIndexRebuild: a sealed segment rebuilt
-// its .index and .timeindex from its .log.
-func (l *Log) onIndexRebuild(file string, cause error) {
-	l.indexRebuilds.Add(1)
-	l.logger.Warn("rebuilt the indexes of a segment from its .log", "partition", l.tp(), "segment", file, "cause", cause)
-}
-
-// onLogDamage is the segments' OnLogDamage: a sealed segment's .log holds
-// bytes past its last readable batch.
-func (l *Log) onLogDamage(err error) {
-	l.logger.Warn("a segment's .log is damaged: reads past its last readable batch fail", "partition", l.tp(), "err", err)
-}
+// This file holds what the log does about damaged .txnindex files below
+// its recovery point, which no recovery rescans (see "Damage below the
+// recovery point" in the package doc): it checks and rebuilds them, which
+// takes the producer state before their segment. The indexes a segment
+// rebuilt and a .log found damaged are the localLog's to hear of.
 
 // eachBatch calls fn for every batch of segs[first:last+1] from offset
 // from on, in offset order, with the index of its segment. What reads
@@ -117,18 +106,38 @@ func applyBatch(ps *producerState, r *record.Reader, batch []byte, h *record.Bat
 	return t, true, nil
 }
 
-// txnEntriesFromLog computes the .txnindex of segs[k] from the log, as
+// txnIndexRepair checks a partition's .txnindex files and rebuilds those
+// that are damaged or incomplete from the log's ABORT markers: all of them
+// at load (repairAtLoad), and each other one against its markers the
+// first time a read_committed read uses it (verify). Kafka rebuilds the
+// .txnindex of the segments its recovery rescans only; a sealed segment's
+// file, which no recovery rescans, could otherwise lose an entry unseen
+// and let a read_committed reader deliver an aborted transaction.
+//
+// Its lock, mu, serialises the checks; a check takes the Log's write lock
+// (writeMu) after it, for the comparison and the rebuild, so that the
+// segments stay in the log and no append adds to the file meanwhile.
+type txnIndexRepair struct {
+	local    *localLog
+	writeMu  *sync.Mutex  // the Log's write lock
+	rebuilds atomic.Int64 // .txnindex files rebuilt since Open
+
+	mu sync.Mutex // serialises verify
+}
+
+// entriesFromLog computes the .txnindex of segs[k] from the log, as
 // Kafka's recovery does for a segment it recovers: the producer state
 // before the segment (the newest readable snapshot at or below its base
 // offset, or none) is replayed up to the segment's end, and every ABORT
 // marker of the segment that ends a transaction with data gives an entry.
 // It reads the log only, so readers may run alongside; the segments must
 // stay in the log meanwhile (the caller holds the write lock, or loads).
-func (l *Log) txnEntriesFromLog(segs []*segment.Segment, k int) ([]index.AbortedTxn, error) {
+func (r *txnIndexRepair) entriesFromLog(segs []*segment.Segment, k int) ([]index.AbortedTxn, error) {
+	ll := r.local
 	base := segs[k].BaseOffset()
 	ps := newProducerState()
 	from := segs[0].BaseOffset()
-	offsets, err := snapshot.List(l.fsys, l.dir)
+	offsets, err := snapshot.List(ll.fsys, ll.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +146,7 @@ func (l *Log) txnEntriesFromLog(segs []*segment.Segment, k int) ([]index.Aborted
 		if off > base || off < from {
 			continue
 		}
-		entries, err := snapshot.Read(l.fsys, filepath.Join(l.dir, snapshot.FileName(off)))
+		entries, err := snapshot.Read(ll.fsys, filepath.Join(ll.dir, snapshot.FileName(off)))
 		if errors.Is(err, snapshot.ErrCorrupt) {
 			continue // loading deletes it; an older one serves
 		}
@@ -148,13 +157,13 @@ func (l *Log) txnEntriesFromLog(segs []*segment.Segment, k int) ([]index.Aborted
 		from = off
 		break
 	}
-	r := record.NewReader(record.ReaderOptions{SkipCRC: true})
+	rd := record.NewReader(record.ReaderOptions{SkipCRC: true})
 	var out []index.AbortedTxn
 	err = eachBatch(segs, from, k, func(i int, batch []byte, h *record.BatchHeader) error {
 		if h.LastOffset() < from {
 			return nil
 		}
-		t, aborted, err := applyBatch(ps, r, batch, h)
+		t, aborted, err := applyBatch(ps, rd, batch, h)
 		if err == nil && aborted && i == k {
 			out = append(out, t)
 		}
@@ -163,24 +172,24 @@ func (l *Log) txnEntriesFromLog(segs []*segment.Segment, k int) ([]index.Aborted
 	return out, err
 }
 
-// rebuildTxnIndexLocked makes segs[k]'s .txnindex the one the log's ABORT
-// markers give (txnEntriesFromLog). A file that passes its checks and
-// already holds exactly those entries is kept (a marker may end a
-// transaction without data here, which makes no entry); otherwise the
-// file is replaced, which the stats count and the log warns of, with
-// cause (why it was suspect) if known. Either way the file is verified
-// afterwards.
+// rebuildLocked makes segs[k]'s .txnindex the one the log's ABORT markers
+// give (entriesFromLog). A file that passes its checks and already holds
+// exactly those entries is kept (a marker may end a transaction without
+// data here, which makes no entry); otherwise the file is replaced, which
+// the stats count and the log warns of, with cause (why it was suspect) if
+// known. Either way the file is verified afterwards.
 //
-// REQUIRES: l.mu held, or the log loading.
-func (l *Log) rebuildTxnIndexLocked(segs []*segment.Segment, k int, cause error) error {
+// REQUIRES: the Log's write lock held, or the log loading.
+func (r *txnIndexRepair) rebuildLocked(segs []*segment.Segment, k int, cause error) error {
+	ll := r.local
 	s := segs[k]
-	want, err := l.txnEntriesFromLog(segs, k)
+	want, err := r.entriesFromLog(segs, k)
 	if err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
 	have, err := s.TxnIndexEntries()
 	if err == nil {
-		err = s.CheckTxnIndex(l.segmentEnd(segs, k))
+		err = s.CheckTxnIndex(ll.segmentEnd(segs, k))
 	}
 	if err == nil && slices.Equal(have, want) {
 		s.MarkTxnIndexVerified()
@@ -195,54 +204,45 @@ func (l *Log) rebuildTxnIndexLocked(segs []*segment.Segment, k int, cause error)
 	if err := s.ReplaceTxnIndex(want); err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
-	l.dirDirty = true
-	l.txnIndexRebuilds.Add(1)
-	l.logger.Warn("rebuilt the .txnindex of a segment from its ABORT markers", "partition", l.tp(), "segment", s.LogFile(),
+	ll.dirDirty = true
+	r.rebuilds.Add(1)
+	ll.logger.Warn("rebuilt the .txnindex of a segment from its ABORT markers", "partition", ll.tp, "segment", s.LogFile(),
 		"cause", cause, "entries", len(want))
 	return nil
 }
 
-// segmentEnd returns the offset the batches of segs[k] end below: the next
-// segment's base offset, or the log end offset.
-func (l *Log) segmentEnd(segs []*segment.Segment, k int) int64 {
-	if k+1 < len(segs) {
-		return segs[k+1].BaseOffset()
-	}
-	return l.LogEndOffset()
-}
-
-// repairTxnIndexesLocked runs at load, before the producer state is
-// replayed: every .txnindex is checked (segment.Segment.CheckTxnIndex), and
-// rebuilt from the log if it fails; the segments recovery rescanned that
-// hold transactional markers or a .txnindex are compared with what the log
+// repairAtLoad runs at load, before the producer state is replayed: every
+// .txnindex is checked (segment.Segment.CheckTxnIndex), and rebuilt from
+// the log if it fails; the segments recovery rescanned that hold
+// transactional markers or a .txnindex are compared with what the log
 // gives (Kafka's recovery rebuilds the .txnindex of every segment it
 // recovers). The others are checked against their ABORT markers on first
-// use (verifyTxnIndex).
-func (l *Log) repairTxnIndexesLocked(recovered map[*segment.Segment]bool) error {
-	segs := l.segs()
+// use (verify).
+func (r *txnIndexRepair) repairAtLoad(recovered map[*segment.Segment]bool) error {
+	segs := r.local.segs()
 	for k, s := range segs {
-		cause := s.CheckTxnIndex(l.segmentEnd(segs, k))
+		cause := s.CheckTxnIndex(r.local.segmentEnd(segs, k))
 		if cause == nil && !recovered[s] {
 			continue
 		}
-		if err := l.rebuildTxnIndexLocked(segs, k, cause); err != nil {
+		if err := r.rebuildLocked(segs, k, cause); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// verifyTxnIndex checks a segment's .txnindex against its ABORT markers
-// the first time a read_committed read uses it: every ABORT marker must
-// have its entry, or the transaction it ended had no data here, which the
-// rebuild that a missing entry leads to tells (a file lost, or cut at an
-// entry boundary, passes every check of the file alone). The markers are
-// found by a walk of the segment's batch headers, without the write lock
-// for what the segment holds when it starts; the rest, the comparison and
-// a rebuild run under it.
-func (l *Log) verifyTxnIndex(s *segment.Segment) error {
-	l.txnRepairMu.Lock()
-	defer l.txnRepairMu.Unlock()
+// verify checks a segment's .txnindex against its ABORT markers the first
+// time a read_committed read uses it: every ABORT marker must have its
+// entry, or the transaction it ended had no data here, which the rebuild
+// that a missing entry leads to tells (a file lost, or cut at an entry
+// boundary, passes every check of the file alone). The markers are found
+// by a walk of the segment's batch headers, without the write lock for
+// what the segment holds when it starts; the rest, the comparison and a
+// rebuild run under it.
+func (r *txnIndexRepair) verify(s *segment.Segment) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if s.TxnIndexVerified() {
 		return nil
 	}
@@ -250,9 +250,9 @@ func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 	if err != nil {
 		return err
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	segs := l.segs()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	segs := r.local.segs()
 	k := slices.Index(segs, s)
 	if k < 0 {
 		return nil // retention or the cleaner removed it meanwhile
@@ -262,7 +262,7 @@ func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 	}
 	entries, err := s.TxnIndexEntries()
 	if err == nil {
-		err = s.CheckTxnIndex(l.segmentEnd(segs, k))
+		err = s.CheckTxnIndex(r.local.segmentEnd(segs, k))
 	}
 	if err == nil {
 		for _, m := range markers {
@@ -279,5 +279,5 @@ func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 	if !errors.Is(err, index.ErrCorruptIndex) {
 		return err
 	}
-	return l.rebuildTxnIndexLocked(segs, k, err)
+	return r.rebuildLocked(segs, k, err)
 }

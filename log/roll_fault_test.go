@@ -69,11 +69,11 @@ func testFailedRollHeals(t *testing.T, fsName, file, how string, overlap int) {
 		return res, err
 	}
 	// Fill the first segment to just below a roll.
-	for l.activeSegment().Size()+int64(len(producerBatch(t, 1, 300, now, record.None))) <= 2048 {
+	for l.local.active().Size()+int64(len(producerBatch(t, 1, 300, now, record.None))) <= 2048 {
 		_, err := appendOne()
 		require.NoError(t, err)
 	}
-	segsBefore := len(l.segs())
+	segsBefore := len(l.local.segs())
 	leo := l.LogEndOffset()
 
 	// The descriptors are gone: every creation of the file fails.
@@ -91,7 +91,7 @@ func testFailedRollHeals(t *testing.T, fsName, file, how string, overlap int) {
 		require.ErrorIs(t, err, syscall.EMFILE)
 		require.NoError(t, l.Stats().Failed, "a failed roll does not fail the partition")
 		require.Equal(t, leo, l.LogEndOffset())
-		require.Len(t, l.segs(), segsBefore)
+		require.Len(t, l.local.segs(), segsBefore)
 		names, err := ffs.List(filepath.Join(path, "t-0"))
 		require.NoError(t, err)
 		next := fmt.Sprintf("%020d", leo)
@@ -108,8 +108,8 @@ func testFailedRollHeals(t *testing.T, fsName, file, how string, overlap int) {
 	}
 	_, err = appendOne()
 	require.NoError(t, err, "the append after the failed roll rolls")
-	require.Len(t, l.segs(), segsBefore+1)
-	require.Equal(t, leo, l.segs()[segsBefore].BaseOffset())
+	require.Len(t, l.local.segs(), segsBefore+1)
+	require.Equal(t, leo, l.local.segs()[segsBefore].BaseOffset())
 	for range 10 {
 		_, err := appendOne()
 		require.NoError(t, err)

@@ -53,24 +53,23 @@ type PartitionStats struct {
 
 // Stats describes the partition.
 func (l *Log) Stats() PartitionStats {
-	segs := l.segs()
-	st := PartitionStats{Topic: l.topic, Partition: l.partition, Segments: len(segs),
+	segs := l.local.segs()
+	st := PartitionStats{Topic: l.tp.Topic, Partition: l.tp.Partition, Segments: len(segs),
 		LogStartOffset: l.LogStartOffset(), LogEndOffset: l.LogEndOffset(), HighWatermark: l.HighWatermark(),
-		DurableOffset: l.DurableOffset(), RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
+		DurableOffset: l.DurableOffset(), RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.local.lastFlush.Load()),
+		OverlappedAppends: l.validator.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
 		if s.Damage() != nil {
 			st.DamagedSegments++
 		}
 	}
-	st.IndexRebuilds, st.TxnIndexRebuilds = l.indexRebuilds.Load(), l.txnIndexRebuilds.Load()
+	st.IndexRebuilds, st.TxnIndexRebuilds = l.local.indexRebuilds.Load(), l.txnRepair.rebuilds.Load()
 	l.mu.Lock()
-	st.Failed = l.failed
+	st.Failed = l.local.failed
 	l.mu.Unlock()
-	if l.tier != nil && l.Config().RemoteStorageEnable {
-		if t := l.tier(); t != nil {
-			t.remoteStats(l, &st)
-		}
+	if t := l.remote.tiering(l.Config()); t != nil {
+		t.remoteStats(l, &st)
 	}
 	return st
 }

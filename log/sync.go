@@ -13,13 +13,52 @@ import (
 	"github.com/kafkalite/kafkalite/segment"
 )
 
-// syncState coordinates group commit: one caller fsyncs everything appended
-// so far while later callers wait for that round, then check whether it
-// covered them.
-type syncState struct {
-	mu      sync.Mutex
+// groupCommit coordinates the fsyncs of one partition (group commit):
+// one caller fsyncs everything appended so far while later callers wait
+// for that round, then check whether it covered them.
+type groupCommit struct {
+	mu      sync.Mutex // protects the fields below; never held during an fsync
 	running bool
 	done    chan struct{} // closed when the running round ends
+}
+
+// await returns once covered reports true, running round (which fsyncs
+// everything appended when it starts) whenever no other caller runs one,
+// or when ctx ends (its error), or round or check fail (their error).
+// check runs before each look at the state of the rounds.
+func (g *groupCommit) await(ctx context.Context, covered func() bool, check func() error, round func() error) error {
+	for {
+		if covered() {
+			return nil
+		}
+		if err := check(); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		if g.running {
+			ch := g.done
+			g.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		g.running = true
+		g.done = make(chan struct{})
+		g.mu.Unlock()
+
+		err := round()
+
+		g.mu.Lock()
+		g.running = false
+		close(g.done)
+		g.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // Sync returns once every record below offset is durable: the .log files
@@ -34,38 +73,8 @@ type syncState struct {
 // .log and rebuilds the indexes, moves to the active segment's base
 // offset. [Log.Flush] fsyncs the indexes too and moves it to the log end.
 func (l *Log) Sync(ctx context.Context, offset int64) error {
-	for {
-		if l.durable.Load() >= offset {
-			return nil
-		}
-		if err := l.checkOpen(); err != nil {
-			return err
-		}
-		l.sync.mu.Lock()
-		if l.sync.running {
-			ch := l.sync.done
-			l.sync.mu.Unlock()
-			select {
-			case <-ch:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		l.sync.running = true
-		l.sync.done = make(chan struct{})
-		l.sync.mu.Unlock()
-
-		err := l.syncTo(l.LogEndOffset(), false)
-
-		l.sync.mu.Lock()
-		l.sync.running = false
-		close(l.sync.done)
-		l.sync.mu.Unlock()
-		if err != nil {
-			return err
-		}
-	}
+	return l.local.commits.await(ctx, func() bool { return l.local.durable.Load() >= offset }, l.local.checkOpen,
+		func() error { return l.syncTo(l.LogEndOffset(), false) })
 }
 
 // Flush fsyncs everything appended so far, indexes included, and moves
@@ -75,7 +84,7 @@ func (l *Log) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := l.checkOpen(); err != nil {
+	if err := l.local.checkOpen(); err != nil {
 		return err
 	}
 	return l.syncTo(l.LogEndOffset(), true)
@@ -85,15 +94,15 @@ func (l *Log) Flush(ctx context.Context) error {
 // throughout (the caller appends right after, or closes).
 // REQUIRES l.mu held.
 func (l *Log) flushLocked(target int64) error {
-	w, err := l.beginFlushLocked()
+	w, err := l.local.beginFlushLocked(l.producers)
 	if err != nil {
 		return err
 	}
-	rp, err := l.syncFlush(w, target, true)
+	rp, err := l.local.syncFlush(w, target, true)
 	if err != nil {
-		return l.failFlushLocked(w, err)
+		return l.local.failFlushLocked(w, err)
 	}
-	l.flushed(target, rp, true)
+	l.local.flushed(target, rp, true)
 	return nil
 }
 
@@ -102,18 +111,18 @@ func (l *Log) flushLocked(target int64) error {
 // else the data (see Sync).
 func (l *Log) syncTo(target int64, full bool) error {
 	l.mu.Lock()
-	w, err := l.beginFlushLocked()
+	w, err := l.local.beginFlushLocked(l.producers)
 	l.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	rp, err := l.syncFlush(w, target, full)
+	rp, err := l.local.syncFlush(w, target, full)
 	if err != nil {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return l.failFlushLocked(w, err)
+		return l.local.failFlushLocked(w, err)
 	}
-	l.flushed(target, rp, full) // lock-free: a durable append's group commit ends here
+	l.local.flushed(target, rp, full) // lock-free: a durable append's group commit ends here
 	return nil
 }
 
@@ -126,18 +135,18 @@ type flushWork struct {
 	snapshot int64 // -1 for none
 }
 
-// beginFlushLocked takes the work of a flush. After a failed write or
+// beginFlushLocked takes the work of a flush, with the producer snapshot
+// ps wrote at the last roll and did not sync. After a failed write or
 // fsync the dirty pages may be gone: a second fsync could succeed without
 // them, so none is made and nothing more is reported durable until the
-// log is reopened. REQUIRES l.mu held.
-func (l *Log) beginFlushLocked() (flushWork, error) {
-	if failed := l.failed; failed != nil {
-		return flushWork{}, l.perr(fmt.Errorf("%w: %w", ErrStorage, failed))
+// log is reopened.
+func (ll *localLog) beginFlushLocked(ps *producerStateManager) (flushWork, error) {
+	if failed := ll.failed; failed != nil {
+		return flushWork{}, ll.tp.wrap(fmt.Errorf("%w: %w", ErrStorage, failed))
 	}
-	w := flushWork{segs: l.segs(), dirDirty: l.dirDirty, snapshot: l.unsyncedSnapshot}
-	l.dirDirty = false
-	l.unsyncedSnapshot = -1
-	l.unflushedMessages = 0
+	w := flushWork{segs: ll.segs(), dirDirty: ll.dirDirty, snapshot: ps.takeUnsyncedLocked()}
+	ll.dirDirty = false
+	ll.unflushedMessages = 0
 	return w, nil
 }
 
@@ -148,8 +157,8 @@ func (l *Log) beginFlushLocked() (flushWork, error) {
 // target; otherwise the last segment of w (the active one when the flush
 // began) has its .log fsynced alone, if it holds offsets not yet durable,
 // and the recovery point stops at its base offset. It takes no lock.
-func (l *Log) syncFlush(w flushWork, target int64, full bool) (int64, error) {
-	from, durable := l.recoveryPoint.Load(), l.durable.Load()
+func (ll *localLog) syncFlush(w flushWork, target int64, full bool) (int64, error) {
+	from, durable := ll.recoveryPoint.Load(), ll.durable.Load()
 	rp := target
 	var errs []error
 	for i, s := range w.segs {
@@ -171,19 +180,19 @@ func (l *Log) syncFlush(w flushWork, target int64, full bool) (int64, error) {
 		if !full && last {
 			rp = s.BaseOffset()
 		}
-		if err != nil && !l.removedSegment(s, err) {
+		if err != nil && !ll.removedSegment(s, err) {
 			errs = append(errs, err)
 		}
 	}
 	if w.snapshot >= 0 {
 		// The snapshot of the last roll; retention may have removed it
 		// since, and a later one replaces it.
-		if err := snapshot.Sync(l.fsys, l.dir, w.snapshot); err != nil && !isNotExist(err) {
+		if err := snapshot.Sync(ll.fsys, ll.dir, w.snapshot); err != nil && !isNotExist(err) {
 			errs = append(errs, err)
 		}
 	}
 	if w.dirDirty {
-		if err := l.fsys.SyncDir(l.dir); err != nil {
+		if err := ll.fsys.SyncDir(ll.dir); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -192,21 +201,21 @@ func (l *Log) syncFlush(w flushWork, target int64, full bool) (int64, error) {
 
 // failFlushLocked ends a flush whose fsyncs failed: the partition fails
 // (a failed fsync is never retried on the same dirty pages, see DESIGN.md,
-// "Durability"). REQUIRES l.mu held.
-func (l *Log) failFlushLocked(w flushWork, err error) error {
-	l.dirDirty = l.dirDirty || w.dirDirty
-	return l.failLocked("flush failed", "flush: ", err)
+// "Durability").
+func (ll *localLog) failFlushLocked(w flushWork, err error) error {
+	ll.dirDirty = ll.dirDirty || w.dirDirty
+	return ll.failLocked("flush failed", "flush: ", err)
 }
 
 // flushed ends a flush that made everything below target durable, and
 // the indexes below rp: the durable offset and the recovery point move
 // there (neither ever back). A full flush is the last flush of flush.ms.
 // It takes no lock.
-func (l *Log) flushed(target, rp int64, full bool) {
-	raise(&l.durable, target)
-	raise(&l.recoveryPoint, rp)
+func (ll *localLog) flushed(target, rp int64, full bool) {
+	raise(&ll.durable, target)
+	raise(&ll.recoveryPoint, rp)
 	if full {
-		l.lastFlush.Store(l.now().UnixMilli())
+		ll.lastFlush.Store(ll.now().UnixMilli())
 	}
 }
 
@@ -220,26 +229,13 @@ func raise(v *atomic.Int64, x int64) {
 	}
 }
 
-// failLocked makes the partition refuse appends and fsyncs after a
-// storage failure (keeping the first cause: what happened first is what
-// the disk lost), logs it, and returns the error callers see: ErrStorage
-// wrapping prefix and err. Every storage failure of a Log goes through it.
-// REQUIRES l.mu held.
-func (l *Log) failLocked(what, prefix string, err error) error {
-	if l.failed == nil {
-		l.failed = err
-	}
-	l.logger.Error(what+"; the partition refuses appends until its directory is reopened", "partition", l.tp(), "err", err)
-	return l.perr(fmt.Errorf("%w: %s%w", ErrStorage, prefix, err))
-}
-
 // removedSegment reports a flush error of a segment that retention or a
 // truncation removed meanwhile: nothing of it needs to be durable.
-func (l *Log) removedSegment(s *segment.Segment, err error) bool {
+func (ll *localLog) removedSegment(s *segment.Segment, err error) bool {
 	if !errors.Is(err, os.ErrClosed) && !errors.Is(err, vfs.ErrClosed) && !errors.Is(err, segment.ErrClosed) {
 		return false
 	}
-	for _, cur := range l.segs() {
+	for _, cur := range ll.segs() {
 		if cur == s {
 			return false
 		}

@@ -32,7 +32,7 @@ func TestSyncMakesDataDurableAndFlushTheIndexes(t *testing.T) {
 		_, err := l.Append(producerBatch(t, 50, 100, now, record.None))
 		require.NoError(t, err)
 	}
-	segs := l.segs()
+	segs := l.local.segs()
 	require.Greater(t, len(segs), 1, "the log rolled")
 	active := segs[len(segs)-1].BaseOffset()
 	require.NoError(t, l.Sync(ctx, l.LogEndOffset()))

@@ -68,6 +68,53 @@ type tierManager struct {
 // tiering returns the Dir's tiered storage, nil for none.
 func (d *Dir) tiering() *tierManager { return d.tier }
 
+// remoteLog is a partition's side of the Dir's tiered storage: its key in
+// the remote log metadata, and the Dir's manager, which serves the
+// partition when its topic has remote.storage.enable. Reads below the
+// first local segment go through it (Kafka's UnifiedLog asks the
+// RemoteLogManager for them).
+type remoteLog struct {
+	key     tierKey
+	manager func() *tierManager // the Dir's tiered storage, nil (or returning nil) for none
+}
+
+// tiering returns the Dir's tiered storage when the partition, with the
+// topic configuration c, uses it, else nil.
+func (r *remoteLog) tiering(c TopicConfig) *tierManager {
+	if r.manager == nil || !c.RemoteStorageEnable {
+		return nil
+	}
+	return r.manager()
+}
+
+// appendAbortedTxns appends the aborted transactions whose data overlaps
+// [fetchOffset, upperBound): first those of the copies below the first
+// local segment, when fetchOffset lies there, then those of the local
+// segments, until an entry says the search is complete (Kafka's
+// RemoteLogManager.collectAbortedTransactions, which goes on into the
+// local log). ctx bounds the fetches of the copies' transaction indexes.
+// On error it returns dst as it was.
+func (r *remoteLog) appendAbortedTxns(ctx context.Context, l *Log, dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
+	out := dst
+	if t := r.tiering(l.Config()); t != nil {
+		if local := l.local.startOffset(); fetchOffset < local {
+			got, done, err := t.appendAbortedTxns(ctx, l, out, fetchOffset, upperBound, local)
+			if err != nil {
+				return dst, l.tp.wrap(err)
+			}
+			if done {
+				return got, nil
+			}
+			out = got
+		}
+	}
+	got, err := l.local.appendAbortedTxns(out, fetchOffset, upperBound, l.txnRepair.verify)
+	if err != nil {
+		return dst, err
+	}
+	return got, nil
+}
+
 // startTier opens the tiering machinery when the directory has it:
 // creates __remote_log_metadata if needed and replays it.
 func (d *Dir) startTier(ctx context.Context) error {
@@ -81,7 +128,7 @@ func (d *Dir) startTier(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("opening %s: %w", RemoteLogMetadataTopic, err)
 	}
-	cache, err := newRemoteCache(d)
+	cache, err := newRemoteCache(d.fsys, filepath.Join(d.path, remoteIndexCacheDir, remoteCacheDir), d.cfg.RemoteLogIndexFileCacheTotalSize, d.logger)
 	if err != nil {
 		return fmt.Errorf("tiered storage: the cache of fetched segments: %w", err)
 	}
@@ -107,7 +154,7 @@ func (d *Dir) startTier(ctx context.Context) error {
 // in finished copies; where they are not (copies deleted since, or never
 // made), the start moves up to the first offset that is.
 func (t *tierManager) settleStart(l *Log) {
-	segs := l.segs()
+	segs := l.local.segs()
 	local := segs[0].BaseOffset()
 	start := l.LogStartOffset()
 	if start >= local {
@@ -115,7 +162,7 @@ func (t *tierManager) settleStart(l *Log) {
 	}
 	want := local
 	covered := start
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+	for _, m := range t.finished(l.remote.key) {
 		if m.EndOffset < covered {
 			continue
 		}
@@ -135,7 +182,7 @@ func (t *tierManager) settleStart(l *Log) {
 	}
 	if want != start {
 		t.d.logger.Warn("tiered storage: moving a log start offset to what the copies and local segments hold",
-			"partition", l.tp(), "from", start, "to", want)
+			"partition", l.tp, "from", start, "to", want)
 		l.logStartOffset.Store(want)
 	}
 }
@@ -157,9 +204,9 @@ func (t *tierManager) finished(key tierKey) []remote.SegmentMetadata {
 // acquire returns the copy's cache entry of the kind, pinned (fetched if
 // need be), counting the partition's cache hits and misses. The caller
 // releases it ([remoteCache.release]).
-func (t *tierManager) acquire(l *Log, m remote.SegmentMetadata, kind cacheKind) (*cacheEntry, error) {
-	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
-	e, hit, err := t.cache.acquire(context.Background(), t.store, m, kind, l.segmentConfig())
+func (t *tierManager) acquire(ctx context.Context, l *Log, m remote.SegmentMetadata, kind cacheKind) (*cacheEntry, error) {
+	key := l.remote.key
+	e, hit, err := t.cache.acquire(ctx, t.store, m, kind, l.local.segmentConfig())
 	t.mu.Lock()
 	if hit {
 		t.hits[key]++
@@ -174,12 +221,12 @@ func (t *tierManager) acquire(l *Log, m remote.SegmentMetadata, kind cacheKind) 
 // from the copies: the batches of the first copy that holds offset or
 // anything after it. It returns nil when no copy does. The slice keeps
 // the copy's files until it is released, even if the cache evicts it.
-func (t *tierManager) read(l *Log, offset int64, maxBytes int, minOneBatch bool, localStart int64) (*segment.Slice, error) {
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+func (t *tierManager) read(ctx context.Context, l *Log, offset int64, maxBytes int, minOneBatch bool, localStart int64) (*segment.Slice, error) {
+	for _, m := range t.finished(l.remote.key) {
 		if m.EndOffset < offset || m.StartOffset >= localStart {
 			continue
 		}
-		e, err := t.acquire(l, m, wholeCopy)
+		e, err := t.acquire(ctx, l, m, wholeCopy)
 		if err != nil {
 			return nil, err
 		}
@@ -195,17 +242,17 @@ func (t *tierManager) read(l *Log, offset int64, maxBytes int, minOneBatch bool,
 
 // appendAbortedTxns appends the aborted transactions of the copies below
 // localStart that overlap [fetchOffset, upperBound), as
-// AppendAbortedTransactions does for local segments (Kafka's
+// localLog.appendAbortedTxns does for local segments (Kafka's
 // RemoteLogManager.collectAbortedTransactions): from the copy holding
 // fetchOffset on, until an entry says the search is complete (done). Only
 // the copies' transaction indexes are read: a cached whole copy's, or the
 // index fetched alone (a copy without aborts has none to fetch).
-func (t *tierManager) appendAbortedTxns(l *Log, dst []index.AbortedTxn, fetchOffset, upperBound, localStart int64) ([]index.AbortedTxn, bool, error) {
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+func (t *tierManager) appendAbortedTxns(ctx context.Context, l *Log, dst []index.AbortedTxn, fetchOffset, upperBound, localStart int64) ([]index.AbortedTxn, bool, error) {
+	for _, m := range t.finished(l.remote.key) {
 		if m.EndOffset < fetchOffset || m.StartOffset >= localStart || m.TxnIndexEmpty {
 			continue
 		}
-		e, err := t.acquire(l, m, txnIndexOnly)
+		e, err := t.acquire(ctx, l, m, txnIndexOnly)
 		if err != nil {
 			return dst, false, err
 		}
@@ -224,12 +271,12 @@ func (t *tierManager) appendAbortedTxns(l *Log, dst []index.AbortedTxn, fetchOff
 
 // offsetForTimestamp looks for the first record at or after ts in the
 // copies below localStart.
-func (t *tierManager) offsetForTimestamp(l *Log, ts, start, localStart int64) (segment.TimestampOffset, bool, error) {
-	for _, m := range t.finished(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}) {
+func (t *tierManager) offsetForTimestamp(ctx context.Context, l *Log, ts, start, localStart int64) (segment.TimestampOffset, bool, error) {
+	for _, m := range t.finished(l.remote.key) {
 		if m.StartOffset >= localStart || m.EndOffset < start || m.MaxTimestamp < ts {
 			continue
 		}
-		e, err := t.acquire(l, m, wholeCopy)
+		e, err := t.acquire(ctx, l, m, wholeCopy)
 		if err != nil {
 			return segment.TimestampOffset{}, false, err
 		}
@@ -257,7 +304,7 @@ func (t *tierManager) replay(l *Log) error {
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("replaying %s: %w", l.tp(), err)
+			return fmt.Errorf("replaying %s: %w", l.tp, err)
 		}
 		if next <= off {
 			break
@@ -269,7 +316,7 @@ func (t *tierManager) replay(l *Log) error {
 
 func (t *tierManager) skip(what string, l *Log, offset int64, err error) {
 	t.skipped++
-	t.d.logger.Warn("tiered storage: skipping "+what+" of the remote log metadata", "partition", l.tp(), "offset", offset, "err", err)
+	t.d.logger.Warn("tiered storage: skipping "+what+" of the remote log metadata", "partition", l.tp, "offset", offset, "err", err)
 }
 
 // apply applies one metadata record (replay, or a record just written).
@@ -419,7 +466,7 @@ func (t *tierManager) pass(ctx context.Context) (TierResult, error) {
 	var errs []error
 	live := map[tierKey]*Log{}
 	for _, l := range t.d.allLogs() {
-		live[tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}] = l
+		live[l.remote.key] = l
 	}
 	// Copies to delete: unfinished, below the log start, or of a partition
 	// gone.
@@ -443,7 +490,7 @@ func (t *tierManager) pass(ctx context.Context) (TierResult, error) {
 		res.Deleted++
 	}
 	for _, l := range t.d.allLogs() {
-		if !l.Config().RemoteStorageEnable || l.checkOpen() != nil {
+		if !l.Config().RemoteStorageEnable || l.local.checkOpen() != nil {
 			continue
 		}
 		n, bytes, err := t.copyPartition(ctx, l)
@@ -498,7 +545,7 @@ func (t *tierManager) copiedEnd(key tierKey) int64 {
 // copyPartition copies the partition's sealed segments that are below its
 // last stable offset and after its latest finished copy.
 func (t *tierManager) copyPartition(ctx context.Context, l *Log) (int, int64, error) {
-	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	key := l.remote.key
 	copied, bytes := 0, int64(0)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -523,7 +570,7 @@ func (t *tierManager) copyPartition(ctx context.Context, l *Log) (int, int64, er
 func (t *tierManager) nextToCopy(l *Log, key tierKey) (*segment.Segment, int64) {
 	end := t.copiedEnd(key)
 	lso := l.LastStableOffset()
-	segs := l.segs()
+	segs := l.local.segs()
 	for i := 0; i+1 < len(segs); i++ {
 		s, next := segs[i], segs[i+1].BaseOffset()
 		if next-1 <= end || s.Size() == 0 {
@@ -550,17 +597,17 @@ func (t *tierManager) copySegment(ctx context.Context, l *Log, key tierKey, s *s
 		return 0, fmt.Errorf("tiered storage: reading %s: %w", s, err)
 	}
 	defer closeFiles()
-	maxTs, err := l.largestTimestamp(s)
+	maxTs, err := l.local.largestTimestamp(s)
 	if err != nil {
 		return 0, err
 	}
 	var id remote.UUID
 	_, _ = rand.Read(id[:])
-	m := &remote.SegmentMetadata{ID: remote.SegmentID{Topic: l.topic, TopicID: key.topicID, Partition: l.partition, ID: id},
-		StartOffset: s.BaseOffset(), EndOffset: next - 1, MaxTimestamp: maxTs, LeaderEpochs: l.epochsIn(s.BaseOffset(), next),
+	m := &remote.SegmentMetadata{ID: remote.SegmentID{Topic: l.tp.Topic, TopicID: key.topicID, Partition: l.tp.Partition, ID: id},
+		StartOffset: s.BaseOffset(), EndOffset: next - 1, MaxTimestamp: maxTs, LeaderEpochs: l.epochs.epochsIn(s.BaseOffset(), next),
 		SizeInBytes: int32(data.Log.Size), TxnIndexEmpty: data.TransactionIndex.Size == 0, State: remote.CopySegmentStarted,
 		EventTimestamp: t.d.now().UnixMilli(), BrokerID: t.d.NodeID()}
-	if err := t.record(ctx, key, l.topic, toRecord(m)); err != nil {
+	if err := t.record(ctx, key, l.tp.Topic, toRecord(m)); err != nil {
 		return 0, fmt.Errorf("tiered storage: recording the copy of %s: %w", s, err)
 	}
 	t.mu.Lock()
@@ -569,13 +616,13 @@ func (t *tierManager) copySegment(ctx context.Context, l *Log, key tierKey, s *s
 	custom, err := t.store.CopyLogSegmentData(ctx, *m, data)
 	if err != nil {
 		t.d.logger.Warn("tiered storage: copying a segment failed; the next pass deletes what was copied and tries again",
-			"partition", l.tp(), "segment", m.ID, "startOffset", m.StartOffset, "err", err)
-		return 0, fmt.Errorf("tiered storage: copying %s of %s: %w", s, l.tp(), err)
+			"partition", l.tp, "segment", m.ID, "startOffset", m.StartOffset, "err", err)
+		return 0, fmt.Errorf("tiered storage: copying %s of %s: %w", s, l.tp, err)
 	}
 	if err := t.update(ctx, m, remote.CopySegmentFinished, custom); err != nil {
 		return 0, fmt.Errorf("tiered storage: recording the copy of %s: %w", s, err)
 	}
-	t.d.logger.Info("tiered storage: copied a segment", "partition", l.tp(), "segment", m.ID, "startOffset", m.StartOffset,
+	t.d.logger.Info("tiered storage: copied a segment", "partition", l.tp, "segment", m.ID, "startOffset", m.StartOffset,
 		"endOffset", m.EndOffset, "bytes", data.Log.Size, "duration", time.Since(began))
 	return data.Log.Size, nil
 }
@@ -590,7 +637,7 @@ func (t *tierManager) segmentData(l *Log, s *segment.Segment, next int64) (remot
 		}
 	}
 	open := func(name string, optional bool) (remote.Source, error) {
-		f, err := l.fsys.Open(filepath.Join(l.dir, name))
+		f, err := l.local.fsys.Open(filepath.Join(l.local.dir, name))
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			return remote.Source{}, nil
 		}
@@ -628,45 +675,13 @@ func (t *tierManager) segmentData(l *Log, s *segment.Segment, next int64) (remot
 		// empty one, as the store wants a file.
 		d.ProducerSnapshot = remote.Source{R: strings.NewReader(""), Size: 0}
 	}
-	d.LeaderEpochIndex = epochCheckpointText(l.epochsIn(base, next))
+	d.LeaderEpochIndex = epochCheckpointText(l.epochs.epochsIn(base, next))
 	return d, closeAll, nil
-}
-
-// epochsIn returns the leader epochs of the offsets [from, to): the one in
-// force at from (starting at from) and those that start later.
-func (l *Log) epochsIn(from, to int64) []remote.EpochStart {
-	l.mu.Lock()
-	entries := l.epochs.Entries()
-	l.mu.Unlock()
-	var out []remote.EpochStart
-	for i, e := range entries {
-		if e.StartOffset >= to {
-			break
-		}
-		if i+1 < len(entries) && entries[i+1].StartOffset <= from {
-			continue
-		}
-		out = append(out, remote.EpochStart{LeaderEpoch: e.Epoch, StartOffset: max(e.StartOffset, from)})
-	}
-	if len(out) == 0 {
-		out = append(out, remote.EpochStart{LeaderEpoch: max(l.LeaderEpoch(), 0), StartOffset: from})
-	}
-	return out
-}
-
-// epochCheckpointText is the leader-epoch-checkpoint file of entries.
-func epochCheckpointText(entries []remote.EpochStart) []byte {
-	var b strings.Builder
-	fmt.Fprintf(&b, "0\n%d\n", len(entries))
-	for _, e := range entries {
-		fmt.Fprintf(&b, "%d %d\n", e.LeaderEpoch, e.StartOffset)
-	}
-	return []byte(b.String())
 }
 
 // remoteStats fills a partition's tiered storage figures.
 func (t *tierManager) remoteStats(l *Log, st *PartitionStats) {
-	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	key := l.remote.key
 	t.mu.Lock()
 	end := int64(-1)
 	for _, m := range t.copies[key] {
@@ -678,7 +693,7 @@ func (t *tierManager) remoteStats(l *Log, st *PartitionStats) {
 	}
 	st.RemoteFetchCacheHits, st.RemoteFetchCacheMisses = t.hits[key], t.misses[key]
 	t.mu.Unlock()
-	segs := l.segs()
+	segs := l.local.segs()
 	st.LocalLogStartOffset = segs[0].BaseOffset()
 	for i := 0; i+1 < len(segs); i++ {
 		if segs[i+1].BaseOffset()-1 > end {
@@ -695,7 +710,7 @@ func (d *Dir) RemoteSegments(topic string, partition int32) ([]remote.SegmentMet
 	if err != nil || d.tier == nil {
 		return nil, err
 	}
-	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	key := l.remote.key
 	d.tier.mu.Lock()
 	var out []remote.SegmentMetadata
 	for _, m := range d.tier.copies[key] {
@@ -723,11 +738,11 @@ func (t *tierManager) expireCopies(l *Log, c TopicConfig, now time.Time) (int64,
 	}
 	t.expireMu.Lock()
 	defer t.expireMu.Unlock()
-	key := tierKey{topicID: remote.UUID(l.topicID), partition: l.partition}
+	key := l.remote.key
 	copied := t.copiedEnd(key)
 	start := l.LogStartOffset()
 	var total int64
-	for _, s := range l.segs() {
+	for _, s := range l.local.segs() {
 		if s.BaseOffset() >= copied {
 			total += s.Size()
 		}
@@ -766,16 +781,16 @@ func (t *tierManager) expireCopies(l *Log, c TopicConfig, now time.Time) (int64,
 // local segment (Kafka's localLogStartOffset): below it, down to the log
 // start offset, a tiered partition's records are in remote storage. Without
 // tiered storage it is the log start offset's segment's base.
-func (l *Log) LocalLogStartOffset() int64 { return l.segs()[0].BaseOffset() }
+func (l *Log) LocalLogStartOffset() int64 { return l.local.startOffset() }
 
 // HighestTieredOffset returns the last offset of the partition's latest
 // finished copy in remote storage (Kafka's highestOffsetInRemoteStorage,
 // what ListOffsets answers for LATEST_TIERED_TIMESTAMP), -1 if there is
 // none or the partition is not tiered.
 func (l *Log) HighestTieredOffset() int64 {
-	t := l.tiering()
+	t := l.remote.tiering(l.Config())
 	if t == nil {
 		return -1
 	}
-	return t.copiedEnd(tierKey{topicID: remote.UUID(l.topicID), partition: l.partition})
+	return t.copiedEnd(l.remote.key)
 }

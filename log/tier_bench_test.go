@@ -55,9 +55,9 @@ func BenchmarkTierRead(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			end := l.segs()[len(l.segs())-1].BaseOffset() // the sealed segments
+			end := l.local.segs()[len(l.local.segs())-1].BaseOffset() // the sealed segments
 			var size int64
-			for _, s := range l.segs()[:len(l.segs())-1] {
+			for _, s := range l.local.segs()[:len(l.local.segs())-1] {
 				size += s.Size()
 			}
 			if mode != "local" {
@@ -69,7 +69,7 @@ func BenchmarkTierRead(b *testing.B) {
 				for _, m := range copies {
 					size += int64(m.SizeInBytes)
 				}
-				end = l.segs()[0].BaseOffset()
+				end = l.local.segs()[0].BaseOffset()
 			}
 			var rr RecordReader
 			read := func() {

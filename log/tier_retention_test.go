@@ -47,7 +47,7 @@ func TestTierTotalRetentionKeepsWhatIsNotCopied(t *testing.T) {
 				l := partition(t, d, "tiered", 0)
 				fill(t, l, 20)
 				want := records(t, l, 0)
-				segs := len(l.segs())
+				segs := len(l.local.segs())
 				require.Greater(t, segs, 4)
 				if by == "ms" {
 					e.clock.Add(2 * time.Hour)
@@ -57,7 +57,7 @@ func TestTierTotalRetentionKeepsWhatIsNotCopied(t *testing.T) {
 				require.NoError(t, err)
 				require.Zero(t, res.SegmentsDeleted, "nothing is copied: nothing goes")
 				require.Zero(t, l.LogStartOffset())
-				require.Len(t, l.segs(), segs)
+				require.Len(t, l.local.segs(), segs)
 				requireReadable(t, l, want)
 
 				_, err = d.TierNow(context.Background())
@@ -74,7 +74,7 @@ func TestTierTotalRetentionKeepsWhatIsNotCopied(t *testing.T) {
 					// segment but the active one (local retention is the
 					// topic's), which is rolled to be copied: the log starts
 					// at it.
-					segs := l.segs()
+					segs := l.local.segs()
 					require.Len(t, segs, 2)
 					require.Equal(t, segs[0].BaseOffset(), start)
 					require.Zero(t, segs[1].Size())
@@ -88,7 +88,7 @@ func TestTierTotalRetentionKeepsWhatIsNotCopied(t *testing.T) {
 					for _, m := range copies {
 						remoteBytes += int64(m.SizeInBytes)
 					}
-					active := l.segs()[len(l.segs())-1].Size()
+					active := l.local.segs()[len(l.local.segs())-1].Size()
 					require.Less(t, active+remoteBytes, int64(4000+2000))
 					require.Less(t, st.Size, int64(4000+2000))
 				}
@@ -163,26 +163,26 @@ func TestTierLocalRetentionRollsTheActiveSegment(t *testing.T) {
 				l := partition(t, d, "tiered", 0)
 				_, err := l.EnforceRetention()
 				require.NoError(t, err)
-				require.Len(t, l.segs(), 1, "an empty active segment is not rolled")
+				require.Len(t, l.local.segs(), 1, "an empty active segment is not rolled")
 				fill(t, l, 3) // about 1.8 KB, in the active segment
 				want := records(t, l, 0)
 				if tc.pass != nil {
 					_, err = l.EnforceRetention()
 					require.NoError(t, err)
-					require.Len(t, l.segs(), 1, "within local retention: not rolled")
+					require.Len(t, l.local.segs(), 1, "within local retention: not rolled")
 					tc.pass(e, l)
 				}
 
 				res, err := l.EnforceRetention()
 				require.NoError(t, err)
 				require.Zero(t, res.SegmentsDeleted)
-				segs := l.segs()
+				segs := l.local.segs()
 				require.Len(t, segs, 2, "rolled")
 				require.Equal(t, l.LogEndOffset(), segs[1].BaseOffset())
 				require.Zero(t, segs[1].Size())
 				_, err = l.EnforceRetention()
 				require.NoError(t, err)
-				require.Len(t, l.segs(), 2, "the rolled segment stays until copied; the empty one is not rolled")
+				require.Len(t, l.local.segs(), 2, "the rolled segment stays until copied; the empty one is not rolled")
 
 				tiered, err := d.TierNow(context.Background())
 				require.NoError(t, err)
@@ -205,7 +205,7 @@ func TestTierLocalRetentionRollsTheActiveSegment(t *testing.T) {
 		fill(t, l, 3)
 		_, err := l.EnforceRetention()
 		require.NoError(t, err)
-		require.Len(t, l.segs(), 1)
+		require.Len(t, l.local.segs(), 1)
 	})
 	t.Run("not tiered", func(t *testing.T) {
 		e := tieredEnv(t)
@@ -217,7 +217,7 @@ func TestTierLocalRetentionRollsTheActiveSegment(t *testing.T) {
 		e.clock.Add(2 * time.Hour)
 		_, err := l.EnforceRetention()
 		require.NoError(t, err)
-		require.Len(t, l.segs(), 1)
+		require.Len(t, l.local.segs(), 1)
 	})
 }
 

@@ -63,7 +63,7 @@ func requireCopies(t *testing.T, d *Dir, l *Log) {
 	t.Helper()
 	copies, err := d.RemoteSegments(l.Topic(), l.Partition())
 	require.NoError(t, err)
-	segs := l.segs()
+	segs := l.local.segs()
 	require.Len(t, copies, len(segs)-1, "one copy per sealed segment")
 	for i, m := range copies {
 		require.Equal(t, segs[i].BaseOffset(), m.StartOffset)
@@ -144,7 +144,7 @@ func TestTierCopiesSealedSegments(t *testing.T) {
 	l := partition(t, d, "tiered", 0)
 	fill(t, l, 10)
 	fill(t, partition(t, d, "local", 0), 10)
-	sealed := len(l.segs()) - 1
+	sealed := len(l.local.segs()) - 1
 	require.Greater(t, sealed, 2)
 	require.Equal(t, sealed, l.Stats().RemoteCopyLagSegments)
 
@@ -297,7 +297,7 @@ func TestTierStoreFails(t *testing.T) {
 	requireCopies(t, d, l)
 	require.Contains(t, metadataStates(t, d), "update:DELETE_SEGMENT_FINISHED")
 	files := remotetest.Files(e.mem, "/remote")
-	require.Len(t, files, 6*(len(l.segs())-1), "no file of the failed copy is left (six per copy with the manifest)")
+	require.Len(t, files, 6*(len(l.local.segs())-1), "no file of the failed copy is left (six per copy with the manifest)")
 }
 
 // TestTierDeletesCopiesOfWhatIsGone: copies below the log start offset
@@ -432,7 +432,7 @@ func TestTierCrashPoints(t *testing.T) {
 		require.NoError(t, err, "crash point %d", point)
 		requireCopies(t, d, l)
 		files := remotetest.Files(crashed, "/remote")
-		require.Len(t, files, 6*(len(l.segs())-1), "crash point %d: files left in the store: %v", point, files)
+		require.Len(t, files, 6*(len(l.local.segs())-1), "crash point %d: files left in the store: %v", point, files)
 		require.NoError(t, d.Close())
 	}
 	t.Logf("%d crash points", points)
@@ -610,7 +610,7 @@ func TestTierTotalRetention(t *testing.T) {
 	// Kafka's rule: a copy goes while what is left stays at or above the
 	// limit, so the total (the copies and the local segments not copied)
 	// may exceed it by less than a copy.
-	for _, s := range l.segs() {
+	for _, s := range l.local.segs() {
 		if s.BaseOffset() > l.HighestTieredOffset() {
 			remoteBytes += s.Size()
 		}
@@ -706,12 +706,12 @@ func TestTierClockGoesBackwards(t *testing.T) {
 	fill(t, l, 12)
 	_, err := d.TierNow(context.Background())
 	require.NoError(t, err)
-	segs := len(l.segs())
+	segs := len(l.local.segs())
 	e.clock.Add(-48 * time.Hour)
 	res, err := l.EnforceRetention()
 	require.NoError(t, err)
 	require.Zero(t, res.SegmentsDeleted)
-	require.Len(t, l.segs(), segs)
+	require.Len(t, l.local.segs(), segs)
 	require.Zero(t, l.LogStartOffset())
 
 	e.clock.Add(48*time.Hour + 2*time.Hour) // past local retention, within the total
@@ -759,7 +759,7 @@ func TestTierRetentionShrinksDuringACopy(t *testing.T) {
 	l := partition(t, d, "tiered", 0)
 	fill(t, l, 12)
 	want := records(t, l, 0)
-	segs := len(l.segs())
+	segs := len(l.local.segs())
 	passed := make(chan error, 1)
 	go func() {
 		_, err := d.TierNow(ctx)
@@ -773,7 +773,7 @@ func TestTierRetentionShrinksDuringACopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, res.SegmentsDeleted, "nothing is copied yet")
 	require.Zero(t, l.LogStartOffset())
-	require.Len(t, l.segs(), segs)
+	require.Len(t, l.local.segs(), segs)
 	store.release <- struct{}{} // the first copy
 	close(store.release)        // and the others
 	require.NoError(t, <-passed)

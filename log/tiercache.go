@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -59,9 +60,10 @@ type cacheKey struct {
 // copies that callers still hold keep those copies' files until they are
 // released, as they keep a deleted local segment's.
 type remoteCache struct {
-	d     *Dir
-	root  string
-	limit int64
+	fsys   vfs.FS
+	logger *slog.Logger
+	root   string
+	limit  int64
 
 	mu      sync.Mutex // guards the fields below and every entry's pins, out, lastUse
 	entries map[cacheKey]*cacheEntry
@@ -101,17 +103,17 @@ func (e *cacheEntry) appendAbortedTxns(dst []index.AbortedTxn, fetchOffset, uppe
 	return e.txn.AppendAbortedTxns(dst, fetchOffset, upperBound)
 }
 
-func newRemoteCache(d *Dir) (*remoteCache, error) {
-	root := filepath.Join(d.path, remoteIndexCacheDir, remoteCacheDir)
+// newRemoteCache makes the cache in root, a directory of its own, holding
+// at most limit bytes (remote.log.index.file.cache.total.size.bytes).
+func newRemoteCache(fsys vfs.FS, root string, limit int64, logger *slog.Logger) (*remoteCache, error) {
 	// What an earlier process cached is not trusted: fetched again.
-	if err := d.fsys.RemoveAll(root); err != nil {
+	if err := fsys.RemoveAll(root); err != nil {
 		return nil, err
 	}
-	if err := d.fsys.MkdirAll(root); err != nil {
+	if err := fsys.MkdirAll(root); err != nil {
 		return nil, err
 	}
-	return &remoteCache{d: d, root: root, limit: d.cfg.RemoteLogIndexFileCacheTotalSize,
-		entries: map[cacheKey]*cacheEntry{}}, nil
+	return &remoteCache{fsys: fsys, logger: logger, root: root, limit: limit, entries: map[cacheKey]*cacheEntry{}}, nil
 }
 
 // acquire returns the copy's entry of the kind, pinned, fetching it on a
@@ -119,8 +121,34 @@ func newRemoteCache(d *Dir) (*remoteCache, error) {
 // txnIndexOnly, a cached whole copy is returned instead when there is one
 // (its segment has the .txnindex). REQUIRES: for txnIndexOnly,
 // !m.TxnIndexEmpty.
+//
+// ctx bounds the fetch from the store, and the wait for another reader's
+// fetch of the same copy: a done ctx returns its error. A fetch that ended
+// because its reader's ctx did is not the others' failure: a reader
+// waiting for it fetches the copy itself.
 func (c *remoteCache) acquire(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, kind cacheKind,
 	cfg segment.Config) (*cacheEntry, bool, error) {
+	for {
+		e, hit, err := c.acquireOnce(ctx, store, m, kind, cfg)
+		if err != nil && hit && ctx.Err() == nil && isContextError(err) {
+			continue // another reader's fetch, cut short by its ctx
+		}
+		return e, hit, err
+	}
+}
+
+// isContextError reports an error of a context that ended.
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// acquireOnce is acquire once: hit is set when it waited for an entry
+// another reader loads (or loaded), whatever the outcome.
+func (c *remoteCache) acquireOnce(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, kind cacheKind,
+	cfg segment.Config) (*cacheEntry, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -138,10 +166,15 @@ func (c *remoteCache) acquire(ctx context.Context, store remote.StorageManager, 
 		e.lastUse = c.clock
 		e.pins++
 		c.mu.Unlock()
-		<-e.ready
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			c.release(e)
+			return nil, false, ctx.Err()
+		}
 		if e.err != nil {
 			c.release(e)
-			return nil, false, e.err
+			return nil, true, e.err
 		}
 		return e, true, nil
 	}
@@ -171,8 +204,8 @@ func (c *remoteCache) acquire(ctx context.Context, store remote.StorageManager, 
 			delete(c.entries, key)
 		}
 		e.out = true
-		if rerr := c.d.fsys.RemoveAll(e.dir); rerr != nil {
-			c.d.logger.Warn("tiered storage: removing a failed load from the cache failed", "dir", e.dir, "err", rerr)
+		if rerr := c.fsys.RemoveAll(e.dir); rerr != nil {
+			c.logger.Warn("tiered storage: removing a failed load from the cache failed", "dir", e.dir, "err", rerr)
 		}
 	} else if !e.out {
 		c.size += e.size
@@ -206,7 +239,7 @@ func (c *remoteCache) release(e *cacheEntry) {
 // loadCopy fetches the copy's .log and indexes into dir and opens them as
 // a segment.
 func (c *remoteCache) loadCopy(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, cfg segment.Config, dir string) (*segment.Segment, int64, error) {
-	fsys := c.d.fsys
+	fsys := c.fsys
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, 0, err
 	}
@@ -253,7 +286,7 @@ func (c *remoteCache) loadCopy(ctx context.Context, store remote.StorageManager,
 // checks every entry ([index.TxnIndex.Validate]): one entry per ABORT
 // marker of the copy, so at most that many bytes are read.
 func (c *remoteCache) loadTxnIndex(ctx context.Context, store remote.StorageManager, m remote.SegmentMetadata, dir string) (*index.TxnIndex, int64, error) {
-	fsys := c.d.fsys
+	fsys := c.fsys
 	if err := fsys.MkdirAll(dir); err != nil {
 		return nil, 0, err
 	}
@@ -299,7 +332,7 @@ func (c *remoteCache) fetchFile(name string, open func() (io.ReadCloser, error),
 		return 0, err
 	}
 	defer r.Close()
-	f, err := c.d.fsys.Create(name)
+	f, err := c.fsys.Create(name)
 	if err != nil {
 		return 0, err
 	}
@@ -364,7 +397,7 @@ func (c *remoteCache) dropLocked(e *cacheEntry) {
 // freeLocked closes a dropped entry and removes its files (a segment's
 // .log stays while a slice of it is live, and goes at its release).
 func (c *remoteCache) freeLocked(e *cacheEntry) {
-	fsys := c.d.fsys
+	fsys := c.fsys
 	var err error
 	switch {
 	case e.seg != nil:
@@ -377,7 +410,7 @@ func (c *remoteCache) freeLocked(e *cacheEntry) {
 	}
 	e.seg, e.txn = nil, nil
 	if err != nil {
-		c.d.logger.Warn("tiered storage: removing a cached copy failed", "dir", e.dir, "err", err)
+		c.logger.Warn("tiered storage: removing a cached copy failed", "dir", e.dir, "err", err)
 	}
 	left := c.leftDirs[:0]
 	for _, dir := range c.leftDirs {

@@ -497,9 +497,9 @@ func TestTierCachePins(t *testing.T) {
 		return len(tm.cache.entries)
 	}
 
-	a, err := tm.acquire(l, copies[0], wholeCopy)
+	a, err := tm.acquire(context.Background(), l, copies[0], wholeCopy)
 	require.NoError(t, err)
-	b, err := tm.acquire(l, copies[1], wholeCopy)
+	b, err := tm.acquire(context.Background(), l, copies[1], wholeCopy)
 	require.NoError(t, err)
 	tm.cache.release(b)
 	require.Equal(t, 2, cached(), "the pinned copy and the most recent one")
@@ -509,7 +509,7 @@ func TestTierCachePins(t *testing.T) {
 	require.False(t, exists(a.dir), "the evicted copy's files are gone")
 	readable(b, copies[1]) // b was kept, though unpinned: it is still open
 
-	a, err = tm.acquire(l, copies[0], wholeCopy)
+	a, err = tm.acquire(context.Background(), l, copies[0], wholeCopy)
 	require.NoError(t, err)
 	tm.cache.forget(copies[0].ID.ID)
 	readable(a, copies[0])
@@ -517,7 +517,7 @@ func TestTierCachePins(t *testing.T) {
 	tm.cache.release(a)
 	require.False(t, exists(a.dir), "forgotten and released: removed")
 
-	b, err = tm.acquire(l, copies[1], wholeCopy)
+	b, err = tm.acquire(context.Background(), l, copies[1], wholeCopy)
 	require.NoError(t, err)
 	withAborts := -1
 	for i, m := range copies {
@@ -527,7 +527,7 @@ func TestTierCachePins(t *testing.T) {
 		}
 	}
 	require.Positive(t, withAborts, "a copy with aborted transactions")
-	txn, err := tm.acquire(l, copies[withAborts], txnIndexOnly)
+	txn, err := tm.acquire(context.Background(), l, copies[withAborts], txnIndexOnly)
 	require.NoError(t, err)
 	require.Nil(t, txn.seg, "the transaction index alone")
 	_, _, err = txn.appendAbortedTxns(nil, 0, math.MaxInt64)
@@ -537,7 +537,7 @@ func TestTierCachePins(t *testing.T) {
 	require.NoError(t, err, "pinned: open after the close")
 	tm.cache.release(txn)
 	require.False(t, exists(txn.dir))
-	_, err = tm.acquire(l, copies[2], wholeCopy)
+	_, err = tm.acquire(context.Background(), l, copies[2], wholeCopy)
 	require.ErrorIs(t, err, ErrClosed)
 	readable(b, copies[1])
 	tm.cache.release(b)

@@ -208,7 +208,7 @@ func (t *topic) meta() topicMeta {
 
 func (d *Dir) newPartition(t *topic, p int32, cfg TopicConfig) (*Log, error) {
 	l, _, err := loadLog(loadOptions{topic: t.name, partition: p, dir: filepath.Join(d.path, PartitionDirName(t.name, p)),
-		fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: true, topicID: t.id, create: true, onAppend: d.notify, tier: d.tiering,
+		fsys: d.fsys, config: cfg, logger: d.logger, now: d.now, clean: true, topicID: t.id, create: true, onAppend: d.changed.wake, tier: d.tiering,
 		producerIDExpiration: d.cfg.ProducerIDExpiration, overlapBytes: d.cfg.OverlapAppendBytes})
 	if err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicCo
 	}
 	for _, l := range t.partitions {
 		c := cfg
-		l.config.Store(&c)
+		l.local.config.Store(&c)
 	}
 	return nil
 }
@@ -436,11 +436,11 @@ func (d *Dir) DeleteTopic(ctx context.Context, name string) error {
 	var errs []error
 	var renamed []string
 	for _, l := range t.partitions {
-		l.deleted.Store(true)
-		l.wake()
+		l.local.deleted.Store(true)
+		l.notify.wake()
 		errs = append(errs, l.RemoveDeleted(true), l.close())
-		to := filepath.Join(d.path, deletedDirName(l.topic, l.partition, t.id))
-		if err := d.fsys.Rename(l.dir, to); err != nil {
+		to := filepath.Join(d.path, deletedDirName(l.tp.Topic, l.tp.Partition, t.id))
+		if err := d.fsys.Rename(l.local.dir, to); err != nil {
 			errs = append(errs, err)
 			continue
 		}

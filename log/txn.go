@@ -1,14 +1,12 @@
 package log
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"sort"
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/record"
-	"github.com/kafkalite/kafkalite/segment"
 )
 
 // This file holds the partition's side of transactions (Kafka's
@@ -21,13 +19,7 @@ import (
 // LastStableOffset returns the offset below which every transaction is
 // decided: the first offset of the earliest open transaction, or the high
 // watermark if none is open. read_committed readers stop there.
-func (l *Log) LastStableOffset() int64 {
-	hw := l.HighWatermark()
-	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
-		return fu
-	}
-	return hw
-}
+func (l *Log) LastStableOffset() int64 { return l.producers.lastStable(l.HighWatermark()) }
 
 // VerifyTransaction registers that the transaction coordinator added this
 // partition to producerID's transaction at producerEpoch: the producer's
@@ -38,11 +30,11 @@ func (l *Log) LastStableOffset() int64 {
 func (l *Log) VerifyTransaction(_ access.Internal, producerID int64, producerEpoch int16) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.writableLocked(); err != nil {
+	if err := l.local.writableLocked(); err != nil {
 		return err
 	}
-	if err := l.pstate.verify(producerID, producerEpoch); err != nil {
-		return l.perr(err)
+	if err := l.producers.verify(producerID, producerEpoch); err != nil {
+		return l.tp.wrap(err)
 	}
 	return nil
 }
@@ -60,100 +52,38 @@ func (l *Log) VerifyTransaction(_ access.Internal, producerID int64, producerEpo
 func (l *Log) AppendTxnMarker(_ access.Internal, producerID int64, producerEpoch int16, m record.EndTxnMarker) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.writableLocked(); err != nil {
+	if err := l.local.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
 	if m.Type != record.ControlCommit && m.Type != record.ControlAbort {
-		return AppendResult{}, l.perr(fmt.Errorf("%w: marker type %s", ErrInvalidRecord, m.Type))
+		return AppendResult{}, l.tp.wrap(fmt.Errorf("%w: marker type %s", ErrInvalidRecord, m.Type))
 	}
-	if err := l.pstate.checkMarker(producerID, producerEpoch, m.CoordinatorEpoch); err != nil {
-		return AppendResult{}, l.perr(err)
+	if err := l.producers.checkMarker(producerID, producerEpoch, m.CoordinatorEpoch); err != nil {
+		return AppendResult{}, l.tp.wrap(err)
 	}
 	base := l.LogEndOffset()
-	ts := l.now().UnixMilli()
-	var err error
-	l.markerBuf, err = record.AppendEndTxnMarkerBatch(l.markerBuf[:0], base, l.leaderEpoch.Load(), producerID, producerEpoch, ts, m)
+	batch, h, err := l.validator.marker(base, l.LeaderEpoch(), producerID, producerEpoch, m)
 	if err != nil {
-		return AppendResult{}, l.perr(err)
+		return AppendResult{}, l.tp.wrap(err)
 	}
-	h, err := record.ParseHeader(l.markerBuf)
-	if err != nil {
-		return AppendResult{}, l.perr(err)
-	}
-	if err := l.appendLocked(l.markerBuf, &h); err != nil {
+	if err := l.appendLocked(batch, &h, nil); err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{BaseOffset: base, LastOffset: base, LogAppendTime: record.NoTimestamp, LogStartOffset: l.LogStartOffset(), Records: 1}, nil
 }
 
-// parseMarker decodes the single record of an end-transaction marker
-// batch with r.
-func parseMarker(r *record.Reader, batch []byte) (record.EndTxnMarker, error) {
-	if err := r.Reset(batch); err != nil {
-		return record.EndTxnMarker{}, err
-	}
-	if !r.Next() {
-		return record.EndTxnMarker{}, errors.Join(r.Err(), fmt.Errorf("%w: a control batch without a record", ErrInvalidRecord))
-	}
-	rec := r.Record()
-	m, err := record.ParseEndTxnMarker(rec.Key, rec.Value)
-	if err != nil {
-		typ, kerr := record.ParseControlKey(rec.Key)
-		if kerr == nil && typ != record.ControlCommit && typ != record.ControlAbort {
-			return record.EndTxnMarker{Type: typ}, nil
-		}
-	}
-	return m, err
-}
-
 // AbortedTransactions returns the aborted transactions whose data overlaps
 // [fetchOffset, upperBound), from the .txnindex files of the segments from
 // the one holding fetchOffset on ([index.TxnIndex.CollectAbortedTxns];
-// Kafka's LogSegment.collectAbortedTxns): what a broker puts in
-// a read_committed FetchResponse.
-func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
-	return l.AppendAbortedTransactions(nil, fetchOffset, upperBound)
-}
-
-// AppendAbortedTransactions is AbortedTransactions appending to dst, for a
-// caller that reuses its slice from fetch to fetch: it allocates nothing
-// once dst has room. On error it returns dst unchanged.
+// Kafka's LogSegment.collectAbortedTxns), and of the copies in remote
+// storage below the first local segment: what a broker puts in a
+// read_committed FetchResponse, as [Log.Fetch] at [ReadCommitted] returns
+// them for the batches it reads.
 //
 // A segment's .txnindex is checked against the segment's ABORT markers the
 // first time a read uses it, unless this process wrote it (or checked it
 // at load), and rebuilt from the log if an entry is missing: see
 // "Damage below the recovery point" in the package doc.
-func (l *Log) AppendAbortedTransactions(dst []index.AbortedTxn, fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
-	segs := l.segs()
-	out := dst
-	if t := l.tiering(); t != nil && len(segs) > 0 && fetchOffset < segs[0].BaseOffset() {
-		got, done, err := t.appendAbortedTxns(l, out, fetchOffset, upperBound, segs[0].BaseOffset())
-		if err != nil {
-			return dst, l.perr(err)
-		}
-		if done {
-			return got, nil
-		}
-		out = got
-	}
-	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
-	for i = max(i, 0); i < len(segs); i++ {
-		if !segs[i].TxnIndexVerified() {
-			if err := l.verifyTxnIndex(segs[i]); err != nil && !errors.Is(err, segment.ErrClosed) {
-				return dst, l.perr(err)
-			}
-		}
-		got, done, err := segs[i].AppendAbortedTxns(out, fetchOffset, upperBound)
-		if errors.Is(err, segment.ErrClosed) {
-			continue // deleted by retention after the snapshot of the list
-		}
-		if err != nil {
-			return dst, l.perr(err)
-		}
-		out = got
-		if done {
-			break
-		}
-	}
-	return out, nil
+func (l *Log) AbortedTransactions(fetchOffset, upperBound int64) ([]index.AbortedTxn, error) {
+	return l.remote.appendAbortedTxns(context.Background(), l, nil, fetchOffset, upperBound)
 }

@@ -396,8 +396,8 @@ func TestRollSnapshotIsSyncedByTheNextFlush(t *testing.T) {
 		_, err := l.Append(idemBatch(t, 9, 0, int32(i*2), 2, false, fmt.Sprint(i)))
 		require.NoError(t, err)
 	}
-	require.Greater(t, len(l.segs()), 1, "the log rolled")
-	name := filepath.Join("/data", "t-0", snapshot.FileName(l.snapshotOffset))
+	require.Greater(t, len(l.local.segs()), 1, "the log rolled")
+	name := filepath.Join("/data", "t-0", snapshot.FileName(l.producers.snapshotOffset))
 	_, err := e.mem.Stat(name)
 	require.NoError(t, err, "the roll wrote the snapshot")
 	_, err = e.mem.CrashClone().Stat(name)

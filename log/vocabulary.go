@@ -1,6 +1,7 @@
 package log
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/kafkalite/kafkalite/internal/checkpoint"
@@ -72,4 +73,34 @@ func fromCheckpointOffsets(m map[checkpoint.TopicPartition]int64) map[TopicParti
 		out[TopicPartition(tp)] = off
 	}
 	return out
+}
+
+// IsolationLevel is how far a read goes in a partition with transactions
+// (Kafka's isolation.level, and FetchIsolation on the broker's side); its
+// values are Kafka's on the wire. Control batches (transaction markers)
+// are data to neither: readers skip them.
+type IsolationLevel int8
+
+// The isolation levels.
+const (
+	// ReadUncommitted ("read_uncommitted", Kafka's default): every batch
+	// up to the high watermark, including those of open and aborted
+	// transactions.
+	ReadUncommitted IsolationLevel = iota
+	// ReadCommitted ("read_committed"): the batches up to the last stable
+	// offset (the first offset of the earliest open transaction), with
+	// the aborted transactions among them, whose batches a reader drops
+	// ([AbortFilter]).
+	ReadCommitted
+)
+
+// String returns Kafka's spelling: "read_uncommitted" or "read_committed".
+func (l IsolationLevel) String() string {
+	switch l {
+	case ReadUncommitted:
+		return "read_uncommitted"
+	case ReadCommitted:
+		return "read_committed"
+	}
+	return fmt.Sprintf("isolation_level(%d)", int8(l))
 }

@@ -309,32 +309,22 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 	return resp, nil
 }
 
-// fetchPartition reads one partition for a fetch: its response, the
-// record bytes it holds (up to maxBytes, at least one batch when minOne),
-// and the file slice holding them, which the caller releases: the records
-// go out as they lie in the .log, never through memory. A read_committed
-// fetch's slice is cut at the last stable offset (segment.Slice.CutAt),
-// as Kafka's read stops there.
-func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, committed bool, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int, *segment.Slice) {
+// fetchPartition reads one partition for a fetch ([log.Log.Fetch] at the
+// request's isolation level): its response, the record bytes it holds (up
+// to maxBytes, at least one batch when minOne), and the file slice holding
+// them, which the caller releases: the records go out as they lie in the
+// .log, never through memory. A read_committed fetch's slice ends below
+// the last stable offset, as Kafka's read stops there, and comes with its
+// aborted transactions. ctx bounds a read from remote storage.
+func (s *Server) fetchPartition(ctx context.Context, name string, p kmsg.FetchRequestTopicPartition, iso log.IsolationLevel, maxBytes int, minOne bool) (kmsg.FetchResponseTopicPartition, int, *segment.Slice) {
 	rp := newFetchPartition(p.Partition)
 	l, err := s.dir.Partition(name, p.Partition)
 	if err != nil {
 		rp.ErrorCode = codeOf(err)
 		return rp, 0, nil
 	}
-	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = l.HighWatermark(), l.LastStableOffset(), l.LogStartOffset()
-	upper := rp.HighWatermark
-	if committed {
-		upper = rp.LastStableOffset
-	}
-	if p.FetchOffset < rp.LogStartOffset || p.FetchOffset > l.LogEndOffset() {
-		rp.ErrorCode = errOffsetOutOfRange
-		return rp, 0, nil
-	}
-	if p.FetchOffset >= upper || maxBytes <= 0 {
-		return rp, 0, nil
-	}
-	res, err := l.Read(p.FetchOffset, maxBytes, minOne)
+	res, err := l.Fetch(ctx, log.FetchParams{Offset: p.FetchOffset, MaxBytes: maxBytes, MinOneBatch: minOne, Isolation: iso})
+	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
 	if err != nil {
 		rp.ErrorCode = codeOf(err)
 		return rp, 0, nil
@@ -343,42 +333,15 @@ func (s *Server) fetchPartition(name string, p kmsg.FetchRequestTopicPartition, 
 	if sl == nil {
 		return rp, 0, nil
 	}
-	if sl.LastOffset >= upper {
-		// The batches below the bound, whole (a log's reads end at its
-		// high watermark, so only read_committed cuts).
-		if err := sl.CutAt(upper); err != nil {
-			res.Release()
-			rp.ErrorCode = codeOf(err)
-			return rp, 0, nil
+	if iso == log.ReadCommitted {
+		rp.AbortedTransactions = make([]kmsg.FetchResponseTopicPartitionAbortedTransaction, 0, len(res.AbortedTransactions))
+		for _, t := range res.AbortedTransactions {
+			at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+			at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
+			rp.AbortedTransactions = append(rp.AbortedTransactions, at)
 		}
-		if sl.Size == 0 {
-			res.Release()
-			return rp, 0, nil
-		}
-	}
-	if committed && !s.abortedTxns(l, &rp, p.FetchOffset, sl.LastOffset) {
-		res.Release()
-		return rp, 0, nil
 	}
 	return rp, int(sl.Size), sl
-}
-
-// abortedTxns sets the aborted transactions of a read_committed fetch
-// returning the offsets from fetchOffset to lastOffset; false (with the
-// error's code set) if they could not be read.
-func (s *Server) abortedTxns(l *log.Log, rp *kmsg.FetchResponseTopicPartition, fetchOffset, lastOffset int64) bool {
-	txns, err := l.AbortedTransactions(fetchOffset, lastOffset+1)
-	if err != nil {
-		rp.ErrorCode, rp.RecordBatches = codeOf(err), []byte{}
-		return false
-	}
-	rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
-	for _, t := range txns {
-		at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
-		at.ProducerID, at.FirstOffset = t.ProducerID, t.FirstOffset
-		rp.AbortedTransactions = append(rp.AbortedTransactions, at)
-	}
-	return true
 }
 
 // newFetchPartition is a partition's fetch response with no records yet:
@@ -395,7 +358,7 @@ func newFetchPartition(p int32) kmsg.FetchResponseTopicPartition {
 // partitions, the file slices of the records sent as they lie (nil where
 // the records are in the response), which the caller releases.
 func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, [][]*segment.Slice, error) {
-	committed := req.IsolationLevel == 1
+	iso := log.IsolationLevel(req.IsolationLevel) // Kafka's values
 	limit := int(s.cfg.FetchMaxBytes)
 	if req.MaxBytes > 0 {
 		limit = min(limit, int(req.MaxBytes))
@@ -433,7 +396,7 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 				if p.PartitionMaxBytes >= 0 {
 					partMax = min(partMax, int(p.PartitionMaxBytes))
 				}
-				rp, n, sl := s.fetchPartition(names[i], p, committed, partMax, total == 0)
+				rp, n, sl := s.fetchPartition(ctx, names[i], p, iso, partMax, total == 0)
 				total += n
 				failed = failed || rp.ErrorCode != errNone
 				slices[i][j] = sl

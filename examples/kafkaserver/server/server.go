@@ -2,8 +2,8 @@
 // so that unmodified Kafka clients (franz-go, librdkafka, the Java client,
 // sarama, kafka-python, kafkajs) produce to it, fetch from it, join
 // consumer groups and run transactions. It is built on kafkalite's public
-// raw API: log.Log.Append and Sync for Produce, log.Log.Read file slices
-// for Fetch, OffsetForTimestamp for ListOffsets, EndOffsetForEpoch for
+// raw API: log.Log.Append and Sync for Produce, log.Log.Fetch file slices
+// (with the aborted transactions of read_committed) for Fetch, OffsetForTimestamp for ListOffsets, EndOffsetForEpoch for
 // OffsetForLeaderEpoch, the log.Dir's topic administration for the admin
 // APIs; and on the directory's group and transaction coordinators
 // (kafkalite's log/coordinator, which only packages of this

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -23,14 +24,18 @@ import (
 var tieredTopic = map[string]string{"remote.storage.enable": "true", "segment.bytes": "2000", "local.retention.bytes": "0"}
 
 // openTiered opens a directory with tiered storage, both on one memory
-// filesystem; tiering passes run only when the test calls TierNow.
-func openTiered(t *testing.T) *log.Dir {
+// filesystem; tiering passes run only when the test calls TierNow. wrap,
+// if not nil, wraps the store.
+func openTiered(t *testing.T, wrap func(remote.StorageManager) remote.StorageManager) *log.Dir {
 	t.Helper()
 	mem := vfs.NewMem()
 	cfg := log.DefaultConfig()
 	cfg.FS = mem
 	cfg.RemoteLogStorageSystemEnable = true
 	cfg.RemoteStorage = remote.NewFileStore(mem, "/remote")
+	if wrap != nil {
+		cfg.RemoteStorage = wrap(cfg.RemoteStorage)
+	}
 	cfg.RemoteLogManagerTaskInterval = time.Hour
 	d, err := log.Open(context.Background(), "/kafkalite", cfg)
 	require.NoError(t, err)
@@ -80,28 +85,9 @@ func listOffset(t *testing.T, cl *kgo.Client, topic string, ts int64) kmsg.ListO
 // offset 0, the remote records first, through Fetch.
 func TestTieredStorage(t *testing.T) {
 	ctx := context.Background()
-	d := openTiered(t)
-	_, err := d.CreateTopic(ctx, "tiered", 1, tieredTopic)
-	require.NoError(t, err)
-	l, err := d.Partition("tiered", 0)
-	require.NoError(t, err)
+	d := openTiered(t, nil)
 	const batches, perBatch = 12, 5
-	for b := range batches {
-		recs := make([]record.Record, perBatch)
-		for i := range recs {
-			recs[i] = record.Record{OffsetDelta: int32(i), Timestamp: time.Now().UnixMilli(),
-				Value: fmt.Appendf(nil, "record %d %0100d", b*perBatch+i, 0)}
-		}
-		batch, err := record.AppendBatch(nil, record.BatchHeader{Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
-			PartitionLeaderEpoch: -1}, record.DefaultLevel, recs)
-		require.NoError(t, err)
-		_, err = l.Append(batch)
-		require.NoError(t, err)
-	}
-	_, err = d.TierNow(ctx)
-	require.NoError(t, err)
-	_, err = l.EnforceRetention()
-	require.NoError(t, err)
+	l := tieredPartition(t, d, batches, perBatch)
 	local := l.LocalLogStartOffset()
 	require.Positive(t, local, "the oldest segments are only in remote storage")
 	require.Equal(t, local-1, l.HighestTieredOffset())
@@ -134,6 +120,35 @@ func TestTieredStorage(t *testing.T) {
 	}
 	require.Equal(t, fmt.Sprintf("record 0 %0100d", 0), values[0])
 	require.Equal(t, fmt.Sprintf("record %d %0100d", batches*perBatch-1, 0), values[len(values)-1])
+}
+
+// tieredPartition creates the topic "tiered" of one partition on d,
+// appends batches of perBatch records "record <i> <100 zeros>", copies
+// its sealed segments to the store and deletes them locally.
+func tieredPartition(t *testing.T, d *log.Dir, batches, perBatch int) *log.Log {
+	t.Helper()
+	ctx := context.Background()
+	_, err := d.CreateTopic(ctx, "tiered", 1, tieredTopic)
+	require.NoError(t, err)
+	l, err := d.Partition("tiered", 0)
+	require.NoError(t, err)
+	for b := range batches {
+		recs := make([]record.Record, perBatch)
+		for i := range recs {
+			recs[i] = record.Record{OffsetDelta: int32(i), Timestamp: time.Now().UnixMilli(),
+				Value: fmt.Appendf(nil, "record %d %0100d", b*perBatch+i, 0)}
+		}
+		batch, err := record.AppendBatch(nil, record.BatchHeader{Magic: 2, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1,
+			PartitionLeaderEpoch: -1}, record.DefaultLevel, recs)
+		require.NoError(t, err)
+		_, err = l.Append(batch)
+		require.NoError(t, err)
+	}
+	_, err = d.TierNow(ctx)
+	require.NoError(t, err)
+	_, err = l.EnforceRetention()
+	require.NoError(t, err)
+	return l
 }
 
 // firstMarker returns the offset and timestamp of l's first control batch
@@ -172,7 +187,7 @@ func TestTieredTransactions(t *testing.T) {
 	for _, topic := range []string{"tiered", "plain"} {
 		t.Run(topic, func(t *testing.T) {
 			ctx := context.Background()
-			d := openTiered(t)
+			d := openTiered(t, nil)
 			props := map[string]string{"segment.bytes": "2000"}
 			if topic == "tiered" {
 				props = tieredTopic
@@ -240,4 +255,52 @@ func TestTieredTransactions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldStore holds the .log fetches of a remote store until their context
+// ends, telling held when one begins and ended with the error it returns.
+type heldStore struct {
+	remote.StorageManager
+	held, ended chan error
+}
+
+func (s *heldStore) FetchLogSegment(ctx context.Context, m remote.SegmentMetadata, start, end int64) (io.ReadCloser, error) {
+	s.held <- nil
+	<-ctx.Done()
+	s.ended <- ctx.Err()
+	return nil, ctx.Err()
+}
+
+// TestCloseEndsARemoteFetch: a Fetch that reads a copy from remote storage
+// runs under its connection's context, which the server's Close ends: the
+// store's fetch is cancelled and Close returns, where it waited for the
+// store before (the read ran under context.Background()).
+func TestCloseEndsARemoteFetch(t *testing.T) {
+	ctx := context.Background()
+	var store *heldStore
+	d := openTiered(t, func(s remote.StorageManager) remote.StorageManager {
+		store = &heldStore{StorageManager: s, held: make(chan error, 1), ended: make(chan error, 1)}
+		return store
+	})
+	defer d.Close()
+	l := tieredPartition(t, d, 12, 5)
+	require.Positive(t, l.LocalLogStartOffset(), "the first records are only in the store")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := server.New(d, server.DefaultConfig())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(ln.Addr().String()), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
+		"tiered": {0: kgo.NewOffset().AtStart()}}))
+	require.NoError(t, err)
+	defer cl.Close()
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go cl.PollFetches(pctx)
+	<-store.held
+	require.NoError(t, srv.Close())
+	require.ErrorIs(t, <-store.ended, context.Canceled)
+	require.ErrorIs(t, <-served, server.ErrServerClosed)
 }
