@@ -163,12 +163,12 @@ func (l *Log) overlapsLocked(batch []byte) (record.BatchHeader, bool) {
 
 // errRewrite is what the overlapped append's check returns when the
 // validation rewrote the batch or found a duplicate: nothing is appended
-// by segment.Segment.AppendOverlapped, and the append goes on without it.
+// by segment.LogHooks.AppendOverlapped, and the append goes on without it.
 var errRewrite = errors.New("not appended as it came")
 
 // appendOverlappedLocked is appendAsLeader for a batch overlapsLocked
 // accepted: the active segment writes it while it is validated
-// (segment.Segment.AppendOverlapped). The batch is validated once; one
+// (segment.LogHooks.AppendOverlapped). The batch is validated once; one
 // the validation rewrites (its max timestamp, its inner offsets) is then
 // appended the usual way, as is nothing of a duplicate.
 func (l *Log) appendOverlappedLocked(batch []byte, h0 record.BatchHeader, origin appendOrigin) (AppendResult, error) {
@@ -190,7 +190,7 @@ func (l *Log) appendOverlappedLocked(batch []byte, h0 record.BatchHeader, origin
 		dup  bool
 		verr error
 	)
-	err := seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
+	err := segHooks.AppendOverlapped(seg, batch, func() (record.BatchHeader, error) {
 		h, out, verr = l.validateLocked(batch)
 		if verr == nil {
 			res, dup, verr = l.checkProducerLocked(&h, origin)
@@ -483,7 +483,7 @@ func (l *Log) writeLocked(seg *segment.Segment, batch []byte, h *record.BatchHea
 // the leader epoch, flush.messages, and waking readers.
 func (l *Log) appendedLocked(seg *segment.Segment, batch []byte, h *record.BatchHeader) error {
 	// Readers see the segment up to its published size (segment
-	// Config.PublishedReads), and the batch is published only after the
+	// LogHooks.ReadableSize), and the batch is published only after the
 	// log end offset: a reader never holds a batch beyond the log end
 	// offset it can see next (which would make its next position out of
 	// range).
@@ -492,7 +492,7 @@ func (l *Log) appendedLocked(seg *segment.Segment, batch []byte, h *record.Batch
 	}
 	l.rememberAppendedMarksLocked(seg, batch, h)
 	l.logEndOffset.Store(h.NextOffset())
-	seg.Publish()
+	segHooks.Publish(seg)
 	if h.PartitionLeaderEpoch >= 0 {
 		// A new epoch is written at once, as Kafka's LeaderEpochFileCache
 		// does (see the internal/checkpoint package doc); a failure to
@@ -564,7 +564,7 @@ func (l *Log) rollLocked(base int64) error {
 	if err := l.snapshotLocked(false); err != nil {
 		l.logger.Warn("writing the producer snapshot failed", "partition", l.tp(), "err", err)
 	}
-	segs[len(segs)-1].SetNextBaseOffset(base)
+	segHooks.SetNextBaseOffset(segs[len(segs)-1], base)
 	next := make([]*segment.Segment, len(segs), len(segs)+1)
 	copy(next, segs)
 	l.setSegments(append(next, s))

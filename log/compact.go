@@ -599,8 +599,8 @@ func (l *Log) replaceCleaned(old []*segment.Segment, base int64, gen uint64) err
 		}
 		return l.failLocked("opening the cleaned segment failed", "opening the cleaned segment: ", err)
 	}
-	ns.SetNextBaseOffset(segs[i+len(old)].BaseOffset())
-	ns.MarkTxnIndexVerified() // written by the cleaner from the checked entries
+	segHooks.SetNextBaseOffset(ns, segs[i+len(old)].BaseOffset())
+	segHooks.MarkTxnIndexVerified(ns) // written by the cleaner from the checked entries
 	next := make([]*segment.Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), ns), segs[i+len(old):]...)
 	l.setSegments(next)

@@ -169,7 +169,6 @@ func (l *Log) segmentConfig() segment.Config {
 		Now:                l.now,
 		OnIndexRebuild:     l.onIndexRebuild,
 		OnLogDamage:        l.onLogDamage,
-		PublishedReads:     true, // a batch is readable once the log end offset covers it
 	}
 }
 
@@ -386,7 +385,7 @@ func (l *Log) openSegments(bases []int64, o loadOptions, st *recoveryStats, reco
 			return nil, closeAll(segs, err)
 		}
 		if !active {
-			s.SetNextBaseOffset(bases[i+1])
+			segHooks.SetNextBaseOffset(s, bases[i+1])
 		}
 		needRecovery := recoverFrom >= 0 && base >= recoverFrom
 		if err != nil {
@@ -400,7 +399,7 @@ func (l *Log) openSegments(bases []int64, o loadOptions, st *recoveryStats, reco
 		if needRecovery {
 			st.recovered++
 			st.bytesScanned += s.Size()
-			txn := s.HasTxnIndex()
+			txn := segHooks.HasTxnIndex(s)
 			res, err := s.Recover(segment.RecoverOptions{OnBatch: func(_ int64, h *record.BatchHeader) error {
 				txn = txn || (h.Attributes.IsControl() && h.Attributes.IsTransactional())
 				return nil

@@ -63,7 +63,7 @@ func (l *Log) updateProducerStateLocked(seg *segment.Segment, batch []byte, h *r
 	// also find the entry, or it would deliver the aborted records.
 	defer l.firstUnstable.Store(fu)
 	if replay {
-		have, _, err := seg.CollectAbortedTxns(t.LastOffset, t.LastOffset+1)
+		have, _, err := seg.AppendAbortedTxns(nil, t.LastOffset, t.LastOffset+1)
 		if err != nil {
 			return err
 		}

@@ -81,7 +81,7 @@ func (l *Log) readOnce(offset int64, maxBytes int, minOneBatch bool) (FetchResul
 		// The high watermark bounds what readers see; it is the log end
 		// offset here, so the bound is the segment's published size: an
 		// append publishes its batch only after the log end offset.
-		sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
+		sl, err := s.Read(offset, maxBytes, segHooks.ReadableSize(s), minOneBatch)
 		if errors.Is(err, segment.ErrClosed) {
 			if l.segments.Load() != list && l.checkOpen() == nil && offset >= l.LogStartOffset() {
 				return res, true, nil // replaced by the cleaner (or truncated): read the new list
@@ -463,7 +463,7 @@ func (pr *pointReader) jump(sl *segment.Slice, h *record.BatchHeader, offset int
 		return nil
 	}
 	want := int(min(k/int64(step), int64(h.LastOffsetDelta)/int64(step)))
-	m := sl.Marks()
+	m := segHooks.Marks(sl)
 	if m == nil || m.Step != step {
 		m = &segment.BatchMarks{Step: step, Pos: []int32{0}, N: []int32{0}}
 	}
@@ -474,7 +474,7 @@ func (pr *pointReader) jump(sl *segment.Slice, h *record.BatchHeader, offset int
 	if err != nil {
 		return err
 	}
-	sl.RememberMarks(grown)
+	segHooks.RememberSliceMarks(sl, grown)
 	return nil
 }
 
@@ -514,7 +514,7 @@ func (l *Log) rememberAppendedMarksLocked(seg *segment.Segment, batch []byte, h 
 	m, err := extendMarks(r, h, &segment.BatchMarks{Step: step, Pos: []int32{0}, N: []int32{0}}, int(h.LastOffsetDelta/step))
 	_ = r.Reset(noBatch)
 	if err == nil {
-		seg.RememberMarks(seg.Size()-int64(len(batch)), m)
+		segHooks.RememberMarks(seg, seg.Size()-int64(len(batch)), m)
 	}
 }
 

@@ -37,7 +37,7 @@ func (l *Log) onLogDamage(err error) {
 // refuse is stepped over without calling fn: a batch whose offsets cannot
 // be true or whose bytes do not parse as a batch (offset by offset until a
 // read answers again), and the part of a damaged segment past its last
-// readable batch (segment.Segment.Damage). It stops at fn's first error
+// readable batch (segment.LogHooks.Damage). It stops at fn's first error
 // or a read's other errors.
 func eachBatch(segs []*segment.Segment, from int64, last int, fn func(i int, batch []byte, h *record.BatchHeader) error) error {
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > from }) - 1
@@ -53,7 +53,7 @@ func eachBatch(segs []*segment.Segment, from int64, last int, fn func(i int, bat
 		}
 		for pos := max(from, s.BaseOffset()); pos < end; {
 			sl, err := s.Read(pos, 1<<20, s.Size(), true)
-			if d := s.Damage(); err != nil && err == d {
+			if d := segHooks.Damage(s); err != nil && err == d {
 				break // nothing readable in this segment from here
 			}
 			if errors.Is(err, record.ErrCorrupt) {
@@ -178,12 +178,12 @@ func (l *Log) rebuildTxnIndexLocked(segs []*segment.Segment, k int, cause error)
 	if err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
-	have, err := s.TxnIndexEntries()
+	have, err := segHooks.TxnIndexEntries(s)
 	if err == nil {
-		err = s.CheckTxnIndex(l.segmentEnd(segs, k))
+		err = segHooks.CheckTxnIndex(s, l.segmentEnd(segs, k))
 	}
 	if err == nil && slices.Equal(have, want) {
-		s.MarkTxnIndexVerified()
+		segHooks.MarkTxnIndexVerified(s)
 		return nil
 	}
 	switch {
@@ -192,7 +192,7 @@ func (l *Log) rebuildTxnIndexLocked(segs []*segment.Segment, k int, cause error)
 	case cause == nil:
 		cause = fmt.Errorf("%w: %d entries, the ABORT markers give %d", index.ErrCorruptIndex, len(have), len(want))
 	}
-	if err := s.ReplaceTxnIndex(want); err != nil {
+	if err := segHooks.ReplaceTxnIndex(s, want); err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
 	l.dirDirty = true
@@ -212,7 +212,7 @@ func (l *Log) segmentEnd(segs []*segment.Segment, k int) int64 {
 }
 
 // repairTxnIndexesLocked runs at load, before the producer state is
-// replayed: every .txnindex is checked (segment.Segment.CheckTxnIndex), and
+// replayed: every .txnindex is checked (segment.LogHooks.CheckTxnIndex), and
 // rebuilt from the log if it fails; the segments recovery rescanned that
 // hold transactional markers or a .txnindex are compared with what the log
 // gives (Kafka's recovery rebuilds the .txnindex of every segment it
@@ -221,7 +221,7 @@ func (l *Log) segmentEnd(segs []*segment.Segment, k int) int64 {
 func (l *Log) repairTxnIndexesLocked(recovered map[*segment.Segment]bool) error {
 	segs := l.segs()
 	for k, s := range segs {
-		cause := s.CheckTxnIndex(l.segmentEnd(segs, k))
+		cause := segHooks.CheckTxnIndex(s, l.segmentEnd(segs, k))
 		if cause == nil && !recovered[s] {
 			continue
 		}
@@ -243,10 +243,10 @@ func (l *Log) repairTxnIndexesLocked(recovered map[*segment.Segment]bool) error 
 func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 	l.txnRepairMu.Lock()
 	defer l.txnRepairMu.Unlock()
-	if s.TxnIndexVerified() {
+	if segHooks.TxnIndexVerified(s) {
 		return nil
 	}
-	markers, pos, err := s.AppendAbortMarkers(nil, 0)
+	markers, pos, err := segHooks.AppendAbortMarkers(s, nil, 0)
 	if err != nil {
 		return err
 	}
@@ -257,12 +257,12 @@ func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 	if k < 0 {
 		return nil // retention or the cleaner removed it meanwhile
 	}
-	if markers, _, err = s.AppendAbortMarkers(markers, pos); err != nil {
+	if markers, _, err = segHooks.AppendAbortMarkers(s, markers, pos); err != nil {
 		return err
 	}
-	entries, err := s.TxnIndexEntries()
+	entries, err := segHooks.TxnIndexEntries(s)
 	if err == nil {
-		err = s.CheckTxnIndex(l.segmentEnd(segs, k))
+		err = segHooks.CheckTxnIndex(s, l.segmentEnd(segs, k))
 	}
 	if err == nil {
 		for _, m := range markers {
@@ -273,7 +273,7 @@ func (l *Log) verifyTxnIndex(s *segment.Segment) error {
 		}
 	}
 	if err == nil {
-		s.MarkTxnIndexVerified()
+		segHooks.MarkTxnIndexVerified(s)
 		return nil
 	}
 	if !errors.Is(err, index.ErrCorruptIndex) {

@@ -59,7 +59,7 @@ func (l *Log) Stats() PartitionStats {
 		DurableOffset: l.DurableOffset(), RecoveryPoint: l.RecoveryPoint(), LastFlush: time.UnixMilli(l.lastFlush.Load()), OverlappedAppends: l.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
-		if s.Damage() != nil {
+		if segHooks.Damage(s) != nil {
 			st.DamagedSegments++
 		}
 	}

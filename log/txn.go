@@ -138,7 +138,7 @@ func (l *Log) AppendAbortedTransactions(dst []index.AbortedTxn, fetchOffset, upp
 	}
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
-		if !segs[i].TxnIndexVerified() {
+		if !segHooks.TxnIndexVerified(segs[i]) {
 			if err := l.verifyTxnIndex(segs[i]); err != nil && !errors.Is(err, segment.ErrClosed) {
 				return dst, l.perr(err)
 			}

@@ -39,7 +39,7 @@ func (s *Segment) checkOffsets(h *record.BatchHeader, prev, bound int64) error {
 }
 
 // offsetBound returns the offset every batch of the segment ends below:
-// the next segment's base offset ([Segment.SetNextBaseOffset]) and, once
+// the next segment's base offset ([LogHooks.SetNextBaseOffset]) and, once
 // known, the segment's next offset, whichever is lower; math.MaxInt64
 // when neither is known. A reader loads it after the segment's size, so
 // that every batch below that size ends below it (Append stores the next
@@ -56,12 +56,8 @@ func (s *Segment) offsetBound() int64 {
 	return bound
 }
 
-// SetNextBaseOffset tells a sealed segment the base offset of the segment
-// after it: every batch of this one must end below it, and one that does
-// not is corruption ([ErrCorruptLog]) for reads, the recovery scan and the
-// index rebuild. The log sets it when it loads its segments and when it
-// rolls; a segment made active again (TruncateTo, Recover) forgets it.
-func (s *Segment) SetNextBaseOffset(offset int64) {
+// SetNextBaseOffset implements [LogHooks.SetNextBaseOffset].
+func (logHooks) SetNextBaseOffset(s *Segment, offset int64) {
 	if offset > s.base {
 		s.limit.Store(offset)
 	}

@@ -23,16 +23,15 @@
 //
 //   - Append: the batch is in the .log through the OS page cache (or the
 //     memory FS) and readable; index entries likewise. Nothing is durable.
-//   - AppendOverlapped: as Append when it returns nil; the batch without
+//   - [LogHooks.AppendOverlapped]: as Append when it returns nil; the batch without
 //     its first 12 bytes (base offset, length) is written past the
 //     segment's size while the caller's check runs, so a crash before the
 //     12 bytes follow leaves a zero batch length in front of it, which
 //     recovery cuts off. A refused batch is taken back (the file ends at
 //     the size again, or holds zeros past it when preallocated).
-//   - Publish: [Segment.ReadableSize], the bound a log gives its readers,
-//     covers what was appended so far. With [Config.PublishedReads] it
-//     starts at the size the segment was opened with; without, a segment
-//     never published is readable up to its size.
+//   - Publish: [LogHooks.ReadableSize], the bound a log gives its readers,
+//     covers what was appended so far. It starts at the size the segment
+//     was created or opened with.
 //   - Flush: the .log, then the indexes, are fsynced.
 //   - Seal and Close: the indexes are trimmed to their entries (the last
 //     time-index slot takes the segment's max timestamp); not fsynced.
@@ -114,7 +113,7 @@
 //     rebuild scan) serves a batch only if its offsets can be true: it
 //     starts above the batch before it, fits the relative offsets of the
 //     indexes, ends below the next segment's base offset
-//     ([Segment.SetNextBaseOffset]) and the segment's next offset, and the
+//     ([LogHooks.SetNextBaseOffset]) and the segment's next offset, and the
 //     batch after it starts above its last offset (when that one does not
 //     but the one after it does, the one in between is the odd one). A
 //     batch that fails is stepped over: a read of an offset it may hold (up
@@ -139,7 +138,7 @@
 //   - The .log. Bytes that do not parse as a batch header where a batch
 //     must start (a .log cut short, overwritten, zeroed) end the readable
 //     part of a sealed segment where the tail scan or a rebuild meets them:
-//     [Segment.Damage] returns the error reads past there return
+//     [LogHooks.Damage] returns the error reads past there return
 //     ([ErrCorruptLog], naming the file and the position where the
 //     readable part ends), [Segment.Size] becomes that position, and the
 //     log hears of it (Config.OnLogDamage). A read that meets such bytes
@@ -155,8 +154,8 @@
 //   - CRCs. [Slice.VerifyCRC] checks a slice's batches for readers that
 //     decode them, remembering what it verified, and the batches this
 //     process appended, until the .log is cut.
-//   - The .txnindex. [Segment.CheckTxnIndex] checks it
-//     ([index.TxnIndex.Validate]), [Segment.AppendAbortMarkers] lists the
-//     ABORT markers to check it against, and [Segment.ReplaceTxnIndex]
+//   - The .txnindex. [LogHooks.CheckTxnIndex] checks it
+//     ([index.TxnIndex.Validate]), [LogHooks.AppendAbortMarkers] lists the
+//     ABORT markers to check it against, and [LogHooks.ReplaceTxnIndex]
 //     installs the entries the log rebuilt from them, crash-safely.
 package segment

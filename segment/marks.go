@@ -7,21 +7,15 @@ import "sync/atomic"
 // walking from the first: Pos[j] is the position in the batch's records
 // section, and N[j] the index in the batch, of the first record whose
 // offset delta is at least j*Step. The log's point reads make them; the
-// segment only keeps them (see [Slice.Marks]).
+// segment only keeps them (see [LogHooks.Marks]).
 type BatchMarks struct {
 	Step int32
 	Pos  []int32
 	N    []int32
 }
 
-// Marks returns the marks remembered for the slice's first batch, or nil.
-// Like the CRC table (see [Slice.VerifyCRC]) the segment forgets them when
-// the .log is cut, and keeps one batch's marks per slot of a table sized
-// by the .log (one slot per 8 KiB, 256 to 16,384 slots); a collision
-// replaces the older marks. The active segment keeps the marks its
-// appender gives ([Segment.RememberMarks]); a sealed one keeps its table
-// only if point reads used it.
-func (sl *Slice) Marks() *BatchMarks {
+// Marks implements [LogHooks.Marks].
+func (logHooks) Marks(sl *Slice) *BatchMarks {
 	if sl.released {
 		return nil
 	}
@@ -36,21 +30,16 @@ func (sl *Slice) Marks() *BatchMarks {
 	return e.marks
 }
 
-// RememberMarks keeps m for the slice's first batch. m must not change
-// afterwards; a later call with more marks replaces it.
-func (sl *Slice) RememberMarks(m *BatchMarks) {
+// RememberSliceMarks implements [LogHooks.RememberSliceMarks].
+func (h logHooks) RememberSliceMarks(sl *Slice, m *BatchMarks) {
 	if sl.released {
 		return
 	}
-	sl.seg.RememberMarks(sl.Position, m)
+	h.RememberMarks(sl.seg, sl.Position, m)
 }
 
-// RememberMarks keeps m for the batch at position pos of the .log, as
-// [Slice.RememberMarks] does for a slice's first batch: a log gives the
-// marks of a large batch as it appends it, so that the first point read
-// into it jumps at once. m must describe that batch and not change
-// afterwards.
-func (s *Segment) RememberMarks(pos int64, m *BatchMarks) {
+// RememberMarks implements [LogHooks.RememberMarks].
+func (logHooks) RememberMarks(s *Segment, pos int64, m *BatchMarks) {
 	if m == nil {
 		return
 	}

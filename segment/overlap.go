@@ -13,29 +13,8 @@ import (
 // last: the base offset and the batch length.
 const overlapHeaderLen = 12
 
-// AppendOverlapped is [Segment.Append] for a batch that the caller has yet
-// to validate. While check runs on the caller's goroutine, the batch's
-// bytes after its first 12 (base offset and batch length) are written past
-// the end of the .log, on a goroutine that lives for this call; on a large
-// batch the write and the validation take about as long each, so the
-// append takes about as long as the longer of the two. When check returns
-// the batch's header, the first 12 bytes are written and the batch is
-// appended as Append appends it. When check returns an error, nothing is
-// appended, the bytes written are taken back, and AppendOverlapped returns
-// check's error as it is; any other error is the segment's own, as from
-// Append.
-//
-// check may change the batch's first 12 bytes and nothing else, and must
-// not call the segment's writer methods. Where the write has not started
-// when check returns (one P, or every P busy), the caller writes the bytes
-// itself; where check fails first, they are never written.
-//
-// A crash before the header is written leaves a zero batch length in
-// front of the bytes (the region past a segment's size is always zero or
-// absent: the file ends there, or is preallocated, and failed or taken
-// back writes are cut off): recovery truncates there, so a batch that was
-// never validated is never recovered as data.
-func (s *Segment) AppendOverlapped(batch []byte, check func() (record.BatchHeader, error)) error {
+// AppendOverlapped implements [LogHooks.AppendOverlapped].
+func (logHooks) AppendOverlapped(s *Segment, batch []byte, check func() (record.BatchHeader, error)) error {
 	if s.failed != nil {
 		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}

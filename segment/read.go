@@ -193,7 +193,7 @@ func (s *Segment) acquire() error {
 // next read to report.
 //
 // A sealed segment whose readable part ends before its file does
-// ([Segment.Damage]) answers a read past that end with the damage error.
+// ([LogHooks.Damage]) answers a read past that end with the damage error.
 // One whose index entry names another offset than the batch at its
 // position (an index damaged in a way its checks on open missed) rebuilds
 // its indexes and reads again.
@@ -609,15 +609,12 @@ func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
 	return s.txnIndex.Append(t)
 }
 
-// CollectAbortedTxns returns the aborted transactions of this segment's
-// .txnindex that overlap [fetchOffset, upperBoundOffset) and whether the
-// search can stop here, by the rule of [index.TxnIndex.CollectAbortedTxns].
-func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
-	return s.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
-}
-
-// AppendAbortedTxns is CollectAbortedTxns appending to dst (returned
-// unchanged on error or without a .txnindex).
+// AppendAbortedTxns appends to dst the aborted transactions of the
+// segment's .txnindex that overlap [fetchOffset, upperBoundOffset) and
+// reports whether the search can stop here, by the rule of
+// [index.TxnIndex.CollectAbortedTxns] (Kafka's
+// LogSegment.collectAbortedTxns). It returns dst unchanged on error or
+// without a .txnindex.
 func (s *Segment) AppendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
 	s.mu.Lock()
 	txn := s.txnIndex

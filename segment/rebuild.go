@@ -315,16 +315,8 @@ func (s *Segment) installRebuiltIndexes(act uint32) error {
 	return nil
 }
 
-// Damage returns nil while the segment's .log is whole. A sealed segment
-// found to hold bytes past its last readable batch (bytes that do not
-// parse as a batch header where one must start: a .log cut short,
-// overwritten, or zeroed) returns the [*Error] that reads past there
-// return: it matches [ErrCorruptLog] and record.ErrCorrupt, and its
-// Position is where the readable part of the .log ends. The segment then
-// ends there for readers ([Segment.Size] is that position) but the file
-// is left as it is, so that the damage is found again after a restart;
-// [Segment.TruncateTo] and [Segment.Recover] cut it off.
-func (s *Segment) Damage() error {
+// Damage implements [LogHooks.Damage].
+func (logHooks) Damage(s *Segment) error {
 	if d := s.damage.Load(); d != nil {
 		return d
 	}

@@ -45,11 +45,11 @@ type RecoverResult struct {
 // Kafka's spacing rule. The .txnindex keeps its entries below the new end
 // (rebuilding aborted transactions from producer state is the log's, through
 // OnBatch); one that cannot be read is left for the log to rebuild
-// ([Segment.CheckTxnIndex]).
+// ([LogHooks.CheckTxnIndex]).
 //
 // The offsets checked are those reads check ([Segment.Read]): a batch
 // must start above the previous one's last offset, end below the next
-// segment's base offset ([Segment.SetNextBaseOffset]), fit the relative
+// segment's base offset ([LogHooks.SetNextBaseOffset]), fit the relative
 // offsets of the indexes, and be followed by a batch starting above its
 // last offset. A batch that fails is corruption: Recover truncates there
 // (Kafka, which checks only the relative range, would try to split the

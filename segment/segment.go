@@ -35,8 +35,8 @@ type Segment struct {
 
 	log  vfs.File
 	size atomic.Int64 // bytes of whole batches in the .log
-	// published is the size at the last Publish: the bound of
-	// ReadableSize; -1 until the first Publish.
+	// published is the size at the last Publish (LogHooks), or the size
+	// the segment was created or opened with: the bound of ReadableSize.
 	published atomic.Int64
 
 	// Writer state (the appender's, see the type comment).
@@ -176,8 +176,8 @@ type OpenOptions struct {
 // and an error matching [index.ErrCorruptIndex] (or fs.ErrNotExist for a
 // missing .index) on which the caller calls Recover. A missing .timeindex
 // is created empty, as Kafka does. A .txnindex that cannot be opened or
-// read is not an error here: [Segment.CheckTxnIndex] reports it, and the
-// log rebuilds it ([Segment.ReplaceTxnIndex]).
+// read is not an error here: [LogHooks.CheckTxnIndex] reports it, and the
+// log rebuilds it ([LogHooks.ReplaceTxnIndex]).
 func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOptions) (*Segment, error) {
 	s := newSegment(fsys, dir, baseOffset, cfg, opts.RollJitter, opts.Active)
 	// The .log is always opened for writing: recovery and truncation may
@@ -195,9 +195,7 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
 	}
 	s.size.Store(size)
-	if s.cfg.PublishedReads {
-		s.published.Store(size)
-	}
+	s.published.Store(size)
 	// A Stat that fails for another reason than a missing file must not
 	// pass for a missing index: a .txnindex taken for absent would serve
 	// aborted records to read_committed and be recreated empty.
@@ -258,10 +256,6 @@ func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Dur
 	s.maxTimestampSoFar.Store(record.NoTimestamp)
 	s.offsetOfMaxTimestamp.Store(base)
 	s.nextOffset.Store(-1)
-	s.published.Store(-1)
-	if cfg.PublishedReads {
-		s.published.Store(0)
-	}
 	return s
 }
 
@@ -273,23 +267,9 @@ func (s *Segment) BaseOffset() int64 { return s.base }
 // Size returns the size of the .log's batches in bytes.
 func (s *Segment) Size() int64 { return s.size.Load() }
 
-// Publish makes the batches appended so far visible through
-// [Segment.ReadableSize]. A log that must not show a batch to readers
-// before it has published the batch's offsets (its log end offset) opens
-// its segments with [Config.PublishedReads] and calls Publish after each
-// Append once the offsets are published.
-func (s *Segment) Publish() { s.published.Store(s.size.Load()) }
+func (logHooks) Publish(s *Segment) { s.published.Store(s.size.Load()) }
 
-// ReadableSize returns the bytes readers may see: the size at the last
-// [Segment.Publish] (or less, after a truncation); with
-// [Config.PublishedReads] unset, the size until the first Publish.
-func (s *Segment) ReadableSize() int64 {
-	size := s.size.Load()
-	if p := s.published.Load(); p >= 0 && p < size {
-		return p
-	}
-	return size
-}
+func (logHooks) ReadableSize(s *Segment) int64 { return min(s.published.Load(), s.size.Load()) }
 
 // LogFile returns the path of the .log file.
 func (s *Segment) LogFile() string { return s.path(LogSuffix) }
