@@ -68,19 +68,3 @@ func (logHooks) SetNextBaseOffset(s *Segment, offset int64) {
 func isFormatError(err error) bool {
 	return (errors.Is(err, record.ErrCorrupt) || errors.Is(err, record.ErrTruncated)) && !errors.Is(err, ErrLegacyFormat)
 }
-
-// walkError is the error a walk over the .log's batches returns for err
-// at pos: below the size a reader may see, every byte belongs to a whole
-// batch, so bytes that do not parse as one are corruption
-// ([ErrCorruptLog]), even where they read as a torn tail; a legacy batch
-// keeps its ErrLegacyFormat and I/O errors stay what they are.
-func (s *Segment) walkError(pos int64, err error) error {
-	var se *Error
-	if errors.As(err, &se) {
-		return err
-	}
-	if isFormatError(err) {
-		return corruptAt(s.LogFile(), pos, err)
-	}
-	return &Error{File: s.LogFile(), Position: pos, Err: err}
-}

@@ -40,48 +40,19 @@
 //
 // # Memory-mapped reads
 //
-// On the operating system's filesystem the .log is also mapped read-only
-// the first time a reader looks at bytes in place:
-// [Slice.View], which the log's point reads use, and [Segment.Read] for the
-// batch headers it walks. An active segment is mapped up to segment.bytes,
-// so that what is appended later shows in the same mapping; an inactive one
-// at its size. Elsewhere (the memory filesystem, the fault injector, systems
-// without mmap or a unified buffer cache), or where mapping fails, readers
-// copy with ReadAt as before; so do ReadAt, Bytes and WriteTo everywhere.
-//
-// No access through the mapping can reach unmapped memory or a page past
-// the end of the file (either would kill the process, the latter with
-// SIGBUS), by construction:
-//
-//   - Mapped bytes are touched only inside the segment's view function,
-//     holding the segment's mapMu (a sync.RWMutex) shared, and only bytes
-//     below the segment's size as it is under that lock. They never leave
-//     it: View's callback must copy what it keeps (the log clones the
-//     record it returns).
-//   - The size shrinks only with mapMu held exclusively (TruncateTo,
-//     Recover, cutting a failed append off), lowered before the file is
-//     truncated; at all other times the file is at least that long, since
-//     an append writes its batch before it raises the size. So while a
-//     reader holds mapMu, every byte below the size it saw is in the file.
-//   - The mapping is unmapped only with mapMu held exclusively: when the
-//     segment turns inactive or active again (Seal, TruncateTo, Recover;
-//     the next reader maps it at the size that suits it) and when the .log
-//     closes, which happens only once no Slice is live (Close without
-//     readers, or the last Release after Close). Read takes its reference
-//     before it looks at the mapping.
-//   - Deletion renames and then unlinks the files; a mapping of an
-//     unlinked file stays valid until it is unmapped.
-//
-// So truncating, sealing and closing wait only for the views in flight (a
-// view parses a few headers or decodes one record), never for a Slice to
-// be released; a Slice whose batches were truncated away is no longer
-// viewed (View returns false) and ReadAt reports [ErrCutUnderRead]. Another
-// process truncating the files is not guarded against; the log's directory
-// lock keeps other kafkalite processes out.
+// On the operating system's filesystem the .log is also mapped read-only,
+// for readers that look at bytes in place: [Slice.View], and
+// [Segment.Read] for the batch headers it walks. Elsewhere, or where
+// mapping fails, they copy with ReadAt. No read through the mapping can
+// touch a page the file no longer has (the argument is in mmap.go):
+// truncating, sealing and closing wait for the views in flight, never for
+// a Slice to be released, and a Slice whose batches were truncated away
+// is no longer viewed (View returns false); its ReadAt reports
+// [ErrCutUnderRead].
 //
 // Locks, in the order they may be taken: the segment's rebuildMu
-// (serialises index rebuilds), its mapMu, then its mu (lazy index handles,
-// references, state), then the index files' locks. A View callback must
+// (serialises index rebuilds), its .log's mapMu, then its mu (lazy index
+// handles, references, state), then the index files' locks. A View callback must
 // not call back into the segment.
 //
 // Bad input and its handling, per case (each is a test):

@@ -19,12 +19,12 @@ func (logHooks) Marks(sl *Slice) *BatchMarks {
 	if sl.released {
 		return nil
 	}
-	t := sl.seg.marksFor()
+	t := sl.seg.log.marksTable()
 	if !t.read.Load() {
 		t.read.Store(true)
 	}
 	e := t.slot(sl.Position).Load()
-	if e == nil || e.gen != sl.seg.cutGen.Load() || e.pos != sl.Position {
+	if e == nil || e.gen != sl.seg.log.cutGen.Load() || e.pos != sl.Position {
 		return nil
 	}
 	return e.marks
@@ -43,7 +43,7 @@ func (logHooks) RememberMarks(s *Segment, pos int64, m *BatchMarks) {
 	if m == nil {
 		return
 	}
-	s.marksFor().slot(pos).Store(&marksEntry{gen: s.cutGen.Load(), pos: pos, marks: m})
+	s.log.marksTable().slot(pos).Store(&marksEntry{gen: s.log.cutGen.Load(), pos: pos, marks: m})
 }
 
 type marksEntry struct {
@@ -60,12 +60,12 @@ type marksTable struct {
 	read atomic.Bool
 }
 
-// marksFor returns the segment's table, making one (or a larger one, once
-// the segment grew to four times the size the last was made for, holding
-// what the last one held), as crcCacheFor does.
-func (s *Segment) marksFor() *marksTable {
-	size := s.size.Load()
-	t := s.marks.Load()
+// marksTable returns the file's marks table, making one (or a larger
+// one, once the file grew to four times the size the last was made for,
+// holding what the last one held), as crcTable does.
+func (lf *logFile) marksTable() *marksTable {
+	size := lf.size.Load()
+	t := lf.marks.Load()
 	if t != nil && !tableOutgrown(t.forSize, size, len(t.slots)) {
 		return t
 	}
@@ -79,10 +79,10 @@ func (s *Segment) marksFor() *marksTable {
 			}
 		}
 	}
-	if s.marks.CompareAndSwap(t, nt) {
+	if lf.marks.CompareAndSwap(t, nt) {
 		return nt
 	}
-	return s.marks.Load()
+	return lf.marks.Load()
 }
 
 func (t *marksTable) slot(pos int64) *atomic.Pointer[marksEntry] {
@@ -92,11 +92,11 @@ func (t *marksTable) slot(pos int64) *atomic.Pointer[marksEntry] {
 // forgetUnreadTables drops the CRC and marks tables that no point read
 // used, as the segment is sealed: what its appender recorded in them is
 // kept only where point reads come.
-func (s *Segment) forgetUnreadTables() {
-	if c := s.crcs.Load(); c != nil && !c.read.Load() {
-		s.crcs.CompareAndSwap(c, nil)
+func (lf *logFile) forgetUnreadTables() {
+	if c := lf.crcs.Load(); c != nil && !c.read.Load() {
+		lf.crcs.CompareAndSwap(c, nil)
 	}
-	if t := s.marks.Load(); t != nil && !t.read.Load() {
-		s.marks.CompareAndSwap(t, nil)
+	if t := lf.marks.Load(); t != nil && !t.read.Load() {
+		lf.marks.CompareAndSwap(t, nil)
 	}
 }

@@ -92,7 +92,7 @@ func TestAppendOverlapped(t *testing.T) {
 						if prealloc {
 							require.Equal(t, cfg.SegmentBytes, fileSize(t, e, s.LogFile()), "a preallocated file keeps its size")
 							tail := make([]byte, len(b2))
-							_, err := s.log.ReadAt(tail, end)
+							_, err := s.log.f.ReadAt(tail, end)
 							require.NoError(t, err)
 							require.Equal(t, make([]byte, len(b2)), tail, "and zeros past its batches")
 						} else {

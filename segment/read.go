@@ -41,7 +41,7 @@ func (sl *Slice) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	n := int(min(int64(len(p)), sl.Size-off))
-	got, err := sl.seg.log.ReadAt(p[:n], sl.Position+off)
+	got, err := sl.seg.log.f.ReadAt(p[:n], sl.Position+off)
 	switch {
 	case got < n && (err == nil || errors.Is(err, io.EOF)):
 		return got, &Error{File: sl.seg.LogFile(), Position: sl.Position + off + int64(got), Err: ErrCutUnderRead}
@@ -77,7 +77,7 @@ func (sl *Slice) CutAt(offset int64) error {
 		return nil
 	}
 	end := sl.Position + sl.Size
-	sc := newScanner(sl.seg.log, end, scanWindow)
+	sc := newScanner(sl.seg.log.f, end, scanWindow)
 	defer sc.release()
 	pos, last := sl.Position, sl.FirstOffset-1
 	for pos < end {
@@ -140,14 +140,14 @@ func (sl *Slice) View(fn func(b []byte) error) (bool, error) {
 	if sl.released {
 		return false, ErrClosed
 	}
-	return sl.seg.view(sl.Position, sl.Size, fn)
+	return sl.seg.log.view(sl.Position, sl.Size, fn)
 }
 
 // WriteTo writes the slice's bytes to w without copying them through a
 // user-space buffer where the platform allows: sendfile(2) to a socket on
 // Linux, a copy elsewhere.
 func (sl *Slice) WriteTo(w io.Writer) (int64, error) {
-	return fileio.CopyRange(w, sl.seg.log, sl.Position, sl.Size)
+	return fileio.CopyRange(w, sl.seg.log.f, sl.Position, sl.Size)
 }
 
 // Release gives the slice's reference on its segment back. A second call
@@ -203,10 +203,10 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
-	gen, act := s.cutGen.Load(), s.activations.Load()
+	gen, act := s.log.cutGen.Load(), s.activations.Load()
 	sl, oi, err := s.read(startOffset, maxBytes, maxPosition, minOneBatch)
 	if err != nil && errors.Is(err, index.ErrCorruptIndex) && s.rebuildable(err) {
-		if s.cutGen.Load() != gen || s.activations.Load() != act {
+		if s.log.cutGen.Load() != gen || s.activations.Load() != act {
 			// The writer changed the segment during the read: the entry
 			// and the batch it found may belong to different moments.
 			err = &Error{File: s.LogFile(), Err: ErrCutUnderRead}
@@ -223,8 +223,8 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 // read is Read once, with the caller's reference; it also returns the
 // offset index it used.
 func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, *index.OffsetIndex, error) {
-	gen := s.cutGen.Load()
-	size := min(s.size.Load(), maxPosition)
+	gen := s.log.cutGen.Load()
+	size := min(s.log.size.Load(), maxPosition)
 	oi, e, err := s.lookup(startOffset)
 	if err != nil {
 		return nil, oi, err
@@ -234,7 +234,7 @@ func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOn
 		sl, err = s.readPastDamage(oi, e, err, startOffset, maxBytes, size, minOneBatch)
 	}
 	switch {
-	case err != nil && errors.Is(err, ErrCorruptLog) && s.cutGen.Load() != gen:
+	case err != nil && errors.Is(err, ErrCorruptLog) && s.log.cutGen.Load() != gen:
 		// Cut while it was read: what looked corrupt may be a batch
 		// half overwritten by the appends after the cut.
 		return nil, oi, &Error{File: s.LogFile(), Position: size, Err: ErrCutUnderRead}
@@ -279,12 +279,12 @@ func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, 
 func (s *Segment) readFrom(oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
 	var sl *Slice
 	var err error
-	mapped, _ := s.view(0, size, func(b []byte) error {
+	mapped, _ := s.log.view(0, size, func(b []byte) error {
 		sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
 		return nil
 	})
 	if !mapped {
-		sc := newScanner(s.log, size, scanWindow)
+		sc := newScanner(s.log.f, size, scanWindow)
 		sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
 		sc.release()
 	}
@@ -322,7 +322,7 @@ func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPos
 // offset, searching from the offset index's entry for it; it returns
 // position -1 if there is none before limit.
 func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeader, error) {
-	sc := newScanner(s.log, limit, scanWindow)
+	sc := newScanner(s.log.f, limit, scanWindow)
 	defer sc.release()
 	return s.translateOffsetWith(sc, offset, limit)
 }
@@ -366,7 +366,7 @@ func (s *Segment) walkTo(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosit
 				Reason: fmt.Sprintf("entry %v, but no batch header parses there: %v", e, err)}}
 		}
 		if err != nil {
-			return -1, h, s.walkError(pos, err)
+			return -1, h, s.log.walkError(pos, err)
 		}
 		next := pos + int64(h.Size())
 		err = s.checkOffsets(&h, prev, bound)
@@ -452,16 +452,16 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 	if err != nil {
 		return TimestampOffset{}, false, err
 	}
-	size := s.size.Load()
+	size := s.log.size.Load()
 	bound := s.offsetBound()
-	sc := newScanner(s.log, size, scanWindow)
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
 	prev := s.base - 1
 	for pos := int64(e.Position); pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {
-			return TimestampOffset{}, false, s.walkError(pos, err)
+			return TimestampOffset{}, false, s.log.walkError(pos, err)
 		}
 		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, pos+int64(h.Size()), size) {
 			pos += int64(h.Size()) // offsets that cannot be true: not an answer
@@ -470,7 +470,7 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 		prev = h.LastOffset()
 		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset {
 			batch := make([]byte, h.Size())
-			if _, err := s.log.ReadAt(batch, pos); err != nil {
+			if _, err := s.log.f.ReadAt(batch, pos); err != nil {
 				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
 			}
 			if err := r.Reset(batch); err != nil {
@@ -507,11 +507,11 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	if err := s.activate(); err != nil {
 		return 0, err
 	}
-	if err := s.dropMapping(); err != nil { // mapped at its inactive size
+	if err := s.log.unmap(); err != nil { // mapped at its inactive size
 		return 0, err
 	}
 	s.limit.Store(0) // the last segment now: the next one is gone
-	size := s.size.Load()
+	size := s.log.size.Load()
 	pos, _, err := s.translateOffset(offset, size)
 	if err != nil {
 		return 0, err
@@ -524,7 +524,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 		// Offset lies past the readable part of a damaged segment: the
 		// damaged bytes go, as everything from offset on does.
 		pos, size = d.Position, d.Position
-		if fs, err := s.log.Size(); err == nil {
+		if fs, err := s.log.f.Size(); err == nil {
 			size = fs
 		}
 	}
@@ -543,7 +543,7 @@ func (s *Segment) TruncateTo(offset int64) (int64, error) {
 			return 0, err
 		}
 	}
-	if err := s.shrinkLog(pos); err != nil {
+	if err := s.log.cut(pos); err != nil {
 		s.failed = err
 		return 0, &Error{File: s.LogFile(), Position: pos, Err: err}
 	}
@@ -641,7 +641,7 @@ func (s *Segment) releaseRef() error {
 	s.mu.Unlock()
 	var err error
 	if closeLog {
-		err = s.closeLog()
+		err = s.log.close()
 	}
 	if remove {
 		_ = s.removeFiles() // leftovers are .deleted files, removed when the log opens next

@@ -35,8 +35,8 @@ func (s *Segment) checkIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) error
 	if err := errors.Join(oi.SanityCheck(), ti.SanityCheck()); err != nil {
 		return err
 	}
-	size := s.size.Load()
-	sc := newScanner(s.log, size, scanWindow)
+	size := s.log.size.Load()
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	if n := oi.Entries(); n > 0 {
 		last, err := oi.Entry(n - 1)
@@ -235,13 +235,13 @@ func (s *Segment) writeRebuiltIndexes() (rebuildScan, error) {
 
 // scanIntoIndexes fills oi and ti from the .log (see rebuildIndexes).
 func (s *Segment) scanIntoIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) (rebuildScan, error) {
-	size := s.size.Load()
+	size := s.log.size.Load()
 	bound := int64(math.MaxInt64)
 	if l := s.limit.Load(); l > 0 {
 		bound = l
 	}
 	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base}
-	sc := newScanner(s.log, size, s.cfg.recoveryBuffer())
+	sc := newScanner(s.log.f, size, s.cfg.recoveryBuffer())
 	defer sc.release()
 	prev := s.base - 1
 	scan := rebuildScan{next: s.base}
@@ -324,29 +324,26 @@ func (logHooks) Damage(s *Segment) error {
 }
 
 // setDamage records that the inactive segment is readable only up to
-// d.Position, lowering its size there (under mapMu, as every shrink of the
-// size), unless the segment was made active since act (the activation
+// d.Position, lowering its size there (logFile.lower, as every shrink of
+// the size), unless the segment was made active since act (the activation
 // count when the scan that found the damage began: the writer owns the
 // segment then, and what the scan read may be gone). It reports whether
 // that changed anything: a damage found further on than one already known
 // does not. The caller tells the log (OnLogDamage).
 func (s *Segment) setDamage(d *Error, act uint32) bool {
 	d.NextOffset = s.limit.Load()
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active || s.activations.Load() != act {
-		return false
-	}
-	if old := s.damage.Load(); old != nil && old.Position <= d.Position {
-		return false
-	}
-	s.damage.Store(d)
-	if d.Position < s.size.Load() {
-		s.size.Store(d.Position)
-	}
-	return true
+	return s.log.lower(d.Position, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.active || s.activations.Load() != act {
+			return false
+		}
+		if old := s.damage.Load(); old != nil && old.Position <= d.Position {
+			return false
+		}
+		s.damage.Store(d)
+		return true
+	})
 }
 
 // checkBatch checks what recovery checks of a batch besides its offsets:

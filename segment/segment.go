@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/fileio"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -33,8 +32,9 @@ type Segment struct {
 	base int64
 	cfg  Config
 
-	log  vfs.File
-	size atomic.Int64 // bytes of whole batches in the .log
+	// log is the .log with its size, its mapping and the tables of point
+	// reads (logfile.go).
+	log logFile
 	// published is the size at the last Publish (LogHooks), or the size
 	// the segment was created or opened with: the bound of ReadableSize.
 	published atomic.Int64
@@ -48,8 +48,7 @@ type Segment struct {
 	created                  time.Time
 	rollJitter               time.Duration
 	failed                   error
-	ahead                    writeAhead     // AppendOverlapped's write
-	aheadWG                  sync.WaitGroup // its goroutines; Close waits
+	ahead                    writeAhead // AppendOverlapped's write
 
 	// limit is the next segment's base offset, 0 when unknown (the
 	// active segment): see SetNextBaseOffset.
@@ -58,16 +57,6 @@ type Segment struct {
 	// past its last readable batch (see Damage); its Position is where the
 	// readable part ends, and size was lowered to it.
 	damage atomic.Pointer[Error]
-	// cutGen counts the cuts of the .log (shrinkLog): a reader that sees
-	// it change knows that what it read may be gone, and the CRC cache
-	// keys its entries with it.
-	cutGen atomic.Uint32
-	// crcs remembers the batches whose CRC was verified (crc.go); nil
-	// until the first verification.
-	crcs atomic.Pointer[crcCache]
-	// marks remembers where records start in batches that point reads
-	// went into (marks.go); nil until the first.
-	marks atomic.Pointer[marksTable]
 	// txnVerified: the .txnindex was checked against the segment's ABORT
 	// markers, or written by this process (see TxnIndexVerified).
 	txnVerified atomic.Bool
@@ -77,7 +66,7 @@ type Segment struct {
 
 	// rebuildMu serialises rebuilds of the indexes (rebuild.go) and
 	// protects rebuilt (a rebuild was made: there is no second). Lock
-	// order: rebuildMu, then mapMu, then mu.
+	// order: rebuildMu, then log.mapMu, then mu.
 	rebuildMu sync.Mutex
 	rebuilt   bool
 
@@ -97,14 +86,6 @@ type Segment struct {
 	deleted     bool // files renamed to .deleted
 	removeReady bool // Remove was called: remove files when refs drop to 0
 	refs        int  // live Slices
-
-	// mapMu guards the .log's read-only memory mapping (see mmap.go and the
-	// package doc): held shared while a reader touches mapped bytes, and
-	// exclusively to map, unmap, or shrink the .log. It protects:
-	mapMu   sync.RWMutex
-	mapping *fileio.Mapping
-	mapData []byte // mapping's bytes; nil when not mapped
-	mapDone bool   // no more mapping: unsupported, failed, or the .log closed
 }
 
 const notLoaded = -2
@@ -133,7 +114,7 @@ func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter ti
 		}
 		return errors.Join(errs...)
 	}
-	s.log = f
+	s.log.f = f
 	if cfg.Preallocate && cfg.SegmentBytes > 0 {
 		if err := f.Truncate(cfg.SegmentBytes); err != nil {
 			return nil, undo(err, f)
@@ -186,7 +167,7 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 	if err != nil {
 		return nil, err
 	}
-	s.log = f
+	s.log.f = f
 	size, err := f.Size()
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
@@ -194,7 +175,7 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 	if size > maxLogBytes {
 		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
 	}
-	s.size.Store(size)
+	s.log.size.Store(size)
 	s.published.Store(size)
 	// A Stat that fails for another reason than a missing file must not
 	// pass for a missing index: a .txnindex taken for absent would serve
@@ -256,6 +237,18 @@ func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Dur
 	s.maxTimestampSoFar.Store(record.NoTimestamp)
 	s.offsetOfMaxTimestamp.Store(base)
 	s.nextOffset.Store(-1)
+	s.log.name = s.path(LogSuffix)
+	s.log.mapAt = func() int64 {
+		s.mu.Lock()
+		active := s.active
+		s.mu.Unlock()
+		if active {
+			// Mapped up to segment.bytes, so that what is appended
+			// later is mapped already.
+			return max(s.log.size.Load(), min(s.cfg.SegmentBytes, maxLogBytes))
+		}
+		return s.log.size.Load()
+	}
 	return s
 }
 
@@ -265,14 +258,14 @@ func (s *Segment) path(suffix string) string { return filepath.Join(s.dir, FileN
 func (s *Segment) BaseOffset() int64 { return s.base }
 
 // Size returns the size of the .log's batches in bytes.
-func (s *Segment) Size() int64 { return s.size.Load() }
+func (s *Segment) Size() int64 { return s.log.size.Load() }
 
-func (logHooks) Publish(s *Segment) { s.published.Store(s.size.Load()) }
+func (logHooks) Publish(s *Segment) { s.published.Store(s.log.size.Load()) }
 
-func (logHooks) ReadableSize(s *Segment) int64 { return min(s.published.Load(), s.size.Load()) }
+func (logHooks) ReadableSize(s *Segment) int64 { return min(s.published.Load(), s.log.size.Load()) }
 
 // LogFile returns the path of the .log file.
-func (s *Segment) LogFile() string { return s.path(LogSuffix) }
+func (s *Segment) LogFile() string { return s.log.name }
 
 // MaxTimestamp returns the largest batch max timestamp in the segment, or -1.
 // For a segment opened inactive it is loaded on first use.
@@ -369,8 +362,8 @@ func (s *Segment) Flush() error {
 // FlushData fsyncs the .log alone: the batches appended so far are
 // durable, the indexes are not (recovery rebuilds them from the .log).
 func (s *Segment) FlushData() error {
-	if err := s.log.Sync(); err != nil {
-		return &Error{File: s.path(LogSuffix), Position: s.size.Load(), Err: err}
+	if err := s.log.f.Sync(); err != nil {
+		return &Error{File: s.path(LogSuffix), Position: s.log.size.Load(), Err: err}
 	}
 	return nil
 }
@@ -380,7 +373,7 @@ func (s *Segment) FlushData() error {
 // its batches. Slices still referencing the segment keep reading until
 // released. A second Close returns nil.
 func (s *Segment) Close() error {
-	s.aheadWG.Wait() // a write ahead's goroutine that lost to its caller may not have run yet
+	s.ahead.wait()
 	var errs []error
 	if s.active {
 		errs = append(errs, s.finalTimeIndexEntry())
@@ -407,7 +400,7 @@ func (s *Segment) Close() error {
 	s.refs++
 	s.mu.Unlock()
 	if s.active && s.cfg.Preallocate {
-		errs = append(errs, s.shrinkLog(s.size.Load()))
+		errs = append(errs, s.log.cut(s.log.size.Load()))
 	}
 	errs = append(errs, s.releaseRef())
 	return errors.Join(errs...)
@@ -432,7 +425,7 @@ func (s *Segment) finalTimeIndexEntry() error {
 
 // String names the segment for logs.
 func (s *Segment) String() string {
-	return fmt.Sprintf("segment %s (base offset %d, %d bytes)", s.path(LogSuffix), s.base, s.size.Load())
+	return fmt.Sprintf("segment %s (base offset %d, %d bytes)", s.path(LogSuffix), s.base, s.log.size.Load())
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -133,7 +133,7 @@ func (h logHooks) AppendAbortMarkers(s *Segment, dst []AbortMarker, from int64) 
 	defer s.release()
 	size := h.ReadableSize(s)
 	bound := s.offsetBound()
-	sc := newScanner(s.log, size, scanWindow)
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
 	var buf []byte
@@ -145,7 +145,7 @@ func (h logHooks) AppendAbortMarkers(s *Segment, dst []AbortMarker, from int64) 
 			if isFormatError(err) {
 				break // unreadable from here: so are its records
 			}
-			return dst, pos, s.walkError(pos, err)
+			return dst, pos, s.log.walkError(pos, err)
 		}
 		next := pos + int64(h.Size())
 		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, next, size) {
@@ -155,7 +155,7 @@ func (h logHooks) AppendAbortMarkers(s *Segment, dst []AbortMarker, from int64) 
 		prev = h.LastOffset()
 		if h.Attributes.IsControl() && h.Attributes.IsTransactional() && h.ProducerID >= 0 && h.RecordsCount > 0 && h.Size() <= maxMarkerBatch {
 			buf = append(buf[:0], make([]byte, h.Size())...)
-			if _, err := s.log.ReadAt(buf, pos); err != nil {
+			if _, err := s.log.f.ReadAt(buf, pos); err != nil {
 				return dst, pos, &Error{File: s.LogFile(), Position: pos, Err: err}
 			}
 			if r.Reset(buf) == nil && r.Next() {
