@@ -50,10 +50,10 @@
 // is no longer viewed (View returns false); its ReadAt reports
 // [ErrCutUnderRead].
 //
-// Locks, in the order they may be taken: the segment's rebuildMu
-// (serialises index rebuilds), its .log's mapMu, then its mu (lazy index
-// handles, references, state), then the index files' locks. A View callback must
-// not call back into the segment.
+// Locks, in the order they may be taken: the mutex of the segment's index
+// rebuild, its .log's mapMu, then its mu (lazy index handles, references,
+// state), then the index files' locks. A View callback must not call back
+// into the segment.
 //
 // Bad input and its handling, per case (each is a test):
 //

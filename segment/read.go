@@ -224,20 +224,21 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 // offset index it used.
 func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, *index.OffsetIndex, error) {
 	gen := s.log.cutGen.Load()
-	size := min(s.log.size.Load(), maxPosition)
+	f := fetch{s: s, start: startOffset, maxBytes: maxBytes, size: min(s.log.size.Load(), maxPosition), minOne: minOneBatch}
 	oi, e, err := s.lookup(startOffset)
 	if err != nil {
 		return nil, oi, err
 	}
-	sl, err := s.readFrom(oi, e, startOffset, maxBytes, size, minOneBatch)
+	f.oi = oi
+	sl, err := f.readFrom(e)
 	if err != nil && errors.Is(err, ErrCorruptLog) {
-		sl, err = s.readPastDamage(oi, e, err, startOffset, maxBytes, size, minOneBatch)
+		sl, err = f.readPastDamage(e, err)
 	}
 	switch {
 	case err != nil && errors.Is(err, ErrCorruptLog) && s.log.cutGen.Load() != gen:
 		// Cut while it was read: what looked corrupt may be a batch
 		// half overwritten by the appends after the cut.
-		return nil, oi, &Error{File: s.LogFile(), Position: size, Err: ErrCutUnderRead}
+		return nil, oi, &Error{File: s.LogFile(), Position: f.size, Err: ErrCutUnderRead}
 	case err == nil && sl == nil:
 		if d := s.damage.Load(); d != nil && maxPosition >= d.Position {
 			return nil, oi, d
@@ -246,12 +247,25 @@ func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	return sl, oi, err
 }
 
+// fetch is one read of a segment's .log up to size bytes: the batches from
+// the one holding start, at most maxBytes of them (the first one anyway
+// if minOne), found through the offset index oi.
+type fetch struct {
+	s        *Segment
+	oi       *index.OffsetIndex
+	start    int64
+	maxBytes int
+	size     int64
+	minOne   bool
+}
+
 // readPastDamage answers a read whose walk from the index entry e met bytes
 // that are not a batch (err): an index entry past them still leads to the
-// batches after them, and if the first batch it leads to holds startOffset,
-// that is the answer. Otherwise startOffset lies in what the damage
+// batches after them, and if the first batch it leads to holds f.start,
+// that is the answer. Otherwise f.start lies in what the damage
 // destroyed, and err stands.
-func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, err error, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+func (f *fetch) readPastDamage(e index.OffsetPosition, err error) (*Slice, error) {
+	s := f.s
 	var se *Error
 	if !errors.As(err, &se) || se.File != s.LogFile() || se.Position < int64(e.Position) {
 		return nil, err
@@ -259,12 +273,12 @@ func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, 
 	if se.NextOffset == 0 {
 		se.NextOffset = s.limit.Load()
 	}
-	e2, ok, ierr := oi.FetchUpperBoundOffset(e, int(min(se.Position-int64(e.Position)+1, math.MaxInt32)))
+	e2, ok, ierr := f.oi.FetchUpperBoundOffset(e, int(min(se.Position-int64(e.Position)+1, math.MaxInt32)))
 	if ierr != nil || !ok || int64(e2.Position) <= se.Position {
 		return nil, err
 	}
-	sl, err2 := s.readFrom(oi, e2, startOffset, maxBytes, size, minOneBatch)
-	if err2 != nil || (sl != nil && sl.FirstOffset <= startOffset) {
+	sl, err2 := f.readFrom(e2)
+	if err2 != nil || (sl != nil && sl.FirstOffset <= f.start) {
 		return sl, err2
 	}
 	if sl != nil && se.NextOffset == s.limit.Load() {
@@ -273,44 +287,45 @@ func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, 
 	return nil, err
 }
 
-// readFrom walks the .log's first size bytes from the offset index's entry
-// e, in place where the .log is mapped (the index was looked up before, to
-// keep the view short), else through a window.
-func (s *Segment) readFrom(oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+// readFrom walks the .log from the offset index's entry e, in place where
+// the .log is mapped (the index was looked up before, to keep the view
+// short), else through a window.
+func (f *fetch) readFrom(e index.OffsetPosition) (*Slice, error) {
 	var sl *Slice
 	var err error
-	mapped, _ := s.log.view(0, size, func(b []byte) error {
-		sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
+	mapped, _ := f.s.log.view(0, f.size, func(b []byte) error {
+		sl, err = f.readWith(mappedScanner(b), e)
 		return nil
 	})
 	if !mapped {
-		sc := newScanner(s.log.f, size, scanWindow)
-		sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
+		sc := newScanner(f.s.log.f, f.size, scanWindow)
+		sl, err = f.readWith(sc, e)
 		sc.release()
 	}
 	return sl, err
 }
 
-// readWith is Read with a scanner over the .log's first size bytes and the
-// offset index's entry e for startOffset; it returns a Slice that takes
-// over the caller's reference, or nil.
-func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
-	pos, h, err := s.walkTo(sc, oi, e, startOffset, size)
+// readWith is the read with a scanner over the .log's first f.size bytes
+// from the offset index's entry e for f.start; it returns a Slice that
+// takes over the caller's reference, or nil.
+func (f *fetch) readWith(sc *scanner, e index.OffsetPosition) (*Slice, error) {
+	s := f.s
+	pos, h, err := s.walkTo(sc, f.oi, e, f.start, f.size)
 	if err != nil || pos < 0 {
 		return nil, err
 	}
 	end, last := pos+int64(h.Size()), h.LastOffset()
-	if end-pos > int64(maxBytes) && !minOneBatch {
+	if end-pos > int64(f.maxBytes) && !f.minOne {
 		return nil, nil
 	}
 	bound := s.offsetBound()
-	for end < size {
+	for end < f.size {
 		hp, err := sc.header(end)
 		if err != nil || s.checkOffsets(&hp, last, bound) != nil {
 			break // damage after the first batch: the next read reports it
 		}
 		next := end + int64(hp.Size())
-		if next-pos > int64(maxBytes) || !followedInOrder(sc, &hp, next, size) {
+		if next-pos > int64(f.maxBytes) || !followedInOrder(sc, &hp, next, f.size) {
 			break
 		}
 		end, last = next, hp.LastOffset()
@@ -322,18 +337,12 @@ func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPos
 // offset, searching from the offset index's entry for it; it returns
 // position -1 if there is none before limit.
 func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeader, error) {
-	sc := newScanner(s.log.f, limit, scanWindow)
-	defer sc.release()
-	return s.translateOffsetWith(sc, offset, limit)
-}
-
-// translateOffsetWith is translateOffset with the caller's scanner, whose
-// window the caller's own walk then reuses.
-func (s *Segment) translateOffsetWith(sc *scanner, offset, limit int64) (int64, record.BatchHeader, error) {
 	oi, e, err := s.lookup(offset)
 	if err != nil {
 		return -1, record.BatchHeader{}, err
 	}
+	sc := newScanner(s.log.f, limit, scanWindow)
+	defer sc.release()
 	return s.walkTo(sc, oi, e, offset, limit)
 }
 
@@ -347,7 +356,7 @@ func (s *Segment) lookup(offset int64) (*index.OffsetIndex, index.OffsetPosition
 	return oi, e, err
 }
 
-// walkTo is translateOffsetWith from the index entry e that oi gave for
+// walkTo is translateOffset from the index entry e that oi gave for
 // offset. It serves only batches that pass checkOffsets and are followed in
 // order (see Read): one that fails is stepped over, and if offset may lie
 // in it (offset is below the next good batch's base offset, or no good

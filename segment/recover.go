@@ -90,7 +90,7 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	for pos < size {
 		h, err := sc.header(pos)
 		if err == nil {
-			err = s.checkBatch(sc, pos, &h)
+			err = checkBatch(sc, pos, &h)
 		}
 		if err == nil {
 			err = s.checkOffsets(&h, res.NextOffset-1, bound)

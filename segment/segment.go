@@ -64,11 +64,9 @@ type Segment struct {
 	// or read that sees it change knows the writer took the segment over.
 	activations atomic.Uint32
 
-	// rebuildMu serialises rebuilds of the indexes (rebuild.go) and
-	// protects rebuilt (a rebuild was made: there is no second). Lock
-	// order: rebuildMu, then log.mapMu, then mu.
-	rebuildMu sync.Mutex
-	rebuilt   bool
+	// rebuild serialises the rebuilds of the indexes (rebuild.go). Lock
+	// order: rebuild.mu, then log.mapMu, then mu.
+	rebuild indexRebuild
 
 	mu sync.Mutex // protects the fields below
 	//   indexes open lazily; both nil until first use
