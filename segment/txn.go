@@ -9,12 +9,47 @@ import (
 )
 
 // The .txnindex lists the transactions whose ABORT marker is in the
-// segment; read_committed readers drop those transactions' records by it,
-// so an entry lost or wrong serves aborted records. The segment checks the
-// file (CheckTxnIndex) and finds its ABORT markers (AppendAbortMarkers);
-// rebuilding the entries takes the producer state before the segment,
-// which the log has: it replays the log and hands the result to
-// ReplaceTxnIndex.
+// segment: the log appends an entry as it appends the marker
+// (AppendAbortedTxn), and read_committed readers drop those transactions'
+// records by it (AppendAbortedTxns), so an entry lost or wrong serves
+// aborted records. The segment checks the file (CheckTxnIndex) and finds
+// its ABORT markers (AppendAbortMarkers); rebuilding the entries takes the
+// producer state before the segment, which the log has: it replays the
+// log and hands the result to ReplaceTxnIndex.
+
+// AppendAbortedTxn records an aborted transaction whose ABORT marker is in
+// this segment in the .txnindex, creating the file at the first entry.
+func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.txnIndex == nil {
+		ti, err := index.CreateTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base)
+		if err != nil {
+			return err
+		}
+		s.txnIndex = ti
+	}
+	return s.txnIndex.Append(t)
+}
+
+// AppendAbortedTxns appends to dst the aborted transactions of the
+// segment's .txnindex that overlap [fetchOffset, upperBoundOffset) and
+// reports whether the search can stop here, by the rule of
+// [index.TxnIndex.CollectAbortedTxns] (Kafka's
+// LogSegment.collectAbortedTxns). It returns dst unchanged on error or
+// without a .txnindex.
+func (s *Segment) AppendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
+	s.mu.Lock()
+	txn := s.txnIndex
+	s.mu.Unlock()
+	if txn == nil {
+		return dst, false, nil
+	}
+	return txn.AppendAbortedTxns(dst, fetchOffset, upperBoundOffset)
+}
 
 // CheckTxnIndex implements [LogHooks.CheckTxnIndex].
 func (logHooks) CheckTxnIndex(s *Segment, endOffset int64) error {
