@@ -24,8 +24,90 @@ import (
 // Close; any number of readers call Read, FindOffsetByTimestamp, the
 // accessors and the methods of their Slices at the same time. Readers see a
 // batch once Append has returned; readers of batches that TruncateTo or
-// Recover cut off get errors (never a crash: see "Memory-mapped reads" in
-// the package doc).
+// Recover cut off get errors, never a crash, also where the .log is
+// memory-mapped (see [Slice.View]): truncating, sealing and closing wait
+// for the views in flight, never for a Slice to be released.
+//
+// What is where when a call returns:
+//
+//   - Append: the batch is in the .log through the OS page cache (or the
+//     memory FS) and readable; index entries likewise. Nothing is durable.
+//   - Flush: the .log, then the indexes, are fsynced.
+//   - Seal and Close: the indexes are trimmed to their entries (the last
+//     time-index slot takes the segment's max timestamp); not fsynced.
+//   - RenameForDeletion: the files carry the .deleted suffix; the caller
+//     syncs the directory. Remove deletes them once no Slice is live.
+//
+// Bad input and its handling, per case (each is a test):
+//
+//   - a partial batch at the end (a torn write), a zero-filled tail (a
+//     preallocated file after a crash), a CRC mismatch, garbage, offsets
+//     that cannot be true (see below): Recover truncates from the first
+//     such batch on and says why in RecoverResult.Cause (record.ErrTruncated
+//     for a torn tail, record.ErrCorrupt for damage), as Kafka does;
+//   - a legacy magic 0/1 batch: Recover stops with [ErrLegacyFormat] naming
+//     the file and position, and truncates nothing;
+//   - the active segment's index that fails its checks, or its missing
+//     .index: Open reports index.ErrCorruptIndex or fs.ErrNotExist, and
+//     Recover rebuilds it; a missing .timeindex: Open creates it empty;
+//   - a sealed segment's damage, which no Recover rescans: see below;
+//   - a file name that is not 20 digits: [ParseFileName] fails with
+//     [ErrBadFileName].
+//
+// Damage. After a clean shutdown, and below a log's recovery point,
+// segments are opened without a scan of their .log (a log recovers only
+// from its recovery point on). Damage found there is worked around
+// without truncating or deleting anything, so that it costs only what it
+// destroyed:
+//
+//   - Offsets. A batch's base offset and length lie outside its CRC. Every
+//     walk over batch headers (reads, the recovery scan, the tail scan, the
+//     rebuild scan) serves a batch only if its offsets can be true: it
+//     starts above the batch before it, fits the relative offsets of the
+//     indexes, ends below the next segment's base offset
+//     ([LogHooks.SetNextBaseOffset]) and the segment's next offset, and the
+//     batch after it starts above its last offset (when that one does not
+//     but the one after it does, the one in between is the odd one). A
+//     batch that fails is stepped over: a read of an offset it may hold (up
+//     to the next good batch's base offset) fails with [ErrCorruptLog]
+//     naming the file and the batch's position; reads of later offsets get
+//     the later batches. Recover truncates at such a batch instead.
+//   - Indexes. A sealed segment's .index or .timeindex that fails Kafka's
+//     sanity checks or ours (the last .index entry must point at a batch
+//     ending at its offset, the last .timeindex entry at a batch of its
+//     offset whose max timestamp it names), a missing .index, and an entry
+//     that a read finds pointing at a batch with another last offset, make
+//     the segment rebuild both files from its .log, crash-safely (written
+//     under a temporary name, synced, renamed, the directory synced: a
+//     crash leaves the old file, which is rebuilt again, or the new one),
+//     and tell the log ([Config.OnIndexRebuild]). The rebuild indexes the
+//     batches whose header, CRC and offsets pass, and steps over the
+//     others. It never races the writer: a rebuild begun before the
+//     segment is made active again (TruncateTo, Recover) is discarded, and
+//     a read that met a mismatch while the writer changed the segment
+//     fails with [ErrCutUnderRead] instead of rebuilding. A segment
+//     rebuilds at most once.
+//   - The .log. Bytes that do not parse as a batch header where a batch
+//     must start (a .log cut short, overwritten, zeroed) end the readable
+//     part of a sealed segment where the tail scan or a rebuild meets them:
+//     reads past there return an error matching [ErrCorruptLog] that names
+//     the file and the position where the readable part ends,
+//     [Segment.Size] becomes that position, and the log hears of it
+//     ([Config.OnLogDamage]). A read that meets such bytes elsewhere fails
+//     the same way, unless an index entry past them leads to a batch
+//     holding the offset asked for. Reads never return a partial batch.
+//     The file is left as it is, so that the damage is found again after a
+//     restart; TruncateTo and Recover cut it off. A .log cut exactly at a
+//     batch boundary is found by the rebuild of its index, whose last
+//     entry names an offset past the new end: the segment's readable part
+//     ends there the same way, but only until the directory is reopened,
+//     since the rebuilt index leaves nothing to find (the segment then
+//     ends there, as one the cleaner shortened would).
+//   - CRCs. [Slice.VerifyCRC] checks a slice's batches for readers that
+//     decode them, remembering what it verified, and the batches this
+//     process appended, until the .log is cut.
+//   - The .txnindex. The log checks it against the ABORT markers of the
+//     .log and rebuilds it from them, crash-safely ([LogHooks]).
 type Segment struct {
 	fsys vfs.FS
 	dir  string
@@ -146,7 +228,7 @@ type OpenOptions struct {
 
 // Open opens an existing segment without recovering it: the .log's size is
 // taken as it is and the indexes are trusted after Kafka's sanity checks
-// and ours (run when they are first used, see "Damage" in the package
+// and ours (run when they are first used, see "Damage" in [Segment]'s
 // doc). Call [Segment.Recover] after an unclean shutdown.
 //
 // An inactive segment whose .index or .timeindex fails the checks, or

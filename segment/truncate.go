@@ -11,7 +11,7 @@ import (
 // the aborted transactions ending at or above it, and makes the segment the
 // active one again. It returns the number of bytes removed from the .log.
 // Concurrent readers of the removed batches get errors; the cut itself
-// waits for views of the mapped .log in flight (see the package doc).
+// waits for views of the mapped .log in flight (see [Slice.View]).
 func (s *Segment) TruncateTo(offset int64) (int64, error) {
 	s.failed = nil
 	// A sealed segment's indexes are checked (and rebuilt if need be)
