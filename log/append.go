@@ -136,7 +136,7 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 		a.h = h0
 		a.h.BaseOffset, a.h.PartitionLeaderEpoch = l.LogEndOffset(), epoch
 		err := l.appendLocked(batch, &a.h, func(seg *segment.Segment) error {
-			return seg.AppendOverlapped(batch, func() (record.BatchHeader, error) {
+			return segHooks.AppendOverlapped(seg, batch, func() (record.BatchHeader, error) {
 				a.validateLocked(l, batch, c)
 				if a.err != nil || a.dup || a.out == nil || &a.out[0] != &batch[0] {
 					return a.h, errNotWritten
@@ -280,7 +280,7 @@ func (l *Log) appendLocked(batch []byte, h *record.BatchHeader, write func(*segm
 		return l.local.failLocked("updating the producer state failed", "", err)
 	}
 	if m := l.validator.appendedMarks(batch, h); m != nil {
-		seg.RememberMarks(seg.Size()-int64(len(batch)), m)
+		segHooks.RememberMarks(seg, seg.Size()-int64(len(batch)), m)
 	}
 	flush := l.local.publishLocked(seg, h)
 	l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)

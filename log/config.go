@@ -151,7 +151,7 @@ type Config struct {
 	// OverlapAppendBytes is kafkalite's own setting (no Kafka property;
 	// default 65536): a leader append of a batch at least this large
 	// writes the batch into the page cache on a goroutine of its own while
-	// it validates the batch (segment.Segment.AppendOverlapped), so that
+	// it validates the batch (segment.LogHooks.AppendOverlapped), so that
 	// on a second core the append costs about as long as the longer of the
 	// two. The goroutine lives for that append only: nothing runs between
 	// appends. 0 turns the overlap off; it needs GOMAXPROCS of at least 2.

@@ -69,7 +69,7 @@
 // segments below the recovery point after a crash) is checked as it is
 // used, and damage there costs only what it destroyed: no segment is
 // truncated or deleted for it, and nothing is served that was not
-// written. The rules, with the segment package's "Damage" for details:
+// written. The rules, with "Damage" in segment.Segment's doc for details:
 //
 //   - A sealed segment's .index or .timeindex that fails its checks, or a
 //     missing .index, is rebuilt from the .log on first use, crash-safely,

@@ -98,7 +98,6 @@ func (ll *localLog) segmentConfig() segment.Config {
 		Now:                ll.now,
 		OnIndexRebuild:     ll.onIndexRebuild,
 		OnLogDamage:        ll.onLogDamage,
-		PublishedReads:     true, // a batch is readable once the log end offset covers it
 	}
 }
 
@@ -279,7 +278,7 @@ func (ll *localLog) openSegments(bases []int64, o loadOptions, st *recoveryStats
 			return nil, closeAll(segs, err)
 		}
 		if !active {
-			s.SetNextBaseOffset(bases[i+1])
+			segHooks.SetNextBaseOffset(s, bases[i+1])
 		}
 		needRecovery := recoverFrom >= 0 && base >= recoverFrom
 		if err != nil {
@@ -293,7 +292,7 @@ func (ll *localLog) openSegments(bases []int64, o loadOptions, st *recoveryStats
 		if needRecovery {
 			st.recovered++
 			st.bytesScanned += s.Size()
-			txn := s.HasTxnIndex()
+			txn := segHooks.HasTxnIndex(s)
 			res, err := s.Recover(segment.RecoverOptions{OnBatch: func(_ int64, h *record.BatchHeader) error {
 				txn = txn || (h.Attributes.IsControl() && h.Attributes.IsTransactional())
 				return nil
@@ -377,7 +376,7 @@ func (ll *localLog) rollLocked(base int64) error {
 		return ll.failLocked("sealing the active segment failed", "", errors.Join(err, s.Remove()))
 	}
 	ll.dirDirty = true
-	segs[len(segs)-1].SetNextBaseOffset(base)
+	segHooks.SetNextBaseOffset(segs[len(segs)-1], base)
 	next := make([]*segment.Segment, len(segs), len(segs)+1)
 	copy(next, segs)
 	ll.setSegments(append(next, s))
@@ -393,7 +392,7 @@ func (ll *localLog) rollLocked(base int64) error {
 // reached.
 func (ll *localLog) publishLocked(seg *segment.Segment, h *record.BatchHeader) bool {
 	ll.logEndOffset.Store(h.NextOffset())
-	seg.Publish()
+	segHooks.Publish(seg)
 	ll.unflushedMessages += int64(h.LastOffsetDelta) + 1
 	c := ll.cfg()
 	return c.FlushMessages > 0 && ll.unflushedMessages >= c.FlushMessages
@@ -419,7 +418,7 @@ func (ll *localLog) read(offset int64, maxBytes int, minOneBatch bool, start fun
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > offset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
 		s := segs[i]
-		sl, err := s.Read(offset, maxBytes, s.ReadableSize(), minOneBatch)
+		sl, err := s.Read(offset, maxBytes, segHooks.ReadableSize(s), minOneBatch)
 		if errors.Is(err, segment.ErrClosed) {
 			if ll.segments.Load() != list && ll.checkOpen() == nil && offset >= start() {
 				return nil, readAgain, nil
@@ -705,8 +704,8 @@ func (ll *localLog) replaceSegmentsLocked(old []*segment.Segment, base int64) er
 		}
 		return ll.failLocked("opening the cleaned segment failed", "opening the cleaned segment: ", err)
 	}
-	ns.SetNextBaseOffset(segs[i+len(old)].BaseOffset())
-	ns.MarkTxnIndexVerified() // written by the cleaner from the checked entries
+	segHooks.SetNextBaseOffset(ns, segs[i+len(old)].BaseOffset())
+	segHooks.MarkTxnIndexVerified(ns) // written by the cleaner from the checked entries
 	next := make([]*segment.Segment, 0, len(segs)-len(old)+1)
 	next = append(append(append(next, segs[:i]...), ns), segs[i+len(old):]...)
 	ll.setSegments(next)
@@ -728,7 +727,7 @@ func (ll *localLog) appendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upper
 	out := dst
 	i := sort.Search(len(segs), func(i int) bool { return segs[i].BaseOffset() > fetchOffset }) - 1
 	for i = max(i, 0); i < len(segs); i++ {
-		if !segs[i].TxnIndexVerified() {
+		if !segHooks.TxnIndexVerified(segs[i]) {
 			if err := verify(segs[i]); err != nil && !errors.Is(err, segment.ErrClosed) {
 				return dst, ll.tp.wrap(err)
 			}

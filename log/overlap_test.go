@@ -20,7 +20,7 @@ import (
 // valid ones, refused ones, a duplicate, a batch whose header understates
 // its max timestamp (rewritten), a compressed one, and enough to roll
 // segments — to a directory that overlaps every append's write with its
-// validation (segment.Segment.AppendOverlapped) and to one that never does: every result and error is the
+// validation (segment.LogHooks.AppendOverlapped) and to one that never does: every result and error is the
 // same, and so is every byte of every .log file.
 func TestOverlappedAppendMatchesSerial(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // the overlap needs two Ps

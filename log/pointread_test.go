@@ -50,7 +50,7 @@ func TestPointReadsJumpToMarks(t *testing.T) {
 			require.NoError(t, err, b.name)
 			res, err := l.Read(base, 1, true)
 			require.NoError(t, err)
-			marked := res.Slice.Marks() != nil
+			marked := segHooks.Marks(res.Slice) != nil
 			res.Release()
 			require.Equal(t, len(batch) >= appendMarksMinBytes && b.codec == record.None, marked,
 				"%s (%d bytes): marks made by the append", b.name, len(batch))

@@ -130,7 +130,7 @@ func (m *producerStateManager) update(seg *segment.Segment, batch []byte, h *rec
 	// also find the entry, or it would deliver the aborted records.
 	defer m.firstUnstable.Store(fu)
 	if replay {
-		have, _, err := seg.CollectAbortedTxns(t.LastOffset, t.LastOffset+1)
+		have, _, err := seg.AppendAbortedTxns(nil, t.LastOffset, t.LastOffset+1)
 		if err != nil {
 			return false, err
 		}

@@ -499,7 +499,7 @@ func (pr *pointReader) jump(sl *segment.Slice, h *record.BatchHeader, offset int
 		return nil
 	}
 	want := int(min(k/int64(step), int64(h.LastOffsetDelta)/int64(step)))
-	m := sl.Marks()
+	m := segHooks.Marks(sl)
 	if m == nil || m.Step != step {
 		m = &segment.BatchMarks{Step: step, Pos: []int32{0}, N: []int32{0}}
 	}
@@ -510,7 +510,7 @@ func (pr *pointReader) jump(sl *segment.Slice, h *record.BatchHeader, offset int
 	if err != nil {
 		return err
 	}
-	sl.RememberMarks(grown)
+	segHooks.RememberSliceMarks(sl, grown)
 	return nil
 }
 

@@ -42,7 +42,7 @@ func eachBatch(segs []*segment.Segment, from int64, last int, fn func(i int, bat
 		}
 		for pos := max(from, s.BaseOffset()); pos < end; {
 			sl, err := s.Read(pos, 1<<20, s.Size(), true)
-			if d := s.Damage(); err != nil && err == d {
+			if d := segHooks.Damage(s); err != nil && err == d {
 				break // nothing readable in this segment from here
 			}
 			if errors.Is(err, record.ErrCorrupt) {
@@ -187,12 +187,12 @@ func (r *txnIndexRepair) rebuildLocked(segs []*segment.Segment, k int, cause err
 	if err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
-	have, err := s.TxnIndexEntries()
+	have, err := segHooks.TxnIndexEntries(s)
 	if err == nil {
-		err = s.CheckTxnIndex(ll.segmentEnd(segs, k))
+		err = segHooks.CheckTxnIndex(s, ll.segmentEnd(segs, k))
 	}
 	if err == nil && slices.Equal(have, want) {
-		s.MarkTxnIndexVerified()
+		segHooks.MarkTxnIndexVerified(s)
 		return nil
 	}
 	switch {
@@ -201,7 +201,7 @@ func (r *txnIndexRepair) rebuildLocked(segs []*segment.Segment, k int, cause err
 	case cause == nil:
 		cause = fmt.Errorf("%w: %d entries, the ABORT markers give %d", index.ErrCorruptIndex, len(have), len(want))
 	}
-	if err := s.ReplaceTxnIndex(want); err != nil {
+	if err := segHooks.ReplaceTxnIndex(s, want); err != nil {
 		return fmt.Errorf("rebuilding the .txnindex of %s: %w", s.LogFile(), err)
 	}
 	ll.dirDirty = true
@@ -221,7 +221,7 @@ func (r *txnIndexRepair) rebuildLocked(segs []*segment.Segment, k int, cause err
 func (r *txnIndexRepair) repairAtLoad(recovered map[*segment.Segment]bool) error {
 	segs := r.local.segs()
 	for k, s := range segs {
-		cause := s.CheckTxnIndex(r.local.segmentEnd(segs, k))
+		cause := segHooks.CheckTxnIndex(s, r.local.segmentEnd(segs, k))
 		if cause == nil && !recovered[s] {
 			continue
 		}
@@ -243,10 +243,10 @@ func (r *txnIndexRepair) repairAtLoad(recovered map[*segment.Segment]bool) error
 func (r *txnIndexRepair) verify(s *segment.Segment) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if s.TxnIndexVerified() {
+	if segHooks.TxnIndexVerified(s) {
 		return nil
 	}
-	markers, pos, err := s.AppendAbortMarkers(nil, 0)
+	markers, pos, err := segHooks.AppendAbortMarkers(s, nil, 0)
 	if err != nil {
 		return err
 	}
@@ -257,12 +257,12 @@ func (r *txnIndexRepair) verify(s *segment.Segment) error {
 	if k < 0 {
 		return nil // retention or the cleaner removed it meanwhile
 	}
-	if markers, _, err = s.AppendAbortMarkers(markers, pos); err != nil {
+	if markers, _, err = segHooks.AppendAbortMarkers(s, markers, pos); err != nil {
 		return err
 	}
-	entries, err := s.TxnIndexEntries()
+	entries, err := segHooks.TxnIndexEntries(s)
 	if err == nil {
-		err = s.CheckTxnIndex(r.local.segmentEnd(segs, k))
+		err = segHooks.CheckTxnIndex(s, r.local.segmentEnd(segs, k))
 	}
 	if err == nil {
 		for _, m := range markers {
@@ -273,7 +273,7 @@ func (r *txnIndexRepair) verify(s *segment.Segment) error {
 		}
 	}
 	if err == nil {
-		s.MarkTxnIndexVerified()
+		segHooks.MarkTxnIndexVerified(s)
 		return nil
 	}
 	if !errors.Is(err, index.ErrCorruptIndex) {

@@ -186,7 +186,7 @@ func TestProducerStateManagerAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, created, "the first entry makes the .txnindex")
 	require.Equal(t, ll.logEndOffset.Load(), m.lastStable(ll.logEndOffset.Load()))
-	entries, err := seg.TxnIndexEntries()
+	entries, err := segHooks.TxnIndexEntries(seg)
 	require.NoError(t, err)
 	require.Equal(t, []index.AbortedTxn{{ProducerID: 8, FirstOffset: 2, LastOffset: 4, LastStableOffset: 5}}, entries)
 
@@ -372,7 +372,7 @@ func TestTxnIndexRepairAlone(t *testing.T) {
 	mh, seg = appendTo(t, ll, marker)
 	_, err = m.update(seg, marker, &mh, false)
 	require.NoError(t, err)
-	want, err := seg.TxnIndexEntries()
+	want, err := segHooks.TxnIndexEntries(seg)
 	require.NoError(t, err)
 	require.Len(t, want, 1)
 	require.NoError(t, closeAll(ll.segs(), nil))

@@ -60,7 +60,7 @@ func (l *Log) Stats() PartitionStats {
 		OverlappedAppends: l.validator.overlapped.Load()}
 	for _, s := range segs {
 		st.Size += s.Size()
-		if s.Damage() != nil {
+		if segHooks.Damage(s) != nil {
 			st.DamagedSegments++
 		}
 	}

@@ -230,7 +230,7 @@ func (t *tierManager) read(ctx context.Context, l *Log, offset int64, maxBytes i
 		if err != nil {
 			return nil, err
 		}
-		sl, err := e.seg.Read(offset, maxBytes, e.seg.ReadableSize(), minOneBatch)
+		sl, err := e.seg.Read(offset, maxBytes, segHooks.ReadableSize(e.seg), minOneBatch)
 		t.cache.release(e)
 		if err != nil || sl != nil {
 			return sl, err

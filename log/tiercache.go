@@ -277,8 +277,8 @@ func (c *remoteCache) loadCopy(ctx context.Context, store remote.StorageManager,
 	if err != nil {
 		return nil, 0, fmt.Errorf("tiered storage: opening the fetched %s: %w", m.ID, err)
 	}
-	s.SetNextBaseOffset(m.EndOffset + 1)
-	s.MarkTxnIndexVerified()
+	segHooks.SetNextBaseOffset(s, m.EndOffset+1)
+	segHooks.MarkTxnIndexVerified(s)
 	return s, total, nil
 }
 

@@ -480,7 +480,7 @@ func TestTierCachePins(t *testing.T) {
 	require.GreaterOrEqual(t, len(copies), 3)
 	readable := func(en *cacheEntry, m remote.SegmentMetadata) {
 		t.Helper()
-		sl, err := en.seg.Read(m.StartOffset, 1000, en.seg.ReadableSize(), true)
+		sl, err := en.seg.Read(m.StartOffset, 1000, segHooks.ReadableSize(en.seg), true)
 		require.NoError(t, err)
 		require.NotNil(t, sl)
 		sl.Release()

@@ -28,7 +28,7 @@ func (s *Segment) Append(batch []byte, h *record.BatchHeader) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.log.WriteAt(batch, a.pos); err != nil {
+	if _, err := s.log.f.WriteAt(batch, a.pos); err != nil {
 		return s.failAppend(a.pos, err)
 	}
 	return s.commitAppend(a, batch, h)
@@ -47,7 +47,7 @@ func (s *Segment) prepareAppend(batch []byte, h *record.BatchHeader) (pendingApp
 	if s.failed != nil {
 		return pendingAppend{}, fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
-	pos := s.size.Load()
+	pos := s.log.size.Load()
 	if len(batch) != h.Size() {
 		return pendingAppend{}, &Error{File: s.LogFile(), Position: pos, Err: fmt.Errorf("batch of %d bytes, header says %d", len(batch), h.Size())}
 	}
@@ -80,7 +80,7 @@ func (s *Segment) prepareAppend(batch []byte, h *record.BatchHeader) (pendingApp
 // the .log back to pos.
 func (s *Segment) failAppend(pos int64, err error) error {
 	s.failed = err
-	if terr := s.shrinkLog(pos); terr != nil {
+	if terr := s.log.cut(pos); terr != nil {
 		err = errors.Join(err, terr)
 	}
 	return &Error{File: s.LogFile(), Position: pos, Err: err}
@@ -104,9 +104,9 @@ func (s *Segment) commitAppend(a pendingAppend, batch []byte, h *record.BatchHea
 		s.bytesSinceLastIndexEntry = 0
 	}
 	s.bytesSinceLastIndexEntry += len(batch)
-	s.rememberAppended(pos)
+	s.log.rememberVerified(pos)
 	s.nextOffset.Store(h.NextOffset())
-	s.size.Store(pos + int64(len(batch)))
+	s.log.size.Store(pos + int64(len(batch)))
 	if ierr != nil && !errors.Is(ierr, index.ErrIndexFull) {
 		// The batch is in the .log and readable; an index that cannot take
 		// an entry is the segment's problem, not the batch's. Refuse more
@@ -142,7 +142,7 @@ type RollParams struct {
 // the incoming offsets do not fit relative offsets. A clock that goes
 // backwards never makes a segment roll early.
 func (s *Segment) ShouldRoll(p RollParams) (bool, error) {
-	size := s.size.Load()
+	size := s.log.size.Load()
 	if size > p.SegmentBytes-int64(p.BatchBytes) {
 		return true, nil
 	}
@@ -173,10 +173,10 @@ func (s *Segment) ShouldRoll(p RollParams) (bool, error) {
 // rollingBasedTimestamp.
 func (s *Segment) loadFirstBatchTimestamp() error {
 	s.firstBatchTimestamp = record.NoTimestamp
-	if s.size.Load() == 0 {
+	if s.log.size.Load() == 0 {
 		return nil
 	}
-	sc := newScanner(s.log, s.size.Load(), record.BatchHeaderLen)
+	sc := newScanner(s.log.f, s.log.size.Load(), record.BatchHeaderLen)
 	h, err := sc.header(0)
 	if err != nil {
 		s.firstBatchTimestamp = notLoaded
@@ -200,16 +200,16 @@ func (s *Segment) Seal() error {
 		return err
 	}
 	err = errors.Join(oi.TrimToValidSize(), ti.TrimToValidSize())
-	s.forgetUnreadTables()
+	s.log.forgetUnreadTables()
 	s.mu.Lock()
 	s.active = false
 	s.mu.Unlock()
 	// The mapping, made at the active segment's size, goes (the next
 	// reader maps the .log at its size), with a preallocated tail.
 	if s.cfg.Preallocate {
-		return errors.Join(err, s.shrinkLog(s.size.Load()))
+		return errors.Join(err, s.log.cut(s.log.size.Load()))
 	}
-	return errors.Join(err, s.dropMapping())
+	return errors.Join(err, s.log.unmap())
 }
 
 // loadTail finds the next offset and the largest timestamp by scanning the
@@ -251,15 +251,15 @@ func (s *Segment) loadTail() error {
 	s.mu.Lock()
 	active, act := s.active, s.activations.Load()
 	s.mu.Unlock()
-	size := s.size.Load()
-	sc := newScanner(s.log, size, scanWindow)
+	size := s.log.size.Load()
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	prev := s.base - 1
 	for pos := int64(start.Position); pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {
 			if active || !isFormatError(err) {
-				return s.walkError(pos, err)
+				return s.log.walkError(pos, err)
 			}
 			if d := corruptAt(s.LogFile(), pos, err); s.setDamage(d, act) && s.cfg.OnLogDamage != nil {
 				s.cfg.OnLogDamage(d)

@@ -39,7 +39,7 @@ func (s *Segment) checkOffsets(h *record.BatchHeader, prev, bound int64) error {
 }
 
 // offsetBound returns the offset every batch of the segment ends below:
-// the next segment's base offset ([Segment.SetNextBaseOffset]) and, once
+// the next segment's base offset ([LogHooks.SetNextBaseOffset]) and, once
 // known, the segment's next offset, whichever is lower; math.MaxInt64
 // when neither is known. A reader loads it after the segment's size, so
 // that every batch below that size ends below it (Append stores the next
@@ -56,12 +56,8 @@ func (s *Segment) offsetBound() int64 {
 	return bound
 }
 
-// SetNextBaseOffset tells a sealed segment the base offset of the segment
-// after it: every batch of this one must end below it, and one that does
-// not is corruption ([ErrCorruptLog]) for reads, the recovery scan and the
-// index rebuild. The log sets it when it loads its segments and when it
-// rolls; a segment made active again (TruncateTo, Recover) forgets it.
-func (s *Segment) SetNextBaseOffset(offset int64) {
+// SetNextBaseOffset implements [LogHooks.SetNextBaseOffset].
+func (logHooks) SetNextBaseOffset(s *Segment, offset int64) {
 	if offset > s.base {
 		s.limit.Store(offset)
 	}
@@ -71,20 +67,4 @@ func (s *Segment) SetNextBaseOffset(offset int64) {
 // bytes are not a batch (rather than that they could not be read).
 func isFormatError(err error) bool {
 	return (errors.Is(err, record.ErrCorrupt) || errors.Is(err, record.ErrTruncated)) && !errors.Is(err, ErrLegacyFormat)
-}
-
-// walkError is the error a walk over the .log's batches returns for err
-// at pos: below the size a reader may see, every byte belongs to a whole
-// batch, so bytes that do not parse as one are corruption
-// ([ErrCorruptLog]), even where they read as a torn tail; a legacy batch
-// keeps its ErrLegacyFormat and I/O errors stay what they are.
-func (s *Segment) walkError(pos int64, err error) error {
-	var se *Error
-	if errors.As(err, &se) {
-		return err
-	}
-	if isFormatError(err) {
-		return corruptAt(s.LogFile(), pos, err)
-	}
-	return &Error{File: s.LogFile(), Position: pos, Err: err}
 }

@@ -31,17 +31,10 @@ type Config struct {
 	// no lock of the segment held.
 	OnIndexRebuild func(logFile string, cause error)
 	// OnLogDamage, if set, is called when a sealed segment finds its .log
-	// damaged: err is what [Segment.Damage] returns from then on. Same
+	// damaged (see "Damage" in [Segment]'s doc): err is the [*Error] that
+	// reads past the readable part of the .log return from then on. Same
 	// conditions as OnIndexRebuild.
 	OnLogDamage func(err error)
-	// PublishedReads makes readers see only what [Segment.Publish] covers:
-	// [Segment.ReadableSize] starts at the size the segment was created
-	// (0) or opened with and moves only at Publish, so an Append is
-	// invisible until the caller publishes it. A log that makes a batch
-	// readable only after it has published the batch's offsets sets it.
-	// Without it a segment is readable up to its size until its first
-	// Publish.
-	PublishedReads bool
 }
 
 // DefaultConfig returns Kafka's defaults.

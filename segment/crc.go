@@ -32,48 +32,48 @@ func (sl *Slice) VerifyCRC() error {
 	if sl.released {
 		return ErrClosed
 	}
-	s := sl.seg
-	c := s.crcCacheFor()
+	lf := &sl.seg.log
+	c := lf.crcTable()
 	if !c.read.Load() {
 		c.read.Store(true)
 	}
 	end := sl.Position + sl.Size
 	var err error
-	mapped, _ := s.view(0, end, func(b []byte) error {
+	mapped, _ := lf.view(0, end, func(b []byte) error {
 		// No cut can happen while the view lasts: the generation is
 		// that of the bytes in b.
-		err = s.verifyCRCs(mappedScanner(b), c, s.cutGen.Load(), sl.Position, end)
+		err = lf.verifyCRCs(mappedScanner(b), c, lf.cutGen.Load(), sl.Position, end)
 		return nil
 	})
 	if mapped {
 		return err
 	}
-	gen := s.cutGen.Load()
-	sc := newScanner(s.log, end, scanWindow)
-	err = s.verifyCRCs(sc, c, gen, sl.Position, end)
+	gen := lf.cutGen.Load()
+	sc := newScanner(lf.f, end, scanWindow)
+	err = lf.verifyCRCs(sc, c, gen, sl.Position, end)
 	sc.release()
-	if s.cutGen.Load() != gen {
-		// Cut while it was read (shrinkLog counts the cut before it
+	if lf.cutGen.Load() != gen {
+		// Cut while it was read (cut counts the cut before it
 		// truncates): the bytes verified may not be the slice's.
-		return &Error{File: s.LogFile(), Position: sl.Position, Err: ErrCutUnderRead}
+		return &Error{File: lf.name, Position: sl.Position, Err: ErrCutUnderRead}
 	}
 	return err
 }
 
 // verifyCRCs verifies the batches of [from, end) with sc.
-func (s *Segment) verifyCRCs(sc *scanner, c *crcCache, gen uint32, from, end int64) error {
+func (lf *logFile) verifyCRCs(sc *scanner, c *crcCache, gen uint32, from, end int64) error {
 	for pos := from; pos < end; {
 		h, err := sc.header(pos)
 		if err != nil {
-			return s.walkError(pos, err)
+			return lf.walkError(pos, err)
 		}
 		if !c.has(gen, pos) {
 			sum, err := sc.crc(pos, h.Size(), crc.Update)
 			if err != nil {
-				return s.walkError(pos, err)
+				return lf.walkError(pos, err)
 			}
 			if sum != h.CRC {
-				return corruptAt(s.LogFile(), pos, crcError(&h, sum))
+				return corruptAt(lf.name, pos, crcError(&h, sum))
 			}
 			c.add(gen, pos)
 		}
@@ -103,12 +103,12 @@ const (
 	crcCacheMaxBits      = 14
 )
 
-// crcCacheFor returns the segment's table, making one (or a larger one,
-// once the segment grew to four times the size the last was made for,
+// crcTable returns the file's CRC table, making one (or a larger one,
+// once the file grew to four times the size the last was made for,
 // holding what the last one held).
-func (s *Segment) crcCacheFor() *crcCache {
-	size := s.size.Load()
-	c := s.crcs.Load()
+func (lf *logFile) crcTable() *crcCache {
+	size := lf.size.Load()
+	c := lf.crcs.Load()
 	if c != nil && !tableOutgrown(c.forSize, size, len(c.slots)) {
 		return c
 	}
@@ -122,10 +122,10 @@ func (s *Segment) crcCacheFor() *crcCache {
 			}
 		}
 	}
-	if s.crcs.CompareAndSwap(c, nc) {
+	if lf.crcs.CompareAndSwap(c, nc) {
 		return nc
 	}
-	return s.crcs.Load()
+	return lf.crcs.Load()
 }
 
 // tableBits is log2 of the slots of a point-read table (the CRC table,
@@ -152,6 +152,6 @@ func (c *crcCache) has(gen uint32, pos int64) bool { return c.slot(pos).Load() =
 
 func (c *crcCache) add(gen uint32, pos int64) { c.slot(pos).Store(crcKey(gen, pos)) }
 
-// rememberAppended records the batch just appended at pos as verified
+// rememberVerified records the batch at pos, just appended, as verified
 // (see VerifyCRC).
-func (s *Segment) rememberAppended(pos int64) { s.crcCacheFor().add(s.cutGen.Load(), pos) }
+func (lf *logFile) rememberVerified(pos int64) { lf.crcTable().add(lf.cutGen.Load(), pos) }

@@ -37,7 +37,7 @@ var (
 	// batches: a batch header that does not parse where a whole batch
 	// must be, a batch whose offsets cannot be true (see [Segment.Read]),
 	// or, in a sealed segment, the bytes past its last readable batch
-	// ([Segment.Damage]). It matches record.ErrCorrupt too, and comes
+	// ([LogHooks.Damage]). It matches record.ErrCorrupt too, and comes
 	// inside an [*Error] naming the file and the position.
 	ErrCorruptLog error = corruptLog{}
 )

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
@@ -121,3 +122,6 @@ func readAll(t *testing.T, s *Segment, from int64) []byte {
 }
 
 var testStart = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// hooks are the LogHooks, as the log gets them.
+var hooks = Hooks(access.Internal{})

@@ -7,54 +7,43 @@ import "sync/atomic"
 // walking from the first: Pos[j] is the position in the batch's records
 // section, and N[j] the index in the batch, of the first record whose
 // offset delta is at least j*Step. The log's point reads make them; the
-// segment only keeps them (see [Slice.Marks]).
+// segment only keeps them (see [LogHooks.Marks]).
 type BatchMarks struct {
 	Step int32
 	Pos  []int32
 	N    []int32
 }
 
-// Marks returns the marks remembered for the slice's first batch, or nil.
-// Like the CRC table (see [Slice.VerifyCRC]) the segment forgets them when
-// the .log is cut, and keeps one batch's marks per slot of a table sized
-// by the .log (one slot per 8 KiB, 256 to 16,384 slots); a collision
-// replaces the older marks. The active segment keeps the marks its
-// appender gives ([Segment.RememberMarks]); a sealed one keeps its table
-// only if point reads used it.
-func (sl *Slice) Marks() *BatchMarks {
+// Marks implements [LogHooks.Marks].
+func (logHooks) Marks(sl *Slice) *BatchMarks {
 	if sl.released {
 		return nil
 	}
-	t := sl.seg.marksFor()
+	t := sl.seg.log.marksTable()
 	if !t.read.Load() {
 		t.read.Store(true)
 	}
 	e := t.slot(sl.Position).Load()
-	if e == nil || e.gen != sl.seg.cutGen.Load() || e.pos != sl.Position {
+	if e == nil || e.gen != sl.seg.log.cutGen.Load() || e.pos != sl.Position {
 		return nil
 	}
 	return e.marks
 }
 
-// RememberMarks keeps m for the slice's first batch. m must not change
-// afterwards; a later call with more marks replaces it.
-func (sl *Slice) RememberMarks(m *BatchMarks) {
+// RememberSliceMarks implements [LogHooks.RememberSliceMarks].
+func (h logHooks) RememberSliceMarks(sl *Slice, m *BatchMarks) {
 	if sl.released {
 		return
 	}
-	sl.seg.RememberMarks(sl.Position, m)
+	h.RememberMarks(sl.seg, sl.Position, m)
 }
 
-// RememberMarks keeps m for the batch at position pos of the .log, as
-// [Slice.RememberMarks] does for a slice's first batch: a log gives the
-// marks of a large batch as it appends it, so that the first point read
-// into it jumps at once. m must describe that batch and not change
-// afterwards.
-func (s *Segment) RememberMarks(pos int64, m *BatchMarks) {
+// RememberMarks implements [LogHooks.RememberMarks].
+func (logHooks) RememberMarks(s *Segment, pos int64, m *BatchMarks) {
 	if m == nil {
 		return
 	}
-	s.marksFor().slot(pos).Store(&marksEntry{gen: s.cutGen.Load(), pos: pos, marks: m})
+	s.log.marksTable().slot(pos).Store(&marksEntry{gen: s.log.cutGen.Load(), pos: pos, marks: m})
 }
 
 type marksEntry struct {
@@ -71,12 +60,12 @@ type marksTable struct {
 	read atomic.Bool
 }
 
-// marksFor returns the segment's table, making one (or a larger one, once
-// the segment grew to four times the size the last was made for, holding
-// what the last one held), as crcCacheFor does.
-func (s *Segment) marksFor() *marksTable {
-	size := s.size.Load()
-	t := s.marks.Load()
+// marksTable returns the file's marks table, making one (or a larger
+// one, once the file grew to four times the size the last was made for,
+// holding what the last one held), as crcTable does.
+func (lf *logFile) marksTable() *marksTable {
+	size := lf.size.Load()
+	t := lf.marks.Load()
 	if t != nil && !tableOutgrown(t.forSize, size, len(t.slots)) {
 		return t
 	}
@@ -90,10 +79,10 @@ func (s *Segment) marksFor() *marksTable {
 			}
 		}
 	}
-	if s.marks.CompareAndSwap(t, nt) {
+	if lf.marks.CompareAndSwap(t, nt) {
 		return nt
 	}
-	return s.marks.Load()
+	return lf.marks.Load()
 }
 
 func (t *marksTable) slot(pos int64) *atomic.Pointer[marksEntry] {
@@ -103,11 +92,11 @@ func (t *marksTable) slot(pos int64) *atomic.Pointer[marksEntry] {
 // forgetUnreadTables drops the CRC and marks tables that no point read
 // used, as the segment is sealed: what its appender recorded in them is
 // kept only where point reads come.
-func (s *Segment) forgetUnreadTables() {
-	if c := s.crcs.Load(); c != nil && !c.read.Load() {
-		s.crcs.CompareAndSwap(c, nil)
+func (lf *logFile) forgetUnreadTables() {
+	if c := lf.crcs.Load(); c != nil && !c.read.Load() {
+		lf.crcs.CompareAndSwap(c, nil)
 	}
-	if t := s.marks.Load(); t != nil && !t.read.Load() {
-		s.marks.CompareAndSwap(t, nil)
+	if t := lf.marks.Load(); t != nil && !t.read.Load() {
+		lf.marks.CompareAndSwap(t, nil)
 	}
 }

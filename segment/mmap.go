@@ -1,117 +1,114 @@
 package segment
 
 import (
-	"errors"
-
 	"github.com/kafkalite/kafkalite/internal/fileio"
 )
 
-// Memory-mapped reads: the .log is mapped read-only on first use by
-// [Slice.View], so that a point read looks at a batch in place instead of
-// copying it out of the page cache. See "Memory-mapped reads" in the package
-// doc for why no access can touch unmapped memory or a page past the end of
-// the file.
+// Memory-mapped reads
+//
+// On the operating system's filesystem the .log is also mapped read-only
+// the first time a reader looks at bytes in place: [Slice.View], which the
+// log's point reads use, and [Segment.Read] for the batch headers it walks.
+// An active segment is mapped up to segment.bytes, so that what is
+// appended later shows in the same mapping; an inactive one at its size.
+// Elsewhere (the memory filesystem, the fault injector, systems without
+// mmap or a unified buffer cache), or where mapping fails, readers copy
+// with ReadAt; so do ReadAt, Bytes and WriteTo everywhere.
+//
+// No access through the mapping can reach unmapped memory or a page past
+// the end of the file (either would kill the process, the latter with
+// SIGBUS), by construction:
+//
+//   - Mapped bytes are touched only inside logFile.view, holding mapMu
+//     shared, and only bytes below the size as it is under that lock. They
+//     never leave it: View's callback must copy what it keeps (the log
+//     clones the record it returns).
+//   - The size shrinks only with mapMu held exclusively (logFile.cut for
+//     TruncateTo, Recover and cutting a failed append off; logFile.lower
+//     for damage), lowered before the file is truncated; at all other
+//     times the file is at least that long, since an append writes its
+//     batch before it raises the size. So while a reader holds mapMu,
+//     every byte below the size it saw is in the file.
+//   - The mapping is unmapped only with mapMu held exclusively: when the
+//     segment turns inactive or active again (Seal, TruncateTo, Recover;
+//     the next reader maps it at the size that suits it) and when the .log
+//     closes, which happens only once no Slice is live (Close without
+//     readers, or the last Release after Close). Read takes its reference
+//     before it looks at the mapping.
+//   - Deletion renames and then unlinks the files; a mapping of an
+//     unlinked file stays valid until it is unmapped.
+//
+// So truncating, sealing and closing wait only for the views in flight (a
+// view parses a few headers or decodes one record), never for a Slice to
+// be released; a Slice whose batches were truncated away is no longer
+// viewed (View returns false) and ReadAt reports ErrCutUnderRead. Another
+// process truncating the files is not guarded against; the log's
+// directory lock keeps other kafkalite processes out.
 
-// view calls fn with the .log's bytes [pos, pos+n) in place and returns
-// true and fn's error; it returns false without calling fn when those bytes
-// are not mapped (mapping unsupported or failed, or beyond the mapping) or
-// not all below the segment's size. fn runs with s.mapMu held shared, so
+// view calls fn with the file's bytes [pos, pos+n) in place and returns
+// true and fn's error; it returns false without calling fn when those
+// bytes are not mapped (mapping unsupported or failed, or beyond the
+// mapping) or not all below the size. fn runs with mapMu held shared, so
 // that nothing shrinks the file or unmaps it meanwhile.
 //
-// REQUIRES: the caller holds a reference on the segment (a live Slice), so
-// that the .log is open; fn does not call view again (a waiting writer
+// REQUIRES: the caller holds a reference on the segment (a live Slice),
+// so that the file is open; fn does not call view again (a waiting writer
 // would deadlock it) and does not keep or write b.
-func (s *Segment) view(pos, n int64, fn func(b []byte) error) (bool, error) {
-	s.mapMu.RLock()
-	if s.mapData == nil && !s.mapDone {
-		s.mapMu.RUnlock()
-		s.mapMu.Lock()
-		if s.mapData == nil && !s.mapDone {
-			s.mapLocked()
+func (lf *logFile) view(pos, n int64, fn func(b []byte) error) (bool, error) {
+	lf.mapMu.RLock()
+	if lf.mapData == nil && !lf.mapDone {
+		lf.mapMu.RUnlock()
+		lf.mapMu.Lock()
+		if lf.mapData == nil && !lf.mapDone {
+			lf.mapLocked()
 		}
-		s.mapMu.Unlock()
-		s.mapMu.RLock()
+		lf.mapMu.Unlock()
+		lf.mapMu.RLock()
 	}
-	defer s.mapMu.RUnlock()
+	defer lf.mapMu.RUnlock()
 	end := pos + n
-	// s.size only shrinks under s.mapMu held exclusively, and the file is
-	// never shorter than s.size, so bytes below it stay in the file until
-	// RUnlock.
-	if pos < 0 || n < 0 || end > s.size.Load() || end > int64(len(s.mapData)) {
+	// The size only shrinks under mapMu held exclusively, and the file is
+	// never shorter than the size, so bytes below it stay in the file
+	// until RUnlock.
+	if pos < 0 || n < 0 || end > lf.size.Load() || end > int64(len(lf.mapData)) {
 		return false, nil
 	}
-	return true, fn(s.mapData[pos:end:end])
+	return true, fn(lf.mapData[pos:end:end])
 }
 
-// mapLocked maps the .log: an active segment up to segment.bytes (or its
-// size if larger), so that what is appended later is mapped already; an
-// inactive one at its size. A failure leaves reads to ReadAt for good.
+// mapLocked maps the file at the size mapAt gives. A failure leaves reads
+// to ReadAt for good.
 //
-// REQUIRES: s.mapMu held exclusively.
-func (s *Segment) mapLocked() {
-	size := s.size.Load()
-	s.mu.Lock()
-	active := s.active
-	s.mu.Unlock()
-	if active {
-		size = max(size, min(s.cfg.SegmentBytes, maxLogBytes))
-	}
-	m, err := fileio.MapGrowing(s.log, size)
+// REQUIRES: mapMu held exclusively.
+func (lf *logFile) mapLocked() {
+	m, err := fileio.MapGrowing(lf.f, lf.mapAt())
 	if err != nil {
-		s.mapDone = true
+		lf.mapDone = true
 		return
 	}
 	if len(m.Bytes()) == 0 {
 		_ = m.Close() // nothing mapped; an empty segment is mapped once it has bytes
 		return
 	}
-	s.mapping, s.mapData = m, m.Bytes()
+	lf.mapping, lf.mapData = m, m.Bytes()
 }
 
 // unmapLocked drops the mapping; the next view maps the file again.
 //
-// REQUIRES: s.mapMu held exclusively.
-func (s *Segment) unmapLocked() error {
-	m := s.mapping
-	s.mapping, s.mapData = nil, nil
+// REQUIRES: mapMu held exclusively.
+func (lf *logFile) unmapLocked() error {
+	m := lf.mapping
+	lf.mapping, lf.mapData = nil, nil
 	if m == nil {
 		return nil
 	}
 	return m.Close()
 }
 
-// dropMapping unmaps the .log once in-flight views end, as the segment
-// changes between active and inactive (the size of its mapping depends on
-// it).
-func (s *Segment) dropMapping() error {
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	return s.unmapLocked()
-}
-
-// shrinkLog cuts the .log to size bytes, lowering the segment's size first,
-// once in-flight views end; new views wait until it is done. The mapping is
-// dropped: the next view maps the file as it is then.
-func (s *Segment) shrinkLog(size int64) error {
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	err := s.unmapLocked()
-	if size < s.size.Load() {
-		s.size.Store(size)
-	}
-	// Counted before the file changes, so that a reader that sees the
-	// count unchanged after reading read bytes from before the cut.
-	s.cutGen.Add(1)
-	return errors.Join(err, s.log.Truncate(size))
-}
-
-// closeLog unmaps and closes the .log, for good.
-//
-// REQUIRES: no live Slice (refs is 0) and the segment closed.
-func (s *Segment) closeLog() error {
-	s.mapMu.Lock()
-	err := s.unmapLocked()
-	s.mapDone = true
-	s.mapMu.Unlock()
-	return errors.Join(err, s.log.Close())
+// unmap unmaps the file once views in flight end, as the segment changes
+// between active and inactive (the size of its mapping depends on it).
+func (lf *logFile) unmap() error {
+	lf.mapMu.Lock()
+	defer lf.mapMu.Unlock()
+	return lf.unmapLocked()
 }

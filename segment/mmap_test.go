@@ -83,8 +83,8 @@ func TestSliceView(t *testing.T) {
 // writer appends, truncates, seals, reactivates and finally closes and
 // removes the segment (run it with -race). A view that ran while no
 // truncation happened since its Read must see exactly the batches Read
-// found; a SIGBUS or SIGSEGV would kill the test: the design (see the
-// package doc) rules them out.
+// found; a SIGBUS or SIGSEGV would kill the test: the design (see
+// "Memory-mapped reads" in mmap.go) rules them out.
 func TestViewRacesWriter(t *testing.T) {
 	e := fsKinds(t)[0]
 	cfg := testConfig()

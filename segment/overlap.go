@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -13,33 +15,12 @@ import (
 // last: the base offset and the batch length.
 const overlapHeaderLen = 12
 
-// AppendOverlapped is [Segment.Append] for a batch that the caller has yet
-// to validate. While check runs on the caller's goroutine, the batch's
-// bytes after its first 12 (base offset and batch length) are written past
-// the end of the .log, on a goroutine that lives for this call; on a large
-// batch the write and the validation take about as long each, so the
-// append takes about as long as the longer of the two. When check returns
-// the batch's header, the first 12 bytes are written and the batch is
-// appended as Append appends it. When check returns an error, nothing is
-// appended, the bytes written are taken back, and AppendOverlapped returns
-// check's error as it is; any other error is the segment's own, as from
-// Append.
-//
-// check may change the batch's first 12 bytes and nothing else, and must
-// not call the segment's writer methods. Where the write has not started
-// when check returns (one P, or every P busy), the caller writes the bytes
-// itself; where check fails first, they are never written.
-//
-// A crash before the header is written leaves a zero batch length in
-// front of the bytes (the region past a segment's size is always zero or
-// absent: the file ends there, or is preallocated, and failed or taken
-// back writes are cut off): recovery truncates there, so a batch that was
-// never validated is never recovered as data.
-func (s *Segment) AppendOverlapped(batch []byte, check func() (record.BatchHeader, error)) error {
+// AppendOverlapped implements [LogHooks.AppendOverlapped].
+func (logHooks) AppendOverlapped(s *Segment, batch []byte, check func() (record.BatchHeader, error)) error {
 	if s.failed != nil {
 		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
-	pos := s.size.Load()
+	pos := s.log.size.Load()
 	if len(batch) <= overlapHeaderLen || pos+int64(len(batch)) > maxLogBytes {
 		h, err := check()
 		if err != nil {
@@ -48,55 +29,41 @@ func (s *Segment) AppendOverlapped(batch []byte, check func() (record.BatchHeade
 		return s.Append(batch, &h)
 	}
 	a := &s.ahead
-	gen := a.start(batch[overlapHeaderLen:], pos+overlapHeaderLen)
-	s.aheadWG.Add(1)
-	go a.run(s, gen)
+	gen := a.start(s.log.f, batch[overlapHeaderLen:], pos+overlapHeaderLen)
+	go a.run(gen)
 	// The new goroutine would wait on this P while check runs; yielding
 	// lets another P take check over at once, and costs nothing when
 	// there is none.
 	yieldToAhead()
 	h, cerr := check()
-	written, werr := a.finish(s, gen, cerr == nil)
+	written, werr := a.finish(gen, cerr == nil)
+	takeBack := func(n int) error {
+		if err := a.takeBack(pos, n, s.cfg.Preallocate); err != nil {
+			s.failed = err
+			return &Error{File: s.LogFile(), Position: pos, Err: err}
+		}
+		return nil
+	}
 	switch {
 	case werr != nil:
 		return s.failAppend(pos, werr)
 	case cerr != nil:
-		if err := s.takeBack(pos, written); err != nil {
+		if err := takeBack(written); err != nil {
 			return errors.Join(cerr, err)
 		}
 		return cerr
 	}
 	p, err := s.prepareAppend(batch, &h)
 	if err != nil {
-		if terr := s.takeBack(pos, len(batch)); terr != nil {
+		if terr := takeBack(len(batch)); terr != nil {
 			return errors.Join(err, terr)
 		}
 		return err
 	}
-	if _, err := s.log.WriteAt(batch[:overlapHeaderLen], pos); err != nil {
+	if _, err := s.log.f.WriteAt(batch[:overlapHeaderLen], pos); err != nil {
 		return s.failAppend(pos, err)
 	}
 	return s.commitAppend(p, batch, &h)
-}
-
-// takeBack restores the n bytes past the segment's end at pos that a
-// write ahead wrote (none when n is 0): the file ends at pos again, or,
-// when preallocated, holds zeros there.
-func (s *Segment) takeBack(pos int64, n int) error {
-	if n == 0 {
-		return nil
-	}
-	var err error
-	if s.cfg.Preallocate {
-		_, err = s.log.WriteAt(make([]byte, n), pos)
-	} else {
-		err = s.log.Truncate(pos)
-	}
-	if err != nil {
-		s.failed = err
-		return &Error{File: s.LogFile(), Position: pos, Err: err}
-	}
-	return nil
 }
 
 // yieldToAhead is runtime.Gosched; a test stops it to have the caller
@@ -110,8 +77,10 @@ var yieldToAhead = runtime.Gosched
 // call that runs late finds another generation and leaves.
 type writeAhead struct {
 	state atomic.Uint64
-	gen   uint64        // the caller's last generation; the writer's
-	done  chan struct{} // capacity 1: the goroutine's write is done
+	gen   uint64         // the caller's last generation; the writer's
+	wg    sync.WaitGroup // the goroutines; the segment's Close waits
+	done  chan struct{}  // capacity 1: the goroutine's write is done
+	f     vfs.File
 	body  []byte
 	at    int64
 	err   error // the goroutine's write, read after done
@@ -124,23 +93,26 @@ const (
 	aheadTaken
 )
 
-func (a *writeAhead) start(body []byte, at int64) uint64 {
+// start readies the write of body at position at of f, for the goroutine
+// (run) or the caller (finish), and returns its generation.
+func (a *writeAhead) start(f vfs.File, body []byte, at int64) uint64 {
 	if a.done == nil {
 		a.done = make(chan struct{}, 1)
 	}
 	a.gen++
-	a.body, a.at, a.err = body, at, nil
+	a.f, a.body, a.at, a.err = f, body, at, nil
 	a.state.Store(a.gen<<2 | aheadPending)
+	a.wg.Add(1)
 	return a.gen
 }
 
 // run is the goroutine: it writes the body unless the caller took it.
-func (a *writeAhead) run(s *Segment, gen uint64) {
-	defer s.aheadWG.Done()
+func (a *writeAhead) run(gen uint64) {
+	defer a.wg.Done()
 	if !a.state.CompareAndSwap(gen<<2|aheadPending, gen<<2|aheadRunning) {
 		return
 	}
-	_, a.err = s.log.WriteAt(a.body, a.at)
+	_, a.err = a.f.WriteAt(a.body, a.at)
 	a.state.Store(gen<<2 | 3)
 	a.done <- struct{}{}
 }
@@ -148,12 +120,12 @@ func (a *writeAhead) run(s *Segment, gen uint64) {
 // finish waits for the goroutine's write, or, when it has not started,
 // claims it and writes the body itself if want (the check passed). It
 // returns how many bytes past the segment's end may now be written.
-func (a *writeAhead) finish(s *Segment, gen uint64, want bool) (n int, err error) {
+func (a *writeAhead) finish(gen uint64, want bool) (n int, err error) {
 	n = len(a.body) + overlapHeaderLen
 	if a.state.CompareAndSwap(gen<<2|aheadPending, gen<<2|aheadTaken) {
 		a.taken++
 		if want {
-			_, err = s.log.WriteAt(a.body, a.at)
+			_, err = a.f.WriteAt(a.body, a.at)
 		} else {
 			n = 0
 		}
@@ -164,3 +136,21 @@ func (a *writeAhead) finish(s *Segment, gen uint64, want bool) (n int, err error
 	a.body = nil // the caller's batch is not kept
 	return n, err
 }
+
+// takeBack restores the n bytes past the segment's end at pos that the
+// write wrote (none when n is 0): the file ends at pos again, or, when
+// preallocated, holds zeros there.
+func (a *writeAhead) takeBack(pos int64, n int, preallocated bool) error {
+	if n == 0 {
+		return nil
+	}
+	if preallocated {
+		_, err := a.f.WriteAt(make([]byte, n), pos)
+		return err
+	}
+	return a.f.Truncate(pos)
+}
+
+// wait waits for the goroutines of earlier writes: one that lost to its
+// caller may not have run yet.
+func (a *writeAhead) wait() { a.wg.Wait() }

@@ -61,13 +61,13 @@ func TestAppendOverlapped(t *testing.T) {
 						s := create(t, e, 0, cfg)
 						b1, b2, b3 := batchAt(t, 0, 3, 50, 1000), batchAt(t, 0, 40, 50, 1000), batchAt(t, 43, 2, 50, 1000)
 						require.NoError(t, s.Append(b1, header(t, b1)))
-						s.Publish()
+						hooks.Publish(s)
 
-						err := s.AppendOverlapped(b2, func() (record.BatchHeader, error) {
+						err := hooks.AppendOverlapped(s, b2, func() (record.BatchHeader, error) {
 							require.Equal(t, int64(len(b1)), s.Size(), "nothing is appended while the check runs")
 							return tc.check(t, b2)
 						})
-						s.Publish()
+						hooks.Publish(s)
 						if mode.claim {
 							require.Equal(t, 1, s.ahead.taken, "the caller claimed the write")
 						}
@@ -92,7 +92,7 @@ func TestAppendOverlapped(t *testing.T) {
 						if prealloc {
 							require.Equal(t, cfg.SegmentBytes, fileSize(t, e, s.LogFile()), "a preallocated file keeps its size")
 							tail := make([]byte, len(b2))
-							_, err := s.log.ReadAt(tail, end)
+							_, err := s.log.f.ReadAt(tail, end)
 							require.NoError(t, err)
 							require.Equal(t, make([]byte, len(b2)), tail, "and zeros past its batches")
 						} else {
@@ -100,7 +100,7 @@ func TestAppendOverlapped(t *testing.T) {
 						}
 						b3 = batchAt(t, 3, 2, 50, 1000)
 						require.NoError(t, s.Append(b3, header(t, b3)), "the segment still appends")
-						s.Publish()
+						hooks.Publish(s)
 						require.Equal(t, append(bytes.Clone(b1), b3...), readAll(t, s, 0))
 						require.NoError(t, s.Close())
 					})
@@ -151,11 +151,11 @@ func TestAppendOverlappedWriteFails(t *testing.T) {
 				require.NoError(t, s.Append(b1, header(t, b1)))
 				ffs.Inject(vfs.EIO(vfs.OpWrite, LogSuffix, write.nth))
 				accept := func() (record.BatchHeader, error) { return *header(t, b2), nil }
-				require.ErrorIs(t, s.AppendOverlapped(b2, accept), vfs.ErrInjected)
+				require.ErrorIs(t, hooks.AppendOverlapped(s, b2, accept), vfs.ErrInjected)
 				require.Equal(t, int64(len(b1)), fileSize(t, e, s.LogFile()))
 				require.Equal(t, int64(len(b1)), s.Size())
 				require.ErrorIs(t, s.Append(b2, header(t, b2)), ErrFailed)
-				require.ErrorIs(t, s.AppendOverlapped(b2, accept), ErrFailed)
+				require.ErrorIs(t, hooks.AppendOverlapped(s, b2, accept), ErrFailed)
 			})
 		}
 	}
@@ -189,7 +189,7 @@ func TestAppendOverlappedThenCrash(t *testing.T) {
 			crashed = mem.CrashClone()
 		}
 	})
-	require.NoError(t, s.AppendOverlapped(b2, func() (record.BatchHeader, error) { return *header(t, b2), nil }))
+	require.NoError(t, hooks.AppendOverlapped(s, b2, func() (record.BatchHeader, error) { return *header(t, b2), nil }))
 	ffs.OnOp(nil)
 	require.NoError(t, s.Close())
 	require.NotNil(t, crashed)

@@ -3,172 +3,11 @@ package segment
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/fileio"
 	"github.com/kafkalite/kafkalite/record"
 )
-
-// Slice is a run of whole batches of a segment's .log: a file position and
-// a length, not a copy. A broker can hand it to a socket with WriteTo; a
-// consumer reads it into memory with ReadAt or Bytes. A Slice holds a
-// reference on its segment: the segment's files are not removed while it is
-// live, so Release it when done. A Slice is safe for concurrent reads.
-type Slice struct {
-	seg *Segment
-	// Position is the byte position of the first batch in the .log.
-	Position int64
-	// Size is the length of the slice in bytes.
-	Size int64
-	// FirstOffset is the base offset of the first batch; LastOffset the last
-	// offset of the last batch.
-	FirstOffset, LastOffset int64
-	released                bool
-}
-
-// LogFile returns the path of the .log file the slice is part of.
-func (sl *Slice) LogFile() string { return sl.seg.LogFile() }
-
-// ReadAt reads from the slice; off counts from the slice's start. As
-// io.ReaderAt, it returns io.EOF when p reaches past the slice's end; a file
-// that ends before the slice does (the segment was truncated while the
-// slice was held) gives an error matching [ErrCutUnderRead], never io.EOF,
-// so that a caller cannot take the bytes it did not get for read.
-func (sl *Slice) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || off >= sl.Size {
-		return 0, io.EOF
-	}
-	n := int(min(int64(len(p)), sl.Size-off))
-	got, err := sl.seg.log.ReadAt(p[:n], sl.Position+off)
-	switch {
-	case got < n && (err == nil || errors.Is(err, io.EOF)):
-		return got, &Error{File: sl.seg.LogFile(), Position: sl.Position + off + int64(got), Err: ErrCutUnderRead}
-	case err == nil && n < len(p):
-		err = io.EOF
-	}
-	return got, err
-}
-
-// Bytes appends the slice's bytes to dst. On an error it returns dst as it
-// was.
-func (sl *Slice) Bytes(dst []byte) ([]byte, error) {
-	start := len(dst)
-	dst = append(dst, make([]byte, sl.Size)...)
-	if _, err := sl.ReadAt(dst[start:], 0); err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
-}
-
-// CutAt shortens the slice to its batches whose base offset is below
-// offset, as a read_committed fetch stops at the last stable offset: it
-// reads their headers (through a pooled window, not their records), and
-// sets Size and LastOffset to the kept batches'. A slice whose first batch
-// starts at or past offset is left with Size 0. It must not run while
-// others read the slice. A header that cannot be read is an error: the
-// slice is then as it was.
-func (sl *Slice) CutAt(offset int64) error {
-	if sl.released {
-		return ErrClosed
-	}
-	if sl.LastOffset < offset {
-		return nil
-	}
-	end := sl.Position + sl.Size
-	sc := newScanner(sl.seg.log, end, scanWindow)
-	defer sc.release()
-	pos, last := sl.Position, sl.FirstOffset-1
-	for pos < end {
-		h, err := sc.header(pos)
-		if err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				err = ErrCutUnderRead // the .log ends before the slice
-			}
-			return &Error{File: sl.seg.LogFile(), Position: pos, Err: err}
-		}
-		if h.BaseOffset >= offset {
-			break
-		}
-		pos, last = pos+int64(h.Size()), h.LastOffset()
-	}
-	sl.Size, sl.LastOffset = pos-sl.Position, last
-	return nil
-}
-
-// Batches reads the slice into buf (reused, grown as needed, and returned)
-// and calls fn for each batch in it with its header: the decoded view of a
-// read, for callers that want batches rather than bytes. batch references
-// buf. It stops at fn's first error.
-func (sl *Slice) Batches(buf []byte, fn func(h *record.BatchHeader, batch []byte) error) ([]byte, error) {
-	buf, err := sl.Bytes(buf[:0])
-	if err != nil {
-		return buf, err
-	}
-	for pos := 0; pos < len(buf); {
-		n, err := record.BatchSize(buf[pos:])
-		if err != nil || pos+n > len(buf) {
-			return buf, &Error{File: sl.seg.LogFile(), Position: sl.Position + int64(pos), Err: errors.Join(err, record.ErrTruncated)}
-		}
-		h, err := record.ParseHeader(buf[pos : pos+n])
-		if err != nil {
-			return buf, &Error{File: sl.seg.LogFile(), Position: sl.Position + int64(pos), Err: err}
-		}
-		if err := fn(&h, buf[pos:pos+n]); err != nil {
-			return buf, err
-		}
-		pos += n
-	}
-	return buf, nil
-}
-
-// View calls fn with the slice's bytes in place, without copying them,
-// where the segment's .log is memory-mapped, and returns true and fn's
-// error. It returns false without calling fn where the bytes cannot be
-// viewed in place: the .log is not mapped (a memory filesystem, a system
-// without mmap or without a unified buffer cache, or a mapping failed), or
-// the slice's batches were truncated away since the read. The caller reads
-// with ReadAt or Bytes instead, which are always correct.
-//
-// b is read-only memory valid only while fn runs: fn must not write to it
-// (the process would crash) nor keep it or any part of it (copy what it
-// needs, as [record.Record.Clone] does). While fn runs, truncating,
-// sealing and closing the segment wait for it: keep fn short, and do not
-// call View or segment methods that change the segment from it.
-func (sl *Slice) View(fn func(b []byte) error) (bool, error) {
-	if sl.released {
-		return false, ErrClosed
-	}
-	return sl.seg.view(sl.Position, sl.Size, fn)
-}
-
-// WriteTo writes the slice's bytes to w without copying them through a
-// user-space buffer where the platform allows: sendfile(2) to a socket on
-// Linux, a copy elsewhere.
-func (sl *Slice) WriteTo(w io.Writer) (int64, error) {
-	return fileio.CopyRange(w, sl.seg.log, sl.Position, sl.Size)
-}
-
-// Release gives the slice's reference on its segment back. A second call
-// does nothing.
-func (sl *Slice) Release() {
-	if sl.released {
-		return
-	}
-	sl.released = true
-	sl.seg.release()
-}
-
-func (s *Segment) acquire() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	s.refs++
-	return nil
-}
 
 // Read returns the whole batches that start at or after the batch holding
 // startOffset, at most maxBytes of them and none starting at or beyond
@@ -193,7 +32,7 @@ func (s *Segment) acquire() error {
 // next read to report.
 //
 // A sealed segment whose readable part ends before its file does
-// ([Segment.Damage]) answers a read past that end with the damage error.
+// ([LogHooks.Damage]) answers a read past that end with the damage error.
 // One whose index entry names another offset than the batch at its
 // position (an index damaged in a way its checks on open missed) rebuilds
 // its indexes and reads again.
@@ -203,10 +42,10 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
-	gen, act := s.cutGen.Load(), s.activations.Load()
+	gen, act := s.log.cutGen.Load(), s.activations.Load()
 	sl, oi, err := s.read(startOffset, maxBytes, maxPosition, minOneBatch)
 	if err != nil && errors.Is(err, index.ErrCorruptIndex) && s.rebuildable(err) {
-		if s.cutGen.Load() != gen || s.activations.Load() != act {
+		if s.log.cutGen.Load() != gen || s.activations.Load() != act {
 			// The writer changed the segment during the read: the entry
 			// and the batch it found may belong to different moments.
 			err = &Error{File: s.LogFile(), Err: ErrCutUnderRead}
@@ -223,21 +62,22 @@ func (s *Segment) Read(startOffset int64, maxBytes int, maxPosition int64, minOn
 // read is Read once, with the caller's reference; it also returns the
 // offset index it used.
 func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOneBatch bool) (*Slice, *index.OffsetIndex, error) {
-	gen := s.cutGen.Load()
-	size := min(s.size.Load(), maxPosition)
+	gen := s.log.cutGen.Load()
+	f := fetch{s: s, start: startOffset, maxBytes: maxBytes, size: min(s.log.size.Load(), maxPosition), minOne: minOneBatch}
 	oi, e, err := s.lookup(startOffset)
 	if err != nil {
 		return nil, oi, err
 	}
-	sl, err := s.readFrom(oi, e, startOffset, maxBytes, size, minOneBatch)
+	f.oi = oi
+	sl, err := f.readFrom(e)
 	if err != nil && errors.Is(err, ErrCorruptLog) {
-		sl, err = s.readPastDamage(oi, e, err, startOffset, maxBytes, size, minOneBatch)
+		sl, err = f.readPastDamage(e, err)
 	}
 	switch {
-	case err != nil && errors.Is(err, ErrCorruptLog) && s.cutGen.Load() != gen:
+	case err != nil && errors.Is(err, ErrCorruptLog) && s.log.cutGen.Load() != gen:
 		// Cut while it was read: what looked corrupt may be a batch
 		// half overwritten by the appends after the cut.
-		return nil, oi, &Error{File: s.LogFile(), Position: size, Err: ErrCutUnderRead}
+		return nil, oi, &Error{File: s.LogFile(), Position: f.size, Err: ErrCutUnderRead}
 	case err == nil && sl == nil:
 		if d := s.damage.Load(); d != nil && maxPosition >= d.Position {
 			return nil, oi, d
@@ -246,12 +86,25 @@ func (s *Segment) read(startOffset int64, maxBytes int, maxPosition int64, minOn
 	return sl, oi, err
 }
 
+// fetch is one read of a segment's .log up to size bytes: the batches from
+// the one holding start, at most maxBytes of them (the first one anyway
+// if minOne), found through the offset index oi.
+type fetch struct {
+	s        *Segment
+	oi       *index.OffsetIndex
+	start    int64
+	maxBytes int
+	size     int64
+	minOne   bool
+}
+
 // readPastDamage answers a read whose walk from the index entry e met bytes
 // that are not a batch (err): an index entry past them still leads to the
-// batches after them, and if the first batch it leads to holds startOffset,
-// that is the answer. Otherwise startOffset lies in what the damage
+// batches after them, and if the first batch it leads to holds f.start,
+// that is the answer. Otherwise f.start lies in what the damage
 // destroyed, and err stands.
-func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, err error, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+func (f *fetch) readPastDamage(e index.OffsetPosition, err error) (*Slice, error) {
+	s := f.s
 	var se *Error
 	if !errors.As(err, &se) || se.File != s.LogFile() || se.Position < int64(e.Position) {
 		return nil, err
@@ -259,12 +112,12 @@ func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, 
 	if se.NextOffset == 0 {
 		se.NextOffset = s.limit.Load()
 	}
-	e2, ok, ierr := oi.FetchUpperBoundOffset(e, int(min(se.Position-int64(e.Position)+1, math.MaxInt32)))
+	e2, ok, ierr := f.oi.FetchUpperBoundOffset(e, int(min(se.Position-int64(e.Position)+1, math.MaxInt32)))
 	if ierr != nil || !ok || int64(e2.Position) <= se.Position {
 		return nil, err
 	}
-	sl, err2 := s.readFrom(oi, e2, startOffset, maxBytes, size, minOneBatch)
-	if err2 != nil || (sl != nil && sl.FirstOffset <= startOffset) {
+	sl, err2 := f.readFrom(e2)
+	if err2 != nil || (sl != nil && sl.FirstOffset <= f.start) {
 		return sl, err2
 	}
 	if sl != nil && se.NextOffset == s.limit.Load() {
@@ -273,44 +126,45 @@ func (s *Segment) readPastDamage(oi *index.OffsetIndex, e index.OffsetPosition, 
 	return nil, err
 }
 
-// readFrom walks the .log's first size bytes from the offset index's entry
-// e, in place where the .log is mapped (the index was looked up before, to
-// keep the view short), else through a window.
-func (s *Segment) readFrom(oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
+// readFrom walks the .log from the offset index's entry e, in place where
+// the .log is mapped (the index was looked up before, to keep the view
+// short), else through a window.
+func (f *fetch) readFrom(e index.OffsetPosition) (*Slice, error) {
 	var sl *Slice
 	var err error
-	mapped, _ := s.view(0, size, func(b []byte) error {
-		sl, err = s.readWith(mappedScanner(b), oi, e, startOffset, maxBytes, size, minOneBatch)
+	mapped, _ := f.s.log.view(0, f.size, func(b []byte) error {
+		sl, err = f.readWith(mappedScanner(b), e)
 		return nil
 	})
 	if !mapped {
-		sc := newScanner(s.log, size, scanWindow)
-		sl, err = s.readWith(sc, oi, e, startOffset, maxBytes, size, minOneBatch)
+		sc := newScanner(f.s.log.f, f.size, scanWindow)
+		sl, err = f.readWith(sc, e)
 		sc.release()
 	}
 	return sl, err
 }
 
-// readWith is Read with a scanner over the .log's first size bytes and the
-// offset index's entry e for startOffset; it returns a Slice that takes
-// over the caller's reference, or nil.
-func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosition, startOffset int64, maxBytes int, size int64, minOneBatch bool) (*Slice, error) {
-	pos, h, err := s.walkTo(sc, oi, e, startOffset, size)
+// readWith is the read with a scanner over the .log's first f.size bytes
+// from the offset index's entry e for f.start; it returns a Slice that
+// takes over the caller's reference, or nil.
+func (f *fetch) readWith(sc *scanner, e index.OffsetPosition) (*Slice, error) {
+	s := f.s
+	pos, h, err := s.walkTo(sc, f.oi, e, f.start, f.size)
 	if err != nil || pos < 0 {
 		return nil, err
 	}
 	end, last := pos+int64(h.Size()), h.LastOffset()
-	if end-pos > int64(maxBytes) && !minOneBatch {
+	if end-pos > int64(f.maxBytes) && !f.minOne {
 		return nil, nil
 	}
 	bound := s.offsetBound()
-	for end < size {
+	for end < f.size {
 		hp, err := sc.header(end)
 		if err != nil || s.checkOffsets(&hp, last, bound) != nil {
 			break // damage after the first batch: the next read reports it
 		}
 		next := end + int64(hp.Size())
-		if next-pos > int64(maxBytes) || !followedInOrder(sc, &hp, next, size) {
+		if next-pos > int64(f.maxBytes) || !followedInOrder(sc, &hp, next, f.size) {
 			break
 		}
 		end, last = next, hp.LastOffset()
@@ -322,18 +176,12 @@ func (s *Segment) readWith(sc *scanner, oi *index.OffsetIndex, e index.OffsetPos
 // offset, searching from the offset index's entry for it; it returns
 // position -1 if there is none before limit.
 func (s *Segment) translateOffset(offset, limit int64) (int64, record.BatchHeader, error) {
-	sc := newScanner(s.log, limit, scanWindow)
-	defer sc.release()
-	return s.translateOffsetWith(sc, offset, limit)
-}
-
-// translateOffsetWith is translateOffset with the caller's scanner, whose
-// window the caller's own walk then reuses.
-func (s *Segment) translateOffsetWith(sc *scanner, offset, limit int64) (int64, record.BatchHeader, error) {
 	oi, e, err := s.lookup(offset)
 	if err != nil {
 		return -1, record.BatchHeader{}, err
 	}
+	sc := newScanner(s.log.f, limit, scanWindow)
+	defer sc.release()
 	return s.walkTo(sc, oi, e, offset, limit)
 }
 
@@ -347,7 +195,7 @@ func (s *Segment) lookup(offset int64) (*index.OffsetIndex, index.OffsetPosition
 	return oi, e, err
 }
 
-// walkTo is translateOffsetWith from the index entry e that oi gave for
+// walkTo is translateOffset from the index entry e that oi gave for
 // offset. It serves only batches that pass checkOffsets and are followed in
 // order (see Read): one that fails is stepped over, and if offset may lie
 // in it (offset is below the next good batch's base offset, or no good
@@ -366,7 +214,7 @@ func (s *Segment) walkTo(sc *scanner, oi *index.OffsetIndex, e index.OffsetPosit
 				Reason: fmt.Sprintf("entry %v, but no batch header parses there: %v", e, err)}}
 		}
 		if err != nil {
-			return -1, h, s.walkError(pos, err)
+			return -1, h, s.log.walkError(pos, err)
 		}
 		next := pos + int64(h.Size())
 		err = s.checkOffsets(&h, prev, bound)
@@ -452,16 +300,16 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 	if err != nil {
 		return TimestampOffset{}, false, err
 	}
-	size := s.size.Load()
+	size := s.log.size.Load()
 	bound := s.offsetBound()
-	sc := newScanner(s.log, size, scanWindow)
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
 	prev := s.base - 1
 	for pos := int64(e.Position); pos < size; {
 		h, err := sc.header(pos)
 		if err != nil {
-			return TimestampOffset{}, false, s.walkError(pos, err)
+			return TimestampOffset{}, false, s.log.walkError(pos, err)
 		}
 		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, pos+int64(h.Size()), size) {
 			pos += int64(h.Size()) // offsets that cannot be true: not an answer
@@ -470,7 +318,7 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 		prev = h.LastOffset()
 		if h.MaxTimestamp >= ts && h.LastOffset() >= startingOffset {
 			batch := make([]byte, h.Size())
-			if _, err := s.log.ReadAt(batch, pos); err != nil {
+			if _, err := s.log.f.ReadAt(batch, pos); err != nil {
 				return TimestampOffset{}, false, &Error{File: s.LogFile(), Position: pos, Err: err}
 			}
 			if err := r.Reset(batch); err != nil {
@@ -489,221 +337,4 @@ func (s *Segment) FindOffsetByTimestamp(ts, startingOffset int64) (TimestampOffs
 		pos += int64(h.Size())
 	}
 	return TimestampOffset{}, false, nil
-}
-
-// TruncateTo removes every batch from the one holding offset on (Kafka
-// truncates at batch boundaries), the index entries at or above offset and
-// the aborted transactions ending at or above it, and makes the segment the
-// active one again. It returns the number of bytes removed from the .log.
-// Concurrent readers of the removed batches get errors; the cut itself
-// waits for views of the mapped .log in flight (see the package doc).
-func (s *Segment) TruncateTo(offset int64) (int64, error) {
-	s.failed = nil
-	// A sealed segment's indexes are checked (and rebuilt if need be)
-	// before they reopen for writing, as the active segment's are not.
-	if _, _, err := s.indexes(); err != nil {
-		return 0, err
-	}
-	if err := s.activate(); err != nil {
-		return 0, err
-	}
-	if err := s.dropMapping(); err != nil { // mapped at its inactive size
-		return 0, err
-	}
-	s.limit.Store(0) // the last segment now: the next one is gone
-	size := s.size.Load()
-	pos, _, err := s.translateOffset(offset, size)
-	if err != nil {
-		return 0, err
-	}
-	if pos < 0 {
-		d := s.damage.Load()
-		if d == nil {
-			return 0, nil
-		}
-		// Offset lies past the readable part of a damaged segment: the
-		// damaged bytes go, as everything from offset on does.
-		pos, size = d.Position, d.Position
-		if fs, err := s.log.Size(); err == nil {
-			size = fs
-		}
-	}
-	oi, ti, err := s.indexes()
-	if err != nil {
-		return 0, err
-	}
-	if err := errors.Join(oi.TruncateTo(offset), ti.TruncateTo(offset)); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	txn := s.txnIndex
-	s.mu.Unlock()
-	if txn != nil {
-		if err := txn.TruncateTo(offset); err != nil {
-			return 0, err
-		}
-	}
-	if err := s.shrinkLog(pos); err != nil {
-		s.failed = err
-		return 0, &Error{File: s.LogFile(), Position: pos, Err: err}
-	}
-	s.damage.Store(nil)
-	s.bytesSinceLastIndexEntry = 0
-	if pos == 0 {
-		s.created = s.cfg.now()
-	}
-	s.firstBatchTimestamp = notLoaded
-	if err := s.loadTail(); err != nil {
-		return size - pos, err
-	}
-	return size - pos, nil
-}
-
-// activate makes an inactive segment the active one: its indexes are
-// reopened for writing and expanded on next use.
-func (s *Segment) activate() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if s.active {
-		return nil
-	}
-	s.active = true
-	s.activations.Add(1) // a rebuild begun while inactive must not install
-	var errs []error
-	if s.txnIndex != nil {
-		// Opened read-only with the inactive segment; recovery truncates
-		// it and replay may append to it.
-		errs = append(errs, s.txnIndex.Close())
-		ti, err := index.OpenTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base, index.ReadWrite)
-		s.txnIndex = ti
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-	}
-	if s.offsetIndex == nil {
-		return errors.Join(errs...)
-	}
-	errs = append(errs, s.offsetIndex.Close(), s.timeIndex.Close())
-	s.offsetIndex, s.timeIndex = nil, nil
-	return errors.Join(errs...)
-}
-
-// AppendAbortedTxn records an aborted transaction whose ABORT marker is in
-// this segment in the .txnindex, creating the file at the first entry.
-func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	if s.txnIndex == nil {
-		ti, err := index.CreateTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base)
-		if err != nil {
-			return err
-		}
-		s.txnIndex = ti
-	}
-	return s.txnIndex.Append(t)
-}
-
-// CollectAbortedTxns returns the aborted transactions of this segment's
-// .txnindex that overlap [fetchOffset, upperBoundOffset) and whether the
-// search can stop here, by the rule of [index.TxnIndex.CollectAbortedTxns].
-func (s *Segment) CollectAbortedTxns(fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
-	return s.AppendAbortedTxns(nil, fetchOffset, upperBoundOffset)
-}
-
-// AppendAbortedTxns is CollectAbortedTxns appending to dst (returned
-// unchanged on error or without a .txnindex).
-func (s *Segment) AppendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
-	s.mu.Lock()
-	txn := s.txnIndex
-	s.mu.Unlock()
-	if txn == nil {
-		return dst, false, nil
-	}
-	return txn.AppendAbortedTxns(dst, fetchOffset, upperBoundOffset)
-}
-
-func (s *Segment) release() {
-	_ = s.releaseRef() // the segment's Close already returned; nothing is written here
-}
-
-// releaseRef drops a reference. The last one, once the segment is closed,
-// closes the .log (returning that error) and, after Remove, removes the
-// files.
-func (s *Segment) releaseRef() error {
-	s.mu.Lock()
-	s.refs--
-	last := s.refs == 0
-	closeLog := last && s.closed
-	remove := last && s.removeReady
-	s.mu.Unlock()
-	var err error
-	if closeLog {
-		err = s.closeLog()
-	}
-	if remove {
-		_ = s.removeFiles() // leftovers are .deleted files, removed when the log opens next
-	}
-	return err
-}
-
-// RenameForDeletion renames the segment's files with the .deleted suffix, as
-// retention and the cleaner do before removing a segment. Readers keep
-// reading through their open files. The caller syncs the directory.
-func (s *Segment) RenameForDeletion() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.deleted {
-		return nil
-	}
-	var errs []error
-	for _, suffix := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
-		from := s.path(suffix)
-		if _, err := s.fsys.Stat(from); err != nil {
-			continue // a .txnindex is optional; a missing .index was being rebuilt
-		}
-		if err := s.fsys.Rename(from, from+DeletedSuffix); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("segment: rename %s for deletion: %w", s.path(LogSuffix), err)
-	}
-	s.deleted = true
-	return nil
-}
-
-// Remove closes the segment and removes its files (renamed or not): now if
-// no Slice references it, else when the last one is released.
-func (s *Segment) Remove() error {
-	err := s.Close()
-	s.mu.Lock()
-	s.removeReady = true
-	now := s.refs == 0
-	s.mu.Unlock()
-	if now {
-		err = errors.Join(err, s.removeFiles())
-	}
-	return err
-}
-
-func (s *Segment) removeFiles() error {
-	s.mu.Lock()
-	suffix := ""
-	if s.deleted {
-		suffix = DeletedSuffix
-	}
-	s.mu.Unlock()
-	var errs []error
-	for _, f := range []string{LogSuffix, IndexSuffix, TimeIndexSuffix, TxnIndexSuffix} {
-		if err := s.fsys.Remove(s.path(f) + suffix); err != nil && !isNotExist(err) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }

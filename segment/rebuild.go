@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/crc"
@@ -35,8 +36,8 @@ func (s *Segment) checkIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) error
 	if err := errors.Join(oi.SanityCheck(), ti.SanityCheck()); err != nil {
 		return err
 	}
-	size := s.size.Load()
-	sc := newScanner(s.log, size, scanWindow)
+	size := s.log.size.Load()
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	if n := oi.Entries(); n > 0 {
 		last, err := oi.Entry(n - 1)
@@ -136,7 +137,7 @@ func (s *Segment) rebuildable(err error) bool {
 // header: if those are not the end of the .log, the segment is damaged
 // there (setDamage).
 func (s *Segment) rebuildIndexes(stale *index.OffsetIndex, cause error) (*index.OffsetIndex, *index.TimeIndex, error) {
-	damage, rebuilt, err := s.rebuildIndexFiles(stale, cause)
+	damage, rebuilt, err := s.rebuild.run(s, stale, cause)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,25 +151,33 @@ func (s *Segment) rebuildIndexes(stale *index.OffsetIndex, cause error) (*index.
 	return s.openIndexes()
 }
 
-// rebuildIndexFiles is rebuildIndexes' work, under rebuildMu: it reports
-// whether it rebuilt the files (not if another reader did) and the damage
-// it recorded.
-func (s *Segment) rebuildIndexFiles(stale *index.OffsetIndex, cause error) (*Error, bool, error) {
-	s.rebuildMu.Lock()
-	defer s.rebuildMu.Unlock()
+// indexRebuild is a sealed segment's rebuild of its .index and .timeindex
+// from its .log (rebuildIndexes): mu serialises rebuilds and protects
+// done, which says that one was made (there is no second). Its steps
+// (write, scan, install) run under mu.
+type indexRebuild struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// run is rebuildIndexes' work, under r.mu: it reports whether it rebuilt
+// the files of s (not if another reader did) and the damage it recorded.
+func (r *indexRebuild) run(s *Segment, stale *index.OffsetIndex, cause error) (*Error, bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	s.mu.Lock()
 	current := s.offsetIndex
 	s.mu.Unlock()
 	if current != stale {
 		return nil, false, nil // another reader rebuilt them
 	}
-	if s.rebuilt {
+	if r.done {
 		// Indexes this segment rebuilt fail the checks again: rebuilding
 		// once more would give the same files. Never loop.
 		return nil, false, &index.CorruptIndexError{File: s.path(IndexSuffix), Reason: "the rebuilt indexes fail their checks"}
 	}
 	act := s.activations.Load()
-	scan, err := s.writeRebuiltIndexes()
+	scan, err := r.write(s)
 	if err != nil {
 		return nil, false, err
 	}
@@ -180,14 +189,14 @@ func (s *Segment) rebuildIndexFiles(stale *index.OffsetIndex, cause error) (*Err
 		damage = corruptAt(s.LogFile(), scan.end, fmt.Errorf("%w: the .log ends at byte %d, but its index named offset %d at byte %d",
 			record.ErrTruncated, scan.end, pe.entry.Offset, pe.entry.Position))
 	}
-	if err := s.installRebuiltIndexes(act); err != nil {
+	if err := r.install(s, act); err != nil {
 		return nil, false, err
 	}
-	s.rebuilt = true
+	r.done = true
 	if damage != nil && !s.setDamage(damage, act) {
 		damage = nil
 	}
-	// Opened before rebuildMu is released, so that a reader waiting for it
+	// Opened before r.mu is released, so that a reader waiting for it
 	// finds them open and does not rebuild them again.
 	if _, _, err := s.openIndexes(); err != nil {
 		return nil, false, err
@@ -202,9 +211,11 @@ type rebuildScan struct {
 	next   int64  // the offset after the last batch indexed
 }
 
-// writeRebuiltIndexes writes the rebuilt indexes under their temporary
-// names, synced and closed, and returns what the scan found.
-func (s *Segment) writeRebuiltIndexes() (rebuildScan, error) {
+// write writes the rebuilt indexes of s under their temporary names,
+// synced and closed, and returns what the scan found.
+//
+// REQUIRES: r.mu held.
+func (r *indexRebuild) write(s *Segment) (rebuildScan, error) {
 	idx, tim := s.path(IndexSuffix)+TmpSuffix, s.path(TimeIndexSuffix)+TmpSuffix
 	for _, name := range []string{idx, tim} {
 		if err := s.fsys.Remove(name); err != nil && !isNotExist(err) {
@@ -219,7 +230,7 @@ func (s *Segment) writeRebuiltIndexes() (rebuildScan, error) {
 	if err != nil {
 		return rebuildScan{}, errors.Join(err, oi.Close(), s.fsys.Remove(idx))
 	}
-	scan, err := s.scanIntoIndexes(oi, ti)
+	scan, err := r.scan(s, oi, ti)
 	if err == nil {
 		err = errors.Join(oi.TrimToValidSize(), ti.TrimToValidSize())
 	}
@@ -233,15 +244,17 @@ func (s *Segment) writeRebuiltIndexes() (rebuildScan, error) {
 	return scan, nil
 }
 
-// scanIntoIndexes fills oi and ti from the .log (see rebuildIndexes).
-func (s *Segment) scanIntoIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) (rebuildScan, error) {
-	size := s.size.Load()
+// scan fills oi and ti from the .log of s (see rebuildIndexes).
+//
+// REQUIRES: r.mu held.
+func (r *indexRebuild) scan(s *Segment, oi *index.OffsetIndex, ti *index.TimeIndex) (rebuildScan, error) {
+	size := s.log.size.Load()
 	bound := int64(math.MaxInt64)
 	if l := s.limit.Load(); l > 0 {
 		bound = l
 	}
 	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base}
-	sc := newScanner(s.log, size, s.cfg.recoveryBuffer())
+	sc := newScanner(s.log.f, size, s.cfg.recoveryBuffer())
 	defer sc.release()
 	prev := s.base - 1
 	scan := rebuildScan{next: s.base}
@@ -260,7 +273,7 @@ func (s *Segment) scanIntoIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) (r
 			return scan, b.finish()
 		}
 		next := pos + int64(h.Size())
-		err = s.checkBatch(sc, pos, &h)
+		err = checkBatch(sc, pos, &h)
 		if err == nil {
 			err = s.checkOffsets(&h, prev, bound)
 		}
@@ -282,14 +295,16 @@ func (s *Segment) scanIntoIndexes(oi *index.OffsetIndex, ti *index.TimeIndex) (r
 	return scan, b.finish()
 }
 
-// installRebuiltIndexes renames the rebuilt files over the old ones and
-// syncs the directory, unless the segment was closed or renamed for
-// deletion meanwhile (its names may belong to a cleaned segment now), or
-// made active since the rebuild began (act is the activation count then:
-// the writer may have changed the .log, and owns the indexes now). The
-// old handles, if any were open, are retired: readers may still be using
+// install renames the rebuilt files of s over the old ones and syncs the
+// directory, unless the segment was closed or renamed for deletion
+// meanwhile (its names may belong to a cleaned segment now), or made
+// active since the rebuild began (act is the activation count then: the
+// writer may have changed the .log, and owns the indexes now). The old
+// handles, if any were open, are retired: readers may still be using
 // them.
-func (s *Segment) installRebuiltIndexes(act uint32) error {
+//
+// REQUIRES: r.mu held.
+func (r *indexRebuild) install(s *Segment, act uint32) error {
 	idx, tim := s.path(IndexSuffix), s.path(TimeIndexSuffix)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -315,16 +330,8 @@ func (s *Segment) installRebuiltIndexes(act uint32) error {
 	return nil
 }
 
-// Damage returns nil while the segment's .log is whole. A sealed segment
-// found to hold bytes past its last readable batch (bytes that do not
-// parse as a batch header where one must start: a .log cut short,
-// overwritten, or zeroed) returns the [*Error] that reads past there
-// return: it matches [ErrCorruptLog] and record.ErrCorrupt, and its
-// Position is where the readable part of the .log ends. The segment then
-// ends there for readers ([Segment.Size] is that position) but the file
-// is left as it is, so that the damage is found again after a restart;
-// [Segment.TruncateTo] and [Segment.Recover] cut it off.
-func (s *Segment) Damage() error {
+// Damage implements [LogHooks.Damage].
+func (logHooks) Damage(s *Segment) error {
 	if d := s.damage.Load(); d != nil {
 		return d
 	}
@@ -332,34 +339,31 @@ func (s *Segment) Damage() error {
 }
 
 // setDamage records that the inactive segment is readable only up to
-// d.Position, lowering its size there (under mapMu, as every shrink of the
-// size), unless the segment was made active since act (the activation
+// d.Position, lowering its size there (logFile.lower, as every shrink of
+// the size), unless the segment was made active since act (the activation
 // count when the scan that found the damage began: the writer owns the
 // segment then, and what the scan read may be gone). It reports whether
 // that changed anything: a damage found further on than one already known
 // does not. The caller tells the log (OnLogDamage).
 func (s *Segment) setDamage(d *Error, act uint32) bool {
 	d.NextOffset = s.limit.Load()
-	s.mapMu.Lock()
-	defer s.mapMu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active || s.activations.Load() != act {
-		return false
-	}
-	if old := s.damage.Load(); old != nil && old.Position <= d.Position {
-		return false
-	}
-	s.damage.Store(d)
-	if d.Position < s.size.Load() {
-		s.size.Store(d.Position)
-	}
-	return true
+	return s.log.lower(d.Position, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.active || s.activations.Load() != act {
+			return false
+		}
+		if old := s.damage.Load(); old != nil && old.Position <= d.Position {
+			return false
+		}
+		s.damage.Store(d)
+		return true
+	})
 }
 
 // checkBatch checks what recovery checks of a batch besides its offsets:
 // codec, record count and CRC.
-func (s *Segment) checkBatch(sc *scanner, pos int64, h *record.BatchHeader) error {
+func checkBatch(sc *scanner, pos int64, h *record.BatchHeader) error {
 	if !h.Attributes.Compression().Valid() {
 		return &record.CorruptError{BaseOffset: h.BaseOffset, Position: 21, Section: "batch", Kind: record.ErrUnknownCodec}
 	}

@@ -189,9 +189,9 @@ func TestVerifyCRCOfAppends(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
 		s := create(t, e, 0, testConfig())
 		batches := fill(t, s, 0, 1, 5, 200, 1000)
-		early := s.crcs.Load()
+		early := s.log.crcs.Load()
 		batches = append(batches, fill(t, s, 5, 200, 5, 200, 1000)...)
-		require.NotSame(t, early, s.crcs.Load(), "the table was made again as the segment grew")
+		require.NotSame(t, early, s.log.crcs.Load(), "the table was made again as the segment grew")
 		flip := flipper(t, e, s)
 		verify := func(s *Segment, off int64) error {
 			sl, err := s.Read(off, 1, s.Size(), true)
@@ -206,13 +206,13 @@ func TestVerifyCRCOfAppends(t *testing.T) {
 		// Sealed without a point read, the segment forgets its appends.
 		u := create(t, e, 1000, testConfig())
 		fill(t, u, 1000, 3, 5, 200, 1000)
-		require.NotNil(t, u.crcs.Load())
+		require.NotNil(t, u.log.crcs.Load())
 		require.NoError(t, u.Seal())
-		require.Nil(t, u.crcs.Load(), "no point read used the table")
+		require.Nil(t, u.log.crcs.Load(), "no point read used the table")
 		require.NoError(t, u.Close())
 		// Sealed after one, it keeps them.
 		require.NoError(t, s.Seal())
-		require.NotNil(t, s.crcs.Load())
+		require.NotNil(t, s.log.crcs.Load())
 		require.NoError(t, verify(s, 0))
 		require.NoError(t, s.Close())
 
@@ -233,23 +233,23 @@ func TestMarksOfAppends(t *testing.T) {
 		defer s.Close()
 		m := &BatchMarks{Step: 16, Pos: []int32{0, 100}, N: []int32{0, 16}}
 		fill(t, s, 0, 1, 5, 200, 1000)
-		s.RememberMarks(0, m)
-		early := s.marks.Load()
+		hooks.RememberMarks(s, 0, m)
+		early := s.log.marks.Load()
 		fill(t, s, 5, 200, 5, 200, 1000)
 		sl, err := s.Read(0, 1, s.Size(), true)
 		require.NoError(t, err)
-		require.Same(t, m, sl.Marks(), "kept across the table's growths")
-		require.NotSame(t, early, s.marks.Load(), "the table was made again as the segment grew")
+		require.Same(t, m, hooks.Marks(sl), "kept across the table's growths")
+		require.NotSame(t, early, s.log.marks.Load(), "the table was made again as the segment grew")
 		sl.Release()
 		require.NoError(t, s.Seal())
-		require.NotNil(t, s.marks.Load(), "a point read used it")
+		require.NotNil(t, s.log.marks.Load(), "a point read used it")
 
 		u := create(t, e, 1000, testConfig())
 		defer u.Close()
 		fill(t, u, 1000, 1, 5, 200, 1000)
-		u.RememberMarks(0, m)
+		hooks.RememberMarks(u, 0, m)
 		require.NoError(t, u.Seal())
-		require.Nil(t, u.marks.Load(), "sealed unread")
+		require.Nil(t, u.log.marks.Load(), "sealed unread")
 	})
 }
 

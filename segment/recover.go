@@ -45,11 +45,11 @@ type RecoverResult struct {
 // Kafka's spacing rule. The .txnindex keeps its entries below the new end
 // (rebuilding aborted transactions from producer state is the log's, through
 // OnBatch); one that cannot be read is left for the log to rebuild
-// ([Segment.CheckTxnIndex]).
+// ([LogHooks.CheckTxnIndex]).
 //
 // The offsets checked are those reads check ([Segment.Read]): a batch
 // must start above the previous one's last offset, end below the next
-// segment's base offset ([Segment.SetNextBaseOffset]), fit the relative
+// segment's base offset ([LogHooks.SetNextBaseOffset]), fit the relative
 // offsets of the indexes, and be followed by a batch starting above its
 // last offset. A batch that fails is corruption: Recover truncates there
 // (Kafka, which checks only the relative range, would try to split the
@@ -67,14 +67,14 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	if err := s.activate(); err != nil {
 		return RecoverResult{}, err
 	}
-	if err := s.dropMapping(); err != nil { // mapped at its inactive size
+	if err := s.log.unmap(); err != nil { // mapped at its inactive size
 		return RecoverResult{}, err
 	}
 	oi, ti, err := s.resetIndexes()
 	if err != nil {
 		return RecoverResult{}, err
 	}
-	size, err := s.log.Size()
+	size, err := s.log.f.Size()
 	if err != nil {
 		return RecoverResult{}, &Error{File: s.LogFile(), Err: err}
 	}
@@ -84,13 +84,13 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	}
 	res := RecoverResult{NextOffset: s.base}
 	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base, firstTS: record.NoTimestamp}
-	sc := newScanner(s.log, size, s.cfg.recoveryBuffer())
+	sc := newScanner(s.log.f, size, s.cfg.recoveryBuffer())
 	defer sc.release()
 	var pos int64
 	for pos < size {
 		h, err := sc.header(pos)
 		if err == nil {
-			err = s.checkBatch(sc, pos, &h)
+			err = checkBatch(sc, pos, &h)
 		}
 		if err == nil {
 			err = s.checkOffsets(&h, res.NextOffset-1, bound)
@@ -120,7 +120,7 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	res.ValidBytes = pos
 	res.TruncatedBytes = size - pos
 	if res.TruncatedBytes > 0 {
-		if err := s.shrinkLog(pos); err != nil {
+		if err := s.log.cut(pos); err != nil {
 			return res, &Error{File: s.LogFile(), Position: pos, Err: err}
 		}
 	}
@@ -141,7 +141,7 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	if err := b.finish(); err != nil {
 		return res, err
 	}
-	s.size.Store(pos)
+	s.log.size.Store(pos)
 	s.nextOffset.Store(res.NextOffset)
 	s.maxTimestampSoFar.Store(b.maxTS)
 	s.offsetOfMaxTimestamp.Store(b.offMax)

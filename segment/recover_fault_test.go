@@ -30,7 +30,7 @@ func TestRecoverSealedSegmentWithTxnIndex(t *testing.T) {
 		res, err := r.Recover(RecoverOptions{})
 		require.NoError(t, err, "an inactive segment with a .txnindex recovers")
 		require.Equal(t, int64(20), res.NextOffset)
-		got, _, err := r.CollectAbortedTxns(0, 20)
+		got, _, err := r.AppendAbortedTxns(nil, 0, 20)
 		require.NoError(t, err)
 		require.Equal(t, want, got, "the entries below the end are kept")
 		// Replay may restore a lost entry into a recovered segment.
@@ -89,7 +89,7 @@ func TestRecoverFaults(t *testing.T) {
 				require.NoError(t, err, "%v #%d with %v", op, nth, errno)
 				require.Equal(t, int64(30), res.NextOffset, "%v #%d with %v", op, nth, errno)
 				require.Equal(t, bytes.Join(batches, nil), readAll(t, h, 0))
-				got, _, err := h.CollectAbortedTxns(0, 30)
+				got, _, err := h.AppendAbortedTxns(nil, 0, 30)
 				require.NoError(t, err)
 				require.Len(t, got, 1)
 				require.NoError(t, h.Close())

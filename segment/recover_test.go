@@ -37,7 +37,7 @@ func checkIndexes(t *testing.T, s *Segment) {
 	require.NoError(t, err)
 	entries, err := oi.AppendEntries(nil)
 	require.NoError(t, err)
-	sc := newScanner(s.log, s.Size(), 4096)
+	sc := newScanner(s.log.f, s.Size(), 4096)
 	starts := map[int64]int64{}
 	for pos := int64(0); pos < s.Size(); {
 		h, err := sc.header(pos)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/kafkalite/kafkalite/index"
-	"github.com/kafkalite/kafkalite/internal/fileio"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -25,18 +24,101 @@ import (
 // Close; any number of readers call Read, FindOffsetByTimestamp, the
 // accessors and the methods of their Slices at the same time. Readers see a
 // batch once Append has returned; readers of batches that TruncateTo or
-// Recover cut off get errors (never a crash: see "Memory-mapped reads" in
-// the package doc).
+// Recover cut off get errors, never a crash, also where the .log is
+// memory-mapped (see [Slice.View]): truncating, sealing and closing wait
+// for the views in flight, never for a Slice to be released.
+//
+// What is where when a call returns:
+//
+//   - Append: the batch is in the .log through the OS page cache (or the
+//     memory FS) and readable; index entries likewise. Nothing is durable.
+//   - Flush: the .log, then the indexes, are fsynced.
+//   - Seal and Close: the indexes are trimmed to their entries (the last
+//     time-index slot takes the segment's max timestamp); not fsynced.
+//   - RenameForDeletion: the files carry the .deleted suffix; the caller
+//     syncs the directory. Remove deletes them once no Slice is live.
+//
+// Bad input and its handling, per case (each is a test):
+//
+//   - a partial batch at the end (a torn write), a zero-filled tail (a
+//     preallocated file after a crash), a CRC mismatch, garbage, offsets
+//     that cannot be true (see below): Recover truncates from the first
+//     such batch on and says why in RecoverResult.Cause (record.ErrTruncated
+//     for a torn tail, record.ErrCorrupt for damage), as Kafka does;
+//   - a legacy magic 0/1 batch: Recover stops with [ErrLegacyFormat] naming
+//     the file and position, and truncates nothing;
+//   - the active segment's index that fails its checks, or its missing
+//     .index: Open reports index.ErrCorruptIndex or fs.ErrNotExist, and
+//     Recover rebuilds it; a missing .timeindex: Open creates it empty;
+//   - a sealed segment's damage, which no Recover rescans: see below;
+//   - a file name that is not 20 digits: [ParseFileName] fails with
+//     [ErrBadFileName].
+//
+// Damage. After a clean shutdown, and below a log's recovery point,
+// segments are opened without a scan of their .log (a log recovers only
+// from its recovery point on). Damage found there is worked around
+// without truncating or deleting anything, so that it costs only what it
+// destroyed:
+//
+//   - Offsets. A batch's base offset and length lie outside its CRC. Every
+//     walk over batch headers (reads, the recovery scan, the tail scan, the
+//     rebuild scan) serves a batch only if its offsets can be true: it
+//     starts above the batch before it, fits the relative offsets of the
+//     indexes, ends below the next segment's base offset
+//     ([LogHooks.SetNextBaseOffset]) and the segment's next offset, and the
+//     batch after it starts above its last offset (when that one does not
+//     but the one after it does, the one in between is the odd one). A
+//     batch that fails is stepped over: a read of an offset it may hold (up
+//     to the next good batch's base offset) fails with [ErrCorruptLog]
+//     naming the file and the batch's position; reads of later offsets get
+//     the later batches. Recover truncates at such a batch instead.
+//   - Indexes. A sealed segment's .index or .timeindex that fails Kafka's
+//     sanity checks or ours (the last .index entry must point at a batch
+//     ending at its offset, the last .timeindex entry at a batch of its
+//     offset whose max timestamp it names), a missing .index, and an entry
+//     that a read finds pointing at a batch with another last offset, make
+//     the segment rebuild both files from its .log, crash-safely (written
+//     under a temporary name, synced, renamed, the directory synced: a
+//     crash leaves the old file, which is rebuilt again, or the new one),
+//     and tell the log ([Config.OnIndexRebuild]). The rebuild indexes the
+//     batches whose header, CRC and offsets pass, and steps over the
+//     others. It never races the writer: a rebuild begun before the
+//     segment is made active again (TruncateTo, Recover) is discarded, and
+//     a read that met a mismatch while the writer changed the segment
+//     fails with [ErrCutUnderRead] instead of rebuilding. A segment
+//     rebuilds at most once.
+//   - The .log. Bytes that do not parse as a batch header where a batch
+//     must start (a .log cut short, overwritten, zeroed) end the readable
+//     part of a sealed segment where the tail scan or a rebuild meets them:
+//     reads past there return an error matching [ErrCorruptLog] that names
+//     the file and the position where the readable part ends,
+//     [Segment.Size] becomes that position, and the log hears of it
+//     ([Config.OnLogDamage]). A read that meets such bytes elsewhere fails
+//     the same way, unless an index entry past them leads to a batch
+//     holding the offset asked for. Reads never return a partial batch.
+//     The file is left as it is, so that the damage is found again after a
+//     restart; TruncateTo and Recover cut it off. A .log cut exactly at a
+//     batch boundary is found by the rebuild of its index, whose last
+//     entry names an offset past the new end: the segment's readable part
+//     ends there the same way, but only until the directory is reopened,
+//     since the rebuilt index leaves nothing to find (the segment then
+//     ends there, as one the cleaner shortened would).
+//   - CRCs. [Slice.VerifyCRC] checks a slice's batches for readers that
+//     decode them, remembering what it verified, and the batches this
+//     process appended, until the .log is cut.
+//   - The .txnindex. The log checks it against the ABORT markers of the
+//     .log and rebuilds it from them, crash-safely ([LogHooks]).
 type Segment struct {
 	fsys vfs.FS
 	dir  string
 	base int64
 	cfg  Config
 
-	log  vfs.File
-	size atomic.Int64 // bytes of whole batches in the .log
-	// published is the size at the last Publish: the bound of
-	// ReadableSize; -1 until the first Publish.
+	// log is the .log with its size, its mapping and the tables of point
+	// reads (logfile.go).
+	log logFile
+	// published is the size at the last Publish (LogHooks), or the size
+	// the segment was created or opened with: the bound of ReadableSize.
 	published atomic.Int64
 
 	// Writer state (the appender's, see the type comment).
@@ -48,8 +130,7 @@ type Segment struct {
 	created                  time.Time
 	rollJitter               time.Duration
 	failed                   error
-	ahead                    writeAhead     // AppendOverlapped's write
-	aheadWG                  sync.WaitGroup // its goroutines; Close waits
+	ahead                    writeAhead // AppendOverlapped's write
 
 	// limit is the next segment's base offset, 0 when unknown (the
 	// active segment): see SetNextBaseOffset.
@@ -58,16 +139,6 @@ type Segment struct {
 	// past its last readable batch (see Damage); its Position is where the
 	// readable part ends, and size was lowered to it.
 	damage atomic.Pointer[Error]
-	// cutGen counts the cuts of the .log (shrinkLog): a reader that sees
-	// it change knows that what it read may be gone, and the CRC cache
-	// keys its entries with it.
-	cutGen atomic.Uint32
-	// crcs remembers the batches whose CRC was verified (crc.go); nil
-	// until the first verification.
-	crcs atomic.Pointer[crcCache]
-	// marks remembers where records start in batches that point reads
-	// went into (marks.go); nil until the first.
-	marks atomic.Pointer[marksTable]
 	// txnVerified: the .txnindex was checked against the segment's ABORT
 	// markers, or written by this process (see TxnIndexVerified).
 	txnVerified atomic.Bool
@@ -75,11 +146,9 @@ type Segment struct {
 	// or read that sees it change knows the writer took the segment over.
 	activations atomic.Uint32
 
-	// rebuildMu serialises rebuilds of the indexes (rebuild.go) and
-	// protects rebuilt (a rebuild was made: there is no second). Lock
-	// order: rebuildMu, then mapMu, then mu.
-	rebuildMu sync.Mutex
-	rebuilt   bool
+	// rebuild serialises the rebuilds of the indexes (rebuild.go). Lock
+	// order: rebuild.mu, then log.mapMu, then mu.
+	rebuild indexRebuild
 
 	mu sync.Mutex // protects the fields below
 	//   indexes open lazily; both nil until first use
@@ -97,14 +166,6 @@ type Segment struct {
 	deleted     bool // files renamed to .deleted
 	removeReady bool // Remove was called: remove files when refs drop to 0
 	refs        int  // live Slices
-
-	// mapMu guards the .log's read-only memory mapping (see mmap.go and the
-	// package doc): held shared while a reader touches mapped bytes, and
-	// exclusively to map, unmap, or shrink the .log. It protects:
-	mapMu   sync.RWMutex
-	mapping *fileio.Mapping
-	mapData []byte // mapping's bytes; nil when not mapped
-	mapDone bool   // no more mapping: unsupported, failed, or the .log closed
 }
 
 const notLoaded = -2
@@ -133,7 +194,7 @@ func Create(fsys vfs.FS, dir string, baseOffset int64, cfg Config, rollJitter ti
 		}
 		return errors.Join(errs...)
 	}
-	s.log = f
+	s.log.f = f
 	if cfg.Preallocate && cfg.SegmentBytes > 0 {
 		if err := f.Truncate(cfg.SegmentBytes); err != nil {
 			return nil, undo(err, f)
@@ -167,7 +228,7 @@ type OpenOptions struct {
 
 // Open opens an existing segment without recovering it: the .log's size is
 // taken as it is and the indexes are trusted after Kafka's sanity checks
-// and ours (run when they are first used, see "Damage" in the package
+// and ours (run when they are first used, see "Damage" in [Segment]'s
 // doc). Call [Segment.Recover] after an unclean shutdown.
 //
 // An inactive segment whose .index or .timeindex fails the checks, or
@@ -176,8 +237,8 @@ type OpenOptions struct {
 // and an error matching [index.ErrCorruptIndex] (or fs.ErrNotExist for a
 // missing .index) on which the caller calls Recover. A missing .timeindex
 // is created empty, as Kafka does. A .txnindex that cannot be opened or
-// read is not an error here: [Segment.CheckTxnIndex] reports it, and the
-// log rebuilds it ([Segment.ReplaceTxnIndex]).
+// read is not an error here: [LogHooks.CheckTxnIndex] reports it, and the
+// log rebuilds it ([LogHooks.ReplaceTxnIndex]).
 func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOptions) (*Segment, error) {
 	s := newSegment(fsys, dir, baseOffset, cfg, opts.RollJitter, opts.Active)
 	// The .log is always opened for writing: recovery and truncation may
@@ -186,7 +247,7 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 	if err != nil {
 		return nil, err
 	}
-	s.log = f
+	s.log.f = f
 	size, err := f.Size()
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
@@ -194,10 +255,8 @@ func Open(fsys vfs.FS, dir string, baseOffset int64, cfg Config, opts OpenOption
 	if size > maxLogBytes {
 		return nil, errors.Join(&Error{File: s.path(LogSuffix), Position: maxLogBytes, Err: ErrSegmentFull}, f.Close())
 	}
-	s.size.Store(size)
-	if s.cfg.PublishedReads {
-		s.published.Store(size)
-	}
+	s.log.size.Store(size)
+	s.published.Store(size)
 	// A Stat that fails for another reason than a missing file must not
 	// pass for a missing index: a .txnindex taken for absent would serve
 	// aborted records to read_committed and be recreated empty.
@@ -258,9 +317,17 @@ func newSegment(fsys vfs.FS, dir string, base int64, cfg Config, jitter time.Dur
 	s.maxTimestampSoFar.Store(record.NoTimestamp)
 	s.offsetOfMaxTimestamp.Store(base)
 	s.nextOffset.Store(-1)
-	s.published.Store(-1)
-	if cfg.PublishedReads {
-		s.published.Store(0)
+	s.log.name = s.path(LogSuffix)
+	s.log.mapAt = func() int64 {
+		s.mu.Lock()
+		active := s.active
+		s.mu.Unlock()
+		if active {
+			// Mapped up to segment.bytes, so that what is appended
+			// later is mapped already.
+			return max(s.log.size.Load(), min(s.cfg.SegmentBytes, maxLogBytes))
+		}
+		return s.log.size.Load()
 	}
 	return s
 }
@@ -271,28 +338,14 @@ func (s *Segment) path(suffix string) string { return filepath.Join(s.dir, FileN
 func (s *Segment) BaseOffset() int64 { return s.base }
 
 // Size returns the size of the .log's batches in bytes.
-func (s *Segment) Size() int64 { return s.size.Load() }
+func (s *Segment) Size() int64 { return s.log.size.Load() }
 
-// Publish makes the batches appended so far visible through
-// [Segment.ReadableSize]. A log that must not show a batch to readers
-// before it has published the batch's offsets (its log end offset) opens
-// its segments with [Config.PublishedReads] and calls Publish after each
-// Append once the offsets are published.
-func (s *Segment) Publish() { s.published.Store(s.size.Load()) }
+func (logHooks) Publish(s *Segment) { s.published.Store(s.log.size.Load()) }
 
-// ReadableSize returns the bytes readers may see: the size at the last
-// [Segment.Publish] (or less, after a truncation); with
-// [Config.PublishedReads] unset, the size until the first Publish.
-func (s *Segment) ReadableSize() int64 {
-	size := s.size.Load()
-	if p := s.published.Load(); p >= 0 && p < size {
-		return p
-	}
-	return size
-}
+func (logHooks) ReadableSize(s *Segment) int64 { return min(s.published.Load(), s.log.size.Load()) }
 
 // LogFile returns the path of the .log file.
-func (s *Segment) LogFile() string { return s.path(LogSuffix) }
+func (s *Segment) LogFile() string { return s.log.name }
 
 // MaxTimestamp returns the largest batch max timestamp in the segment, or -1.
 // For a segment opened inactive it is loaded on first use.
@@ -389,8 +442,8 @@ func (s *Segment) Flush() error {
 // FlushData fsyncs the .log alone: the batches appended so far are
 // durable, the indexes are not (recovery rebuilds them from the .log).
 func (s *Segment) FlushData() error {
-	if err := s.log.Sync(); err != nil {
-		return &Error{File: s.path(LogSuffix), Position: s.size.Load(), Err: err}
+	if err := s.log.f.Sync(); err != nil {
+		return &Error{File: s.path(LogSuffix), Position: s.log.size.Load(), Err: err}
 	}
 	return nil
 }
@@ -400,7 +453,7 @@ func (s *Segment) FlushData() error {
 // its batches. Slices still referencing the segment keep reading until
 // released. A second Close returns nil.
 func (s *Segment) Close() error {
-	s.aheadWG.Wait() // a write ahead's goroutine that lost to its caller may not have run yet
+	s.ahead.wait()
 	var errs []error
 	if s.active {
 		errs = append(errs, s.finalTimeIndexEntry())
@@ -427,7 +480,7 @@ func (s *Segment) Close() error {
 	s.refs++
 	s.mu.Unlock()
 	if s.active && s.cfg.Preallocate {
-		errs = append(errs, s.shrinkLog(s.size.Load()))
+		errs = append(errs, s.log.cut(s.log.size.Load()))
 	}
 	errs = append(errs, s.releaseRef())
 	return errors.Join(errs...)
@@ -452,7 +505,7 @@ func (s *Segment) finalTimeIndexEntry() error {
 
 // String names the segment for logs.
 func (s *Segment) String() string {
-	return fmt.Sprintf("segment %s (base offset %d, %d bytes)", s.path(LogSuffix), s.base, s.size.Load())
+	return fmt.Sprintf("segment %s (base offset %d, %d bytes)", s.path(LogSuffix), s.base, s.log.size.Load())
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

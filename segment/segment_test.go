@@ -472,7 +472,7 @@ func TestTxnIndex(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
 		s := create(t, e, 0, testConfig())
 		fill(t, s, 0, 4, 5, 10, 1000)
-		txns, done, err := s.CollectAbortedTxns(0, 100)
+		txns, done, err := s.AppendAbortedTxns(nil, 0, 100)
 		require.NoError(t, err)
 		require.Empty(t, txns)
 		require.False(t, done)
@@ -480,7 +480,7 @@ func TestTxnIndex(t *testing.T) {
 		require.ErrorIs(t, err, fs.ErrNotExist, "created at the first entry only")
 		abort := index.AbortedTxn{ProducerID: 7, FirstOffset: 3, LastOffset: 12, LastStableOffset: 13}
 		require.NoError(t, s.AppendAbortedTxn(abort))
-		txns, _, err = s.CollectAbortedTxns(0, 100)
+		txns, _, err = s.AppendAbortedTxns(nil, 0, 100)
 		require.NoError(t, err)
 		require.Equal(t, []index.AbortedTxn{abort}, txns)
 		require.NoError(t, s.Close())
@@ -489,7 +489,7 @@ func TestTxnIndex(t *testing.T) {
 		require.NoError(t, err)
 		_, err = r.TruncateTo(10)
 		require.NoError(t, err)
-		txns, _, err = r.CollectAbortedTxns(0, 100)
+		txns, _, err = r.AppendAbortedTxns(nil, 0, 100)
 		require.NoError(t, err)
 		require.Empty(t, txns, "truncation removes aborts ending at or past the new end")
 		require.NoError(t, r.Close())
@@ -548,51 +548,37 @@ func TestSliceBatches(t *testing.T) {
 	require.Equal(t, batches[1:], got)
 }
 
-// TestPublishBoundsReadableSize: a segment never published is readable up
-// to its size; once published, only up to the size at the last Publish,
-// and never past a truncation.
+// TestPublishBoundsReadableSize: an Append is invisible until Publish,
+// from the first one on; once published, a segment is readable up to the
+// size at the last Publish, never past a truncation; a segment opened
+// again is readable up to the size it was opened with.
 func TestPublishBoundsReadableSize(t *testing.T) {
 	forEachFS(t, func(t *testing.T, e testFS) {
 		s, b1, b2 := twoBatches(t, e)
 
 		require.NoError(t, s.Append(b1, header(t, b1)))
-		require.Equal(t, int64(len(b1)), s.ReadableSize(), "never published: the size")
+		require.Zero(t, hooks.ReadableSize(s), "not published yet")
 
-		s.Publish()
+		hooks.Publish(s)
+		require.Equal(t, int64(len(b1)), hooks.ReadableSize(s))
 		require.NoError(t, s.Append(b2, header(t, b2)))
-		require.Equal(t, int64(len(b1)), s.ReadableSize(), "the second batch is not published yet")
+		require.Equal(t, int64(len(b1)), hooks.ReadableSize(s), "the second batch is not published yet")
 		require.Equal(t, int64(len(b1)+len(b2)), s.Size())
 
-		s.Publish()
-		require.Equal(t, int64(len(b1)+len(b2)), s.ReadableSize())
+		hooks.Publish(s)
+		require.Equal(t, int64(len(b1)+len(b2)), hooks.ReadableSize(s))
 
 		_, err := s.TruncateTo(2)
 		require.NoError(t, err)
-		require.Equal(t, int64(len(b1)), s.ReadableSize(), "a truncation lowers the bound before the next Publish")
-	})
-}
-
-// TestPublishedReads: with Config.PublishedReads an Append is invisible
-// until Publish, from the first one on, and a segment opened again is
-// readable up to the size it was opened with.
-func TestPublishedReads(t *testing.T) {
-	forEachFS(t, func(t *testing.T, e testFS) {
-		cfg := testConfig()
-		cfg.PublishedReads = true
-		s := create(t, e, 0, cfg)
-		b1, b2 := batchAt(t, 0, 2, 10, 1000), batchAt(t, 2, 2, 10, 1000)
-		require.NoError(t, s.Append(b1, header(t, b1)))
-		require.Zero(t, s.ReadableSize(), "not published yet")
-		s.Publish()
-		require.Equal(t, int64(len(b1)), s.ReadableSize())
+		require.Equal(t, int64(len(b1)), hooks.ReadableSize(s), "a truncation lowers the bound before the next Publish")
 		require.NoError(t, s.Close())
 
-		s, err := Open(e.fs, e.dir, 0, cfg, OpenOptions{})
+		s, err = Open(e.fs, e.dir, 0, testConfig(), OpenOptions{})
 		require.NoError(t, err)
 		defer func() { require.NoError(t, s.Close()) }()
-		require.Equal(t, int64(len(b1)), s.ReadableSize(), "opened: readable up to its size")
+		require.Equal(t, int64(len(b1)), hooks.ReadableSize(s), "opened: readable up to its size")
 		require.NoError(t, s.Append(b2, header(t, b2)))
-		require.Equal(t, int64(len(b1)), s.ReadableSize(), "the append is not published yet")
+		require.Equal(t, int64(len(b1)), hooks.ReadableSize(s), "the append is not published yet")
 	})
 }
 

@@ -9,21 +9,50 @@ import (
 )
 
 // The .txnindex lists the transactions whose ABORT marker is in the
-// segment; read_committed readers drop those transactions' records by it,
-// so an entry lost or wrong serves aborted records. The segment checks the
-// file (CheckTxnIndex) and finds its ABORT markers (AppendAbortMarkers);
-// rebuilding the entries takes the producer state before the segment,
-// which the log has: it replays the log and hands the result to
-// ReplaceTxnIndex.
+// segment: the log appends an entry as it appends the marker
+// (AppendAbortedTxn), and read_committed readers drop those transactions'
+// records by it (AppendAbortedTxns), so an entry lost or wrong serves
+// aborted records. The segment checks the file (CheckTxnIndex) and finds
+// its ABORT markers (AppendAbortMarkers); rebuilding the entries takes the
+// producer state before the segment, which the log has: it replays the
+// log and hands the result to ReplaceTxnIndex.
 
-// CheckTxnIndex checks the segment's .txnindex with [index.TxnIndex.Validate]
-// (whole entries of version 0, offsets inside the segment and endOffset,
-// in order) and returns its error, or why it could not be opened or read.
-// endOffset is the offset the segment's batches end below: the next
-// segment's base offset, or the log end offset for the last segment. A
-// segment without a .txnindex returns nil. A failure matches
-// index.ErrCorruptIndex.
-func (s *Segment) CheckTxnIndex(endOffset int64) error {
+// AppendAbortedTxn records an aborted transaction whose ABORT marker is in
+// this segment in the .txnindex, creating the file at the first entry.
+func (s *Segment) AppendAbortedTxn(t index.AbortedTxn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if s.txnIndex == nil {
+		ti, err := index.CreateTxnIndex(s.fsys, s.path(TxnIndexSuffix), s.base)
+		if err != nil {
+			return err
+		}
+		s.txnIndex = ti
+	}
+	return s.txnIndex.Append(t)
+}
+
+// AppendAbortedTxns appends to dst the aborted transactions of the
+// segment's .txnindex that overlap [fetchOffset, upperBoundOffset) and
+// reports whether the search can stop here, by the rule of
+// [index.TxnIndex.CollectAbortedTxns] (Kafka's
+// LogSegment.collectAbortedTxns). It returns dst unchanged on error or
+// without a .txnindex.
+func (s *Segment) AppendAbortedTxns(dst []index.AbortedTxn, fetchOffset, upperBoundOffset int64) ([]index.AbortedTxn, bool, error) {
+	s.mu.Lock()
+	txn := s.txnIndex
+	s.mu.Unlock()
+	if txn == nil {
+		return dst, false, nil
+	}
+	return txn.AppendAbortedTxns(dst, fetchOffset, upperBoundOffset)
+}
+
+// CheckTxnIndex implements [LogHooks.CheckTxnIndex].
+func (logHooks) CheckTxnIndex(s *Segment, endOffset int64) error {
 	s.mu.Lock()
 	txn, damage := s.txnIndex, s.txnDamage
 	s.mu.Unlock()
@@ -36,16 +65,15 @@ func (s *Segment) CheckTxnIndex(endOffset int64) error {
 	return txn.Validate(endOffset)
 }
 
-// HasTxnIndex reports whether the segment has a .txnindex.
-func (s *Segment) HasTxnIndex() bool {
+// HasTxnIndex implements [LogHooks.HasTxnIndex].
+func (logHooks) HasTxnIndex(s *Segment) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.txnIndex != nil || s.txnDamage != nil
 }
 
-// TxnIndexEntries returns every entry of the .txnindex, none if the segment
-// has none.
-func (s *Segment) TxnIndexEntries() ([]index.AbortedTxn, error) {
+// TxnIndexEntries implements [LogHooks.TxnIndexEntries].
+func (logHooks) TxnIndexEntries(s *Segment) ([]index.AbortedTxn, error) {
 	s.mu.Lock()
 	txn, damage := s.txnIndex, s.txnDamage
 	s.mu.Unlock()
@@ -58,17 +86,8 @@ func (s *Segment) TxnIndexEntries() ([]index.AbortedTxn, error) {
 	return txn.AllAbortedTxns()
 }
 
-// ReplaceTxnIndex replaces the .txnindex with entries (removing it when
-// there are none), crash-safely: the new file is written under a
-// temporary name, synced, and renamed over the old one, and the directory
-// synced, so that a crash leaves the old file or the new one. The old
-// handle is kept open until the segment closes, for readers that may be
-// using it. It fails with [ErrClosed] once the segment was closed or
-// renamed for deletion (its names may be a cleaned segment's by then).
-//
-// REQUIRES: no AppendAbortedTxn runs meanwhile (the log holds its write
-// lock for the active segment).
-func (s *Segment) ReplaceTxnIndex(entries []index.AbortedTxn) error {
+// ReplaceTxnIndex implements [LogHooks.ReplaceTxnIndex].
+func (logHooks) ReplaceTxnIndex(s *Segment, entries []index.AbortedTxn) error {
 	name := s.path(TxnIndexSuffix)
 	tmp := name + TmpSuffix
 	if err := s.fsys.Remove(tmp); err != nil && !isNotExist(err) {
@@ -124,15 +143,11 @@ func (s *Segment) ReplaceTxnIndex(entries []index.AbortedTxn) error {
 	return nil
 }
 
-// TxnIndexVerified reports whether the .txnindex is known to hold an entry
-// for every ABORT marker that ends a transaction with data here: it was
-// written by this process (a new segment, a rebuild), or the log checked
-// it against the markers and marked it with [Segment.MarkTxnIndexVerified].
-func (s *Segment) TxnIndexVerified() bool { return s.txnVerified.Load() }
+// TxnIndexVerified implements [LogHooks.TxnIndexVerified].
+func (logHooks) TxnIndexVerified(s *Segment) bool { return s.txnVerified.Load() }
 
-// MarkTxnIndexVerified records that the log checked the .txnindex against
-// the segment's ABORT markers.
-func (s *Segment) MarkTxnIndexVerified() { s.txnVerified.Store(true) }
+// MarkTxnIndexVerified implements [LogHooks.MarkTxnIndexVerified].
+func (logHooks) MarkTxnIndexVerified(s *Segment) { s.txnVerified.Store(true) }
 
 // AbortMarker is an ABORT marker of the .log: its producer and offset.
 type AbortMarker struct {
@@ -145,20 +160,15 @@ type AbortMarker struct {
 // writes it); a control batch much larger is no marker.
 const maxMarkerBatch = 4096
 
-// AppendAbortMarkers appends the ABORT markers of the batches from byte
-// position from up to the segment's readable size to dst, in offset order,
-// and returns them and the position where it stopped (the size, or where
-// bytes stop parsing as batches). Batches whose offsets fail the read
-// checks are stepped over, as reads step over them. It walks batch headers
-// and decodes only transactional control batches.
-func (s *Segment) AppendAbortMarkers(dst []AbortMarker, from int64) ([]AbortMarker, int64, error) {
+// AppendAbortMarkers implements [LogHooks.AppendAbortMarkers].
+func (h logHooks) AppendAbortMarkers(s *Segment, dst []AbortMarker, from int64) ([]AbortMarker, int64, error) {
 	if err := s.acquire(); err != nil {
 		return dst, from, err
 	}
 	defer s.release()
-	size := s.ReadableSize()
+	size := h.ReadableSize(s)
 	bound := s.offsetBound()
-	sc := newScanner(s.log, size, scanWindow)
+	sc := newScanner(s.log.f, size, scanWindow)
 	defer sc.release()
 	r := record.NewReader(record.ReaderOptions{})
 	var buf []byte
@@ -170,7 +180,7 @@ func (s *Segment) AppendAbortMarkers(dst []AbortMarker, from int64) ([]AbortMark
 			if isFormatError(err) {
 				break // unreadable from here: so are its records
 			}
-			return dst, pos, s.walkError(pos, err)
+			return dst, pos, s.log.walkError(pos, err)
 		}
 		next := pos + int64(h.Size())
 		if s.checkOffsets(&h, prev, bound) != nil || !followedInOrder(sc, &h, next, size) {
@@ -180,7 +190,7 @@ func (s *Segment) AppendAbortMarkers(dst []AbortMarker, from int64) ([]AbortMark
 		prev = h.LastOffset()
 		if h.Attributes.IsControl() && h.Attributes.IsTransactional() && h.ProducerID >= 0 && h.RecordsCount > 0 && h.Size() <= maxMarkerBatch {
 			buf = append(buf[:0], make([]byte, h.Size())...)
-			if _, err := s.log.ReadAt(buf, pos); err != nil {
+			if _, err := s.log.f.ReadAt(buf, pos); err != nil {
 				return dst, pos, &Error{File: s.LogFile(), Position: pos, Err: err}
 			}
 			if r.Reset(buf) == nil && r.Next() {
