@@ -119,41 +119,85 @@ func (l *Log) appendAsLeader(batch []byte, origin appendOrigin) (AppendResult, e
 	if err := l.local.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	a := leaderAppend{origin: origin}
 	c := l.Config()
-	written := false
 	if h0, ok := l.validator.overlaps(batch, c); ok {
-		// The one difference in order: the active segment writes the
-		// batch, but for its base offset and length, while it is validated
-		// (segment.Segment.AppendOverlapped). The leader epoch lies in the
-		// bytes written ahead (outside the CRC); the base offset does not.
-		// A batch the validation refuses, rewrites, or finds a duplicate
-		// comes back unwritten and goes on below: it is validated once.
-		epoch := l.LeaderEpoch()
-		if err := record.SetPartitionLeaderEpoch(batch, epoch); err != nil {
-			return AppendResult{}, l.tp.wrap(err)
-		}
-		a.h = h0
-		a.h.BaseOffset, a.h.PartitionLeaderEpoch = l.LogEndOffset(), epoch
-		err := l.appendLocked(batch, &a.h, func(seg *segment.Segment) error {
-			return segHooks.AppendOverlapped(seg, batch, func() (record.BatchHeader, error) {
-				a.validateLocked(l, batch, c)
-				if a.err != nil || a.dup || a.out == nil || &a.out[0] != &batch[0] {
-					return a.h, errNotWritten
-				}
-				a.h.BaseOffset = l.LogEndOffset()
-				return a.h, record.SetBaseOffset(batch, a.h.BaseOffset)
-			})
-		})
-		if written = err == nil; !written && !errors.Is(err, errNotWritten) {
-			return AppendResult{}, err
-		}
-		if written {
-			l.validator.overlapped.Add(1)
-		}
-	} else {
-		a.validateLocked(l, batch, c)
+		return l.appendOverlappedLocked(batch, h0, c, origin)
 	}
+	// The serial append's state stays on the stack: the overlapped one's
+	// escapes into the segment's write goroutine.
+	a := leaderAppend{origin: origin}
+	a.validateLocked(l, batch, c)
+	return a.finishLocked(l, batch, false)
+}
+
+// appendOverlappedLocked is the one difference in order: the active
+// segment writes the batch, but for its base offset and length, while it
+// is validated (segment.Segment.AppendOverlapped). The leader epoch lies in
+// the bytes written ahead (outside the CRC); the base offset does not. A
+// batch the validation refuses, rewrites, or finds a duplicate comes back
+// unwritten and goes on as a serial append: it is validated once.
+func (l *Log) appendOverlappedLocked(batch []byte, h0 record.BatchHeader, c TopicConfig, origin appendOrigin) (AppendResult, error) {
+	o := l.overlap
+	if o == nil {
+		o = &overlapAppend{l: l}
+		o.write, o.check = o.writeAhead, o.validateAhead
+		l.overlap = o
+	}
+	o.leaderAppend, o.batch, o.c = leaderAppend{origin: origin}, batch, c
+	defer o.reset()
+	epoch := l.LeaderEpoch()
+	if err := record.SetPartitionLeaderEpoch(batch, epoch); err != nil {
+		return AppendResult{}, l.tp.wrap(err)
+	}
+	o.h = h0
+	o.h.BaseOffset, o.h.PartitionLeaderEpoch = l.LogEndOffset(), epoch
+	err := l.appendLocked(batch, &o.h, o.write)
+	written := err == nil
+	if !written && !errors.Is(err, errNotWritten) {
+		return AppendResult{}, err
+	}
+	if written {
+		l.validator.overlapped.Add(1)
+	}
+	return o.finishLocked(l, batch, written)
+}
+
+// overlapAppend is an overlapped append's state, which the segment's write
+// goroutine and the validation it overlaps share. The Log keeps one and
+// reuses it under its lock, with its two functions bound once, so that
+// the overlapped path allocates nothing of its own.
+type overlapAppend struct {
+	leaderAppend
+	l     *Log
+	batch []byte
+	c     TopicConfig
+	write func(*segment.Segment) error       // writeAhead
+	check func() (record.BatchHeader, error) // validateAhead
+}
+
+// writeAhead writes the batch into seg while validateAhead validates it.
+func (o *overlapAppend) writeAhead(seg *segment.Segment) error {
+	return segHooks.AppendOverlapped(seg, o.batch, o.check)
+}
+
+// validateAhead validates the batch being written; errNotWritten when the
+// write must not stand as it came.
+func (o *overlapAppend) validateAhead() (record.BatchHeader, error) {
+	o.validateLocked(o.l, o.batch, o.c)
+	if o.err != nil || o.dup || o.out == nil || &o.out[0] != &o.batch[0] {
+		return o.h, errNotWritten
+	}
+	o.h.BaseOffset = o.l.LogEndOffset()
+	return o.h, record.SetBaseOffset(o.batch, o.h.BaseOffset)
+}
+
+// reset drops the references to the caller's batch once the append is done.
+func (o *overlapAppend) reset() { o.leaderAppend, o.batch = leaderAppend{}, nil }
+
+// finishLocked ends a validated append: the validation's refusal, a
+// duplicate's first result, or the batch written (now, unless written says
+// the overlapped write took it already) and its result.
+func (a *leaderAppend) finishLocked(l *Log, batch []byte, written bool) (AppendResult, error) {
 	switch {
 	case a.err != nil:
 		return AppendResult{}, l.tp.wrap(a.err)

@@ -59,6 +59,7 @@ type Log struct {
 	txnRepair *txnIndexRepair       // checks and rebuilds of damaged .txnindex files
 	cleaning  logCleaning           // where the cleaner is and what its last round did
 	notify    dataNotifier          // readers waiting for data
+	overlap   *overlapAppend        // the overlapped append's state, reused under mu; nil until the first
 
 	logStartOffset atomic.Int64
 }
