@@ -599,7 +599,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) { return par
 // parseConfig is ParseConfig, with props (the package) in scope.
 func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
-	unused, errs := props.Sift(m, consumerProps, ignoredConsumerProp, unknownProperty, propError)
+	unused, errs := props.Sift(m, consumerProps, props.InClient(ignoredConsumerProps), unknownProperty, propError)
 	errs = append(errs, props.Apply(&c, m, consumerProps, props.SortedKeys(consumerProps), propError)...)
 	_, hasGroup := m["group.id"]
 	if v, ok := m["enable.auto.commit"]; ok && !hasGroup && c.EnableAutoCommit {
@@ -607,14 +607,7 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 		errs = append(errs, &ConfigError{Component: "consumer", Property: "enable.auto.commit", Value: v,
 			Reason: "cannot be true when group.id is not set"})
 	}
-	if len(errs) > 0 {
-		props.SortErrors(errs, configErrorProperty)
-		return Config{}, nil, errors.Join(errs...)
-	}
-	if err := c.Validate(); err != nil {
-		return Config{}, nil, err
-	}
-	return c, unused, nil
+	return props.Parsed(c, unused, errs, configErrorProperty, c.Validate)
 }
 
 // propError makes err, from parsing property k's value v, a *ConfigError
@@ -788,7 +781,7 @@ var ignoredConsumerProps = map[string]func(string) error{
 	// Metrics.
 	"enable.metrics.push": props.CheckBool, "metric.reporters": nil, "metrics.num.samples": nil,
 	"metrics.recording.level": nil, "metrics.sample.window.ms": nil,
-	// Security and plugins (ssl.* and sasl.* too: see ignoredConsumerProp).
+	// Security and plugins (ssl.* and sasl.* too: see props.InClient).
 	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
 	// Settings of group.protocol=consumer and of share groups: Kafka
 	// rejects them with group.protocol=classic.
@@ -796,18 +789,6 @@ var ignoredConsumerProps = map[string]func(string) error{
 	// Kafka's internal settings.
 	"internal.leave.group.on.close":                     props.CheckBool,
 	"internal.throw.on.fetch.stable.offset.unsupported": props.CheckBool,
-}
-
-// ignoredConsumerProp looks name up in ignoredConsumerProps, accepting any
-// ssl.* and sasl.* name as well.
-func ignoredConsumerProp(name string) (check func(string) error, ok bool) {
-	if check, ok := ignoredConsumerProps[name]; ok {
-		return check, true
-	}
-	if strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.") {
-		return nil, true
-	}
-	return nil, false
 }
 
 func checkNoInterceptors(v string) error {

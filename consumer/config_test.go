@@ -2,9 +2,7 @@ package consumer
 
 import (
 	"errors"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
-	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/internal/testkit/propstest"
 )
 
 // Kafka's assignor classes (ConsumerConfig.java).
@@ -87,6 +85,11 @@ func requireSameConfig(t *testing.T, want, got Config) {
 	require.Equal(t, want, got)
 }
 
+// configErrors are the consumer's configuration errors, for propstest's
+// checks.
+var configErrors = propstest.Errors[*ConfigError]{Invalid: ErrInvalidConfig, Unknown: ErrUnknownProperty,
+	NotSupported: ErrNotSupported, Property: func(ce *ConfigError) string { return ce.Property }}
+
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
 	require.NoError(t, c.Validate())
@@ -126,15 +129,10 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Nil(t, c.Logger)
 	assert.Nil(t, c.Now)
 
-	parsed, unused, err := ParseConfig(nil)
-	require.NoError(t, err)
-	require.Empty(t, unused)
-	requireSameConfig(t, c, parsed)
+	requireSameConfig(t, c, propstest.Parse(t, ParseConfig, nil))
 
 	// Kafka's defaults, spelled out, parse to the same config.
-	parsed, unused, err = ParseConfig(withProps(kafkaConsumerDefaults, "group.id", "g"))
-	require.NoError(t, err)
-	require.Empty(t, unused)
+	parsed := propstest.Parse(t, ParseConfig, withProps(kafkaConsumerDefaults, "group.id", "g"))
 	c.GroupID = "g"
 	requireSameConfig(t, c, parsed)
 }
@@ -212,9 +210,7 @@ func TestConfigRoundTrip(t *testing.T) {
 			c := DefaultConfig()
 			tc.modify(&c)
 			require.NoError(t, c.Validate())
-			got, unused, err := ParseConfig(c.Properties())
-			require.NoError(t, err, "%s", c)
-			require.Empty(t, unused)
+			got := propstest.Parse(t, ParseConfig, c.Properties())
 			requireSameConfig(t, c, got)
 			require.Equal(t, c.Properties(), got.Properties())
 			require.Equal(t, c.String(), got.String())
@@ -398,21 +394,10 @@ func TestParseConfigValues(t *testing.T) {
 		{map[string]string{"group.protocol": " Classic "}, func(t *testing.T, c Config) { assert.Equal(t, "Classic", c.GroupProtocol) }},
 	}
 	for _, tc := range tests {
-		t.Run(strings.ReplaceAll(propertiesLine(tc.props), "/", "_"), func(t *testing.T) {
-			c, unused, err := ParseConfig(tc.props)
-			require.NoError(t, err)
-			require.Empty(t, unused)
-			tc.check(t, c)
+		t.Run(propstest.Name(tc.props), func(t *testing.T) {
+			tc.check(t, propstest.Parse(t, ParseConfig, tc.props))
 		})
 	}
-}
-
-func propertiesLine(m map[string]string) string {
-	var parts []string
-	for _, k := range props.SortedKeys(m) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
 }
 
 // TestJavaDuration checks by_duration's durations against what
@@ -551,22 +536,10 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"internal.leave.group.on.close": "maybe"}, "internal.leave.group.on.close", "not true or false", nil},
 	}
 	for _, tc := range tests {
-		t.Run(strings.ReplaceAll(propertiesLine(tc.props), "/", "_"), func(t *testing.T) {
+		t.Run(propstest.Name(tc.props), func(t *testing.T) {
 			_, _, err := ParseConfig(tc.props)
-			require.Error(t, err)
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.NotErrorIs(t, err, ErrUnknownProperty)
-			if tc.sentinel != nil {
-				require.ErrorIs(t, err, tc.sentinel)
-			} else {
-				require.NotErrorIs(t, err, ErrNotSupported)
-			}
-			require.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), 1, "one error: %v", err)
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.prop, ce.Property)
+			configErrors.One(t, err, tc.prop, tc.sentinel)
 			assert.Contains(t, err.Error(), tc.reason)
-			assert.Contains(t, err.Error(), tc.prop)
 		})
 	}
 }
@@ -581,26 +554,15 @@ func TestParseConfigUnknownProperty(t *testing.T) {
 	})
 	require.ErrorIs(t, err, ErrUnknownProperty)
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	var names []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
-		require.ErrorAs(t, e, &ce)
-		require.ErrorIs(t, e, ErrUnknownProperty)
-		names = append(names, ce.Property)
-	}
-	assert.Equal(t, []string{"linger.ms", "max.pol.records", "retention.ms"}, names, "one error per name, in name order")
+	assert.Equal(t, []string{"linger.ms", "max.pol.records", "retention.ms"}, configErrors.Properties(t, err, ErrUnknownProperty),
+		"one error per name, in name order")
 	assert.Contains(t, err.Error(), `consumer: unknown property "max.pol.records"`)
 
 	// Unknown names and bad values, together in name order.
 	_, _, err = ParseConfig(map[string]string{"zzz": "1", "max.poll.records": "0x10", "request.timeout.ms": "-1",
 		"isolation.level": "serializable", "enable.auto.commit": "true"})
-	names = nil
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
-		require.ErrorAs(t, e, &ce)
-		names = append(names, ce.Property)
-	}
-	assert.Equal(t, []string{"enable.auto.commit", "isolation.level", "max.poll.records", "request.timeout.ms", "zzz"}, names)
+	assert.Equal(t, []string{"enable.auto.commit", "isolation.level", "max.poll.records", "request.timeout.ms", "zzz"},
+		configErrors.Properties(t, err))
 }
 
 func TestParseConfigUnusedProperties(t *testing.T) {
@@ -647,13 +609,7 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 20, c.MaxPollRecords)
 	assert.Equal(t, "g", c.GroupID)
-	var want []string
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if k != "max.poll.records" && k != "group.id" {
-			want = append(want, k)
-		}
-	}
-	assert.Equal(t, want, unused, "every unused name, sorted")
+	assert.Equal(t, propstest.SortedExcept(props, "max.poll.records", "group.id"), unused, "every unused name, sorted")
 
 	// Every name Kafka's ConsumerConfig defines and kafkalite ignores is
 	// accepted.
@@ -712,31 +668,15 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			tc.modify(&c)
-			err := c.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.prop, ce.Property)
-			if tc.sentinel != nil {
-				require.ErrorIs(t, err, tc.sentinel)
-			} else {
-				require.NotErrorIs(t, err, ErrNotSupported)
-			}
-			require.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), 1, "one error: %v", err)
+			configErrors.One(t, c.Validate(), tc.prop, tc.sentinel)
 		})
 	}
 
 	t.Run("several", func(t *testing.T) {
 		c := DefaultConfig()
 		c.MaxPollRecords, c.IsolationLevel, c.FetchMinBytes, c.GroupProtocol = 0, IsolationLevel(2), -1, "consumer"
-		err := c.Validate()
-		var props []string
-		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-			var ce *ConfigError
-			require.ErrorAs(t, e, &ce)
-			props = append(props, ce.Property)
-		}
-		assert.Equal(t, []string{"fetch.min.bytes", "group.protocol", "isolation.level", "max.poll.records"}, props)
+		assert.Equal(t, []string{"fetch.min.bytes", "group.protocol", "isolation.level", "max.poll.records"},
+			configErrors.Properties(t, c.Validate()))
 	})
 
 	t.Run("edges are valid", func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // benchEntries is the number of entries of a full 1 GiB segment's index at
@@ -64,21 +66,24 @@ func benchTargets(lo, hi int64, warm bool, step int64) []int64 {
 	return t
 }
 
-func BenchmarkOffsetIndexLookup(b *testing.B) {
+// benchLookup measures lookups in an index of benchEntries entries that
+// build makes on each filesystem (returning its Lookup), of targets drawn
+// from [lo, hi) ("random") or from the last entries' range ("warm"), step
+// apart.
+func benchLookup[E any](b *testing.B, build func(e testFS) func(int64) (E, error), lo, hi, step int64) {
 	for _, kind := range benchFSKinds {
-		e := newTestFS(b, kind)
-		ix := buildOffsetIndex(b, e, benchEntries)
+		lookup := build(newTestFS(b, kind))
 		for _, warm := range []bool{false, true} {
 			name := kind + "/entries=262144/random"
 			if warm {
 				name = kind + "/entries=262144/warm"
 			}
-			targets := benchTargets(benchBase, benchBase+benchEntries*10+9, warm, 10)
+			targets := benchTargets(lo, hi, warm, step)
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				i := 0
 				for b.Loop() {
-					if _, err := ix.Lookup(targets[i&(len(targets)-1)]); err != nil {
+					if _, err := lookup(targets[i&(len(targets)-1)]); err != nil {
 						b.Fatal(err)
 					}
 					i++
@@ -88,80 +93,61 @@ func BenchmarkOffsetIndexLookup(b *testing.B) {
 	}
 }
 
+func BenchmarkOffsetIndexLookup(b *testing.B) {
+	benchLookup(b, func(e testFS) func(int64) (OffsetPosition, error) { return buildOffsetIndex(b, e, benchEntries).Lookup },
+		benchBase, benchBase+benchEntries*10+9, 10)
+}
+
 func BenchmarkTimeIndexLookup(b *testing.B) {
+	benchLookup(b, func(e testFS) func(int64) (TimestampOffset, error) { return buildTimeIndex(b, e, benchEntries).Lookup },
+		1_700_000_000_000, 1_700_000_000_000+benchEntries*5, 5)
+}
+
+// appendIndex is what benchAppend needs of an offset or time index.
+type appendIndex interface {
+	IsFull() bool
+	TruncateToEntries(n int) error
+	Close() error
+}
+
+// benchAppend measures appends of entries of entryBytes to an index
+// created by create (as file name) on each filesystem, emptied whenever it
+// is full; add appends the entry for offset off.
+func benchAppend[I appendIndex](b *testing.B, name string, entryBytes int64,
+	create func(fsys vfs.FS, name string, baseOffset int64, maxIndexBytes int) (I, error), add func(ix I, off int64) error) {
 	for _, kind := range benchFSKinds {
-		e := newTestFS(b, kind)
-		ix := buildTimeIndex(b, e, benchEntries)
-		for _, warm := range []bool{false, true} {
-			name := kind + "/entries=262144/random"
-			if warm {
-				name = kind + "/entries=262144/warm"
-			}
-			targets := benchTargets(1_700_000_000_000, 1_700_000_000_000+benchEntries*5, warm, 5)
-			b.Run(name, func(b *testing.B) {
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					if _, err := ix.Lookup(targets[i&(len(targets)-1)]); err != nil {
-						b.Fatal(err)
-					}
-					i++
+		b.Run(kind, func(b *testing.B) {
+			e := newTestFS(b, kind)
+			ix, err := create(e.fs, e.path(name), 0, DefaultMaxIndexBytes)
+			require.NoError(b, err)
+			defer func() { require.NoError(b, ix.Close()) }()
+			b.ReportAllocs()
+			b.SetBytes(entryBytes)
+			var off int64
+			for b.Loop() {
+				if ix.IsFull() {
+					b.StopTimer()
+					require.NoError(b, ix.TruncateToEntries(0))
+					off = 0
+					b.StartTimer()
 				}
-			})
-		}
+				off += 10
+				if err := add(ix, off); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 func BenchmarkOffsetIndexAppend(b *testing.B) {
-	for _, kind := range benchFSKinds {
-		b.Run(kind, func(b *testing.B) {
-			e := newTestFS(b, kind)
-			ix, err := CreateOffsetIndex(e.fs, e.path("append.index"), 0, DefaultMaxIndexBytes)
-			require.NoError(b, err)
-			defer func() { require.NoError(b, ix.Close()) }()
-			b.ReportAllocs()
-			b.SetBytes(OffsetIndexEntryBytes)
-			var off int64
-			for b.Loop() {
-				if ix.IsFull() {
-					b.StopTimer()
-					require.NoError(b, ix.TruncateToEntries(0))
-					off = 0
-					b.StartTimer()
-				}
-				off += 10
-				if err := ix.Append(off, Position(off*400)); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchAppend(b, "append.index", OffsetIndexEntryBytes, CreateOffsetIndex,
+		func(ix *OffsetIndex, off int64) error { return ix.Append(off, Position(off*400)) })
 }
 
 func BenchmarkTimeIndexAppend(b *testing.B) {
-	for _, kind := range benchFSKinds {
-		b.Run(kind, func(b *testing.B) {
-			e := newTestFS(b, kind)
-			ix, err := CreateTimeIndex(e.fs, e.path("append.timeindex"), 0, DefaultMaxIndexBytes)
-			require.NoError(b, err)
-			defer func() { require.NoError(b, ix.Close()) }()
-			b.ReportAllocs()
-			b.SetBytes(TimeIndexEntryBytes)
-			var off int64
-			for b.Loop() {
-				if ix.IsFull() {
-					b.StopTimer()
-					require.NoError(b, ix.TruncateToEntries(0))
-					off = 0
-					b.StartTimer()
-				}
-				off += 10
-				if err := ix.MaybeAppend(1_700_000_000_000+off, off, false); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchAppend(b, "append.timeindex", TimeIndexEntryBytes, CreateTimeIndex,
+		func(ix *TimeIndex, off int64) error { return ix.MaybeAppend(1_700_000_000_000+off, off, false) })
 }
 
 // BenchmarkOpenActiveIndex measures opening an untrimmed 10 MiB active

@@ -116,6 +116,35 @@ func requireCorruptOrNil(t *testing.T, err error) {
 	}
 }
 
+// fuzzIndex is what requireFuzzEntries needs of an offset or time index.
+type fuzzIndex interface {
+	SanityCheck() error
+	Entries() int
+}
+
+// requireFuzzEntries requires the index opened from data in mode (ix, err)
+// to pass its sanity check or fail it with a *CorruptIndexError, and to
+// hold the entries doc.go's rules give: data's slots of entryBytes (those
+// wantFuzzEntries counts), each decoded independently by decode. It
+// returns them.
+func requireFuzzEntries[I fuzzIndex, E comparable](t *testing.T, ix I, err error, data []byte, entryBytes int, mode Mode,
+	entries func(I, []E) ([]E, error), decode func(slot []byte) E) []E {
+	t.Helper()
+	require.NoError(t, err)
+	requireCorruptOrNil(t, ix.SanityCheck())
+	n := wantFuzzEntries(data, entryBytes, mode)
+	require.Equal(t, n, ix.Entries())
+	got, err := entries(ix, nil)
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	want := make([]E, n)
+	for i := range want {
+		want[i] = decode(data[i*entryBytes:])
+	}
+	require.True(t, slices.Equal(want, got), "entries %v, want %v", got, want)
+	return got
+}
+
 func FuzzOpenOffsetIndex(f *testing.F) {
 	for _, seed := range fuzzSeeds(f, ".index") {
 		f.Add(seed, int64(goldenBase), int64(1070), false)
@@ -128,25 +157,18 @@ func FuzzOpenOffsetIndex(f *testing.F) {
 		fss, name := fuzzFS(t, data, ".index")
 		for _, e := range fss {
 			ix, err := OpenOffsetIndex(e.fs, e.path(name), base, 1024, mode)
-			require.NoError(t, err)
-			requireCorruptOrNil(t, ix.SanityCheck())
-
-			n := wantFuzzEntries(data, OffsetIndexEntryBytes, mode)
-			require.Equal(t, n, ix.Entries())
-			entries, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			require.Len(t, entries, n)
-			want := make([]OffsetPosition, n)
+			entries := requireFuzzEntries(t, ix, err, data, OffsetIndexEntryBytes, mode, (*OffsetIndex).AppendEntries,
+				func(b []byte) OffsetPosition {
+					return OffsetPosition{
+						Offset:   base + int64(int32(binary.BigEndian.Uint32(b))),
+						Position: Position(int32(binary.BigEndian.Uint32(b[4:]))),
+					}
+				})
+			n := len(entries)
 			sorted := true
-			for i := range want {
-				b := data[i*8:]
-				want[i] = OffsetPosition{
-					Offset:   base + int64(int32(binary.BigEndian.Uint32(b))),
-					Position: Position(int32(binary.BigEndian.Uint32(b[4:]))),
-				}
-				sorted = sorted && (i == 0 || want[i-1].Offset < want[i].Offset)
+			for i := 1; i < n; i++ {
+				sorted = sorted && entries[i-1].Offset < entries[i].Offset
 			}
-			require.True(t, slices.Equal(want, entries), "entries %v, want %v", entries, want)
 			if n > 0 {
 				require.Equal(t, entries[n-1].Offset, ix.LastOffset())
 				got, err := ix.Entry(n - 1)
@@ -216,26 +238,19 @@ func FuzzOpenTimeIndex(f *testing.F) {
 		fss, name := fuzzFS(t, data, ".timeindex")
 		for _, e := range fss {
 			ix, err := OpenTimeIndex(e.fs, e.path(name), base, 1200, mode)
-			require.NoError(t, err)
-			requireCorruptOrNil(t, ix.SanityCheck())
-
-			n := wantFuzzEntries(data, TimeIndexEntryBytes, mode)
-			require.Equal(t, n, ix.Entries())
-			entries, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			require.Len(t, entries, n)
-			want := make([]TimestampOffset, n)
+			entries := requireFuzzEntries(t, ix, err, data, TimeIndexEntryBytes, mode, (*TimeIndex).AppendEntries,
+				func(b []byte) TimestampOffset {
+					return TimestampOffset{
+						Timestamp: int64(binary.BigEndian.Uint64(b)),
+						Offset:    base + int64(int32(binary.BigEndian.Uint32(b[8:]))),
+					}
+				})
+			n := len(entries)
 			sorted, offSorted := true, true
-			for i := range want {
-				b := data[i*12:]
-				want[i] = TimestampOffset{
-					Timestamp: int64(binary.BigEndian.Uint64(b)),
-					Offset:    base + int64(int32(binary.BigEndian.Uint32(b[8:]))),
-				}
-				sorted = sorted && (i == 0 || want[i-1].Timestamp < want[i].Timestamp)
-				offSorted = offSorted && (i == 0 || want[i-1].Offset <= want[i].Offset)
+			for i := 1; i < n; i++ {
+				sorted = sorted && entries[i-1].Timestamp < entries[i].Timestamp
+				offSorted = offSorted && entries[i-1].Offset <= entries[i].Offset
 			}
-			require.True(t, slices.Equal(want, entries), "entries %v, want %v", entries, want)
 			if n > 0 {
 				require.Equal(t, entries[n-1], ix.LastEntry())
 			}

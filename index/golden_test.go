@@ -51,12 +51,7 @@ var goldenCases = []goldenCase{
 		spec: specOffsetEntries(goldenBase, goldenOffsetEntries...),
 		check: func(t *testing.T, e testFS, name string) {
 			ix, err := OpenOffsetIndex(e.fs, e.path(name), goldenBase, DefaultMaxIndexBytes, ReadOnly)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, ix.Close()) }()
-			require.NoError(t, ix.SanityCheck())
-			got, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			assert.Equal(t, goldenOffsetEntries, got)
+			requireSaneEntries(t, ix, err, (*OffsetIndex).AppendEntries, goldenOffsetEntries)
 		},
 	},
 	{
@@ -71,12 +66,7 @@ var goldenCases = []goldenCase{
 		spec: specTimeEntries(goldenBase, goldenTimeEntries...),
 		check: func(t *testing.T, e testFS, name string) {
 			ix, err := OpenTimeIndex(e.fs, e.path(name), goldenBase, DefaultMaxIndexBytes, ReadOnly)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, ix.Close()) }()
-			require.NoError(t, ix.SanityCheck())
-			got, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			assert.Equal(t, goldenTimeEntries, got)
+			requireSaneEntries(t, ix, err, (*TimeIndex).AppendEntries, goldenTimeEntries)
 		},
 	},
 	{
@@ -89,12 +79,7 @@ var goldenCases = []goldenCase{
 		spec: specTxnEntries(goldenTxns...),
 		check: func(t *testing.T, e testFS, name string) {
 			ix, err := OpenTxnIndex(e.fs, e.path(name), goldenBase, ReadOnly)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, ix.Close()) }()
-			require.NoError(t, ix.SanityCheck())
-			got, err := ix.AllAbortedTxns()
-			require.NoError(t, err)
-			assert.Equal(t, goldenTxns, got)
+			requireSaneEntries(t, ix, err, allAborted, goldenTxns)
 		},
 	},
 	{
@@ -102,43 +87,24 @@ var goldenCases = []goldenCase{
 		// (segment.index.bytes = 64: 8 slots, 3 in use).
 		file: "active-untrimmed.index",
 		build: func(t *testing.T, e testFS, name string) []byte {
-			ix := createOffsetIndex(t, e, name, goldenBase, 64, goldenOffsetEntries...)
-			require.NoError(t, ix.Flush())
-			b := readFile(t, e, name)
-			require.NoError(t, ix.Close())
-			return b
+			return flushedBytes(t, e, name, createOffsetIndex(t, e, name, goldenBase, 64, goldenOffsetEntries...))
 		},
 		spec: append(specOffsetEntries(goldenBase, goldenOffsetEntries...), make([]byte, 64-24)...),
 		check: func(t *testing.T, e testFS, name string) {
 			ix, err := OpenOffsetIndex(e.fs, e.path(name), goldenBase, 64, ReadWrite)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, ix.Close()) }()
-			require.NoError(t, ix.SanityCheck())
-			got, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			assert.Equal(t, goldenOffsetEntries, got)
-			assert.Equal(t, 8, ix.MaxEntries())
+			assert.Equal(t, 8, requireSaneEntries(t, ix, err, (*OffsetIndex).AppendEntries, goldenOffsetEntries).MaxEntries())
 		},
 	},
 	{
 		// The same for the time index (segment.index.bytes = 72: 6 slots).
 		file: "active-untrimmed.timeindex",
 		build: func(t *testing.T, e testFS, name string) []byte {
-			ix := createTimeIndex(t, e, name, goldenBase, 72, goldenTimeEntries...)
-			require.NoError(t, ix.Flush())
-			b := readFile(t, e, name)
-			require.NoError(t, ix.Close())
-			return b
+			return flushedBytes(t, e, name, createTimeIndex(t, e, name, goldenBase, 72, goldenTimeEntries...))
 		},
 		spec: append(specTimeEntries(goldenBase, goldenTimeEntries...), make([]byte, 72-36)...),
 		check: func(t *testing.T, e testFS, name string) {
 			ix, err := OpenTimeIndex(e.fs, e.path(name), goldenBase, 72, ReadWrite)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, ix.Close()) }()
-			require.NoError(t, ix.SanityCheck())
-			got, err := ix.AppendEntries(nil)
-			require.NoError(t, err)
-			assert.Equal(t, goldenTimeEntries, got)
+			requireSaneEntries(t, ix, err, (*TimeIndex).AppendEntries, goldenTimeEntries)
 		},
 	},
 	{
@@ -161,6 +127,43 @@ var goldenCases = []goldenCase{
 			assert.Equal(t, goldenTxns, got)
 		},
 	},
+}
+
+// checkedIndex is what requireSaneEntries needs of an index.
+type checkedIndex interface {
+	SanityCheck() error
+	Close() error
+}
+
+// requireSaneEntries requires the index opened (ix, err) to pass its
+// sanity check and to hold want, as entries appends them to nil; it closes
+// the index when the test ends, and returns it.
+func requireSaneEntries[I checkedIndex, E any](t *testing.T, ix I, err error, entries func(I, []E) ([]E, error), want []E) I {
+	t.Helper()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, ix.Close()) })
+	require.NoError(t, ix.SanityCheck())
+	got, err := entries(ix, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	return ix
+}
+
+// allAborted is AllAbortedTxns in AppendEntries' shape.
+func allAborted(ix *TxnIndex, _ []AbortedTxn) ([]AbortedTxn, error) { return ix.AllAbortedTxns() }
+
+// flushedBytes returns the bytes of the active index ix, file name, as a
+// crash leaves them: flushed, not trimmed (read before Close trims it);
+// it closes ix.
+func flushedBytes(t *testing.T, e testFS, name string, ix interface {
+	Flush() error
+	Close() error
+}) []byte {
+	t.Helper()
+	require.NoError(t, ix.Flush())
+	b := readFile(t, e, name)
+	require.NoError(t, ix.Close())
+	return b
 }
 
 // TestGolden builds each golden file with the package on every test

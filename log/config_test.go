@@ -1,7 +1,6 @@
 package log
 
 import (
-	"errors"
 	"math"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/internal/testkit/propstest"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -44,6 +44,10 @@ func customTopicConfig() TopicConfig {
 		MinCleanableDirtyRatio:    0.00001,
 	}
 }
+
+// configErrors are the log's configuration errors, for propstest's checks.
+var configErrors = propstest.Errors[*ConfigError]{Invalid: ErrInvalidConfig, Unknown: ErrUnknownProperty,
+	Property: func(ce *ConfigError) string { return ce.Property }}
 
 func TestTopicConfigDefaults(t *testing.T) {
 	c := DefaultTopicConfig()
@@ -79,10 +83,7 @@ func TestTopicConfigDefaults(t *testing.T) {
 	}
 	require.Equal(t, want, c.Properties())
 
-	parsed, unused, err := ParseTopicConfig(nil)
-	require.NoError(t, err)
-	require.Empty(t, unused)
-	require.Equal(t, c, parsed)
+	require.Equal(t, c, propstest.Parse(t, ParseTopicConfig, nil))
 }
 
 func TestTopicConfigRoundTrip(t *testing.T) {
@@ -117,14 +118,12 @@ func TestTopicConfigRoundTrip(t *testing.T) {
 			c := DefaultTopicConfig()
 			tc.modify(&c)
 			require.NoError(t, c.Validate())
-			got, unused, err := ParseTopicConfig(c.Properties())
-			require.NoError(t, err)
-			require.Empty(t, unused)
+			got := propstest.Parse(t, ParseTopicConfig, c.Properties())
 			require.Equal(t, c, got)
 			require.Equal(t, c.Properties(), got.Properties())
 
 			// The overrides against the defaults rebuild c too.
-			got, _, err = DefaultTopicConfig().WithProperties(c.Overrides(DefaultTopicConfig()))
+			got, _, err := DefaultTopicConfig().WithProperties(c.Overrides(DefaultTopicConfig()))
 			require.NoError(t, err)
 			require.Equal(t, c, got)
 		})
@@ -181,10 +180,7 @@ func TestTopicConfigParseValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.prop+"="+tc.value, func(t *testing.T) {
-			c, unused, err := ParseTopicConfig(map[string]string{tc.prop: tc.value})
-			require.NoError(t, err)
-			require.Empty(t, unused)
-			tc.check(t, c)
+			tc.check(t, propstest.Parse(t, ParseTopicConfig, map[string]string{tc.prop: tc.value}))
 		})
 	}
 }
@@ -253,16 +249,19 @@ func TestTopicConfigParseErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.prop+"="+tc.value, func(t *testing.T) {
 			_, unused, err := ParseTopicConfig(map[string]string{tc.prop: tc.value})
-			require.Error(t, err)
 			require.Nil(t, unused)
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.Equal(t, tc.unknown, errors.Is(err, ErrUnknownProperty))
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			require.Equal(t, tc.prop, ce.Property, "%v", err)
-			require.Contains(t, err.Error(), tc.prop)
+			configErrors.One(t, err, tc.prop, unknownIf(tc.unknown))
 		})
 	}
+}
+
+// unknownIf is the sentinel a parse error matches besides ErrInvalidConfig:
+// ErrUnknownProperty for an unknown name, none otherwise.
+func unknownIf(unknown bool) error {
+	if unknown {
+		return ErrUnknownProperty
+	}
+	return nil
 }
 
 func TestTopicConfigParseJoinsErrors(t *testing.T) {
@@ -371,12 +370,7 @@ func TestTopicConfigValidate(t *testing.T) {
 		t.Run(tc.prop, func(t *testing.T) {
 			c := DefaultTopicConfig()
 			tc.modify(&c)
-			err := c.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.NotErrorIs(t, err, ErrUnknownProperty)
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			require.Equal(t, tc.prop, ce.Property)
+			configErrors.One(t, c.Validate(), tc.prop, nil)
 		})
 	}
 
@@ -481,10 +475,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, "false", p["auto.create.topics.enable"])
 	require.NotContains(t, p, "log.retention.hours") // only the highest-precedence synonym prints
 
-	parsed, unused, err := ParseConfig(nil)
-	require.NoError(t, err)
-	require.Empty(t, unused)
-	require.Equal(t, c, parsed)
+	require.Equal(t, c, propstest.Parse(t, ParseConfig, nil))
 }
 
 func TestConfigRoundTrip(t *testing.T) {
@@ -523,10 +514,7 @@ func TestConfigRoundTrip(t *testing.T) {
 			c := DefaultConfig()
 			tc.modify(&c)
 			require.NoError(t, c.Validate())
-			got, unused, err := ParseConfig(c.Properties())
-			require.NoError(t, err)
-			require.Empty(t, unused)
-			require.Equal(t, c, got)
+			require.Equal(t, c, propstest.Parse(t, ParseConfig, c.Properties()))
 		})
 	}
 }
@@ -600,10 +588,7 @@ func TestConfigParsePrecedence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c, unused, err := ParseConfig(tc.props)
-			require.NoError(t, err)
-			require.Empty(t, unused)
-			tc.check(t, c)
+			tc.check(t, propstest.Parse(t, ParseConfig, tc.props))
 		})
 	}
 }
@@ -675,11 +660,7 @@ func TestConfigParseErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.prop+"="+tc.value, func(t *testing.T) {
 			_, _, err := ParseConfig(map[string]string{tc.prop: tc.value})
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.Equal(t, tc.unknown, errors.Is(err, ErrUnknownProperty))
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			require.Equal(t, tc.prop, ce.Property, "%v", err)
+			configErrors.One(t, err, tc.prop, unknownIf(tc.unknown))
 		})
 	}
 }

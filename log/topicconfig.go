@@ -404,12 +404,7 @@ func (c TopicConfig) Validate() error {
 	v.Millis("message.timestamp.after.max.ms", c.MessageTimestampAfterMax, 0, true)
 	v.Check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
 		"must be one of producer, uncompressed, gzip, snappy, lz4, zstd")
-	v.Check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
-		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
-	v.Check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
-		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
-	v.Check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
-		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
+	v.CompressionLevels(c.CompressionGzipLevel, c.CompressionLZ4Level, c.CompressionZstdLevel)
 	v.Check(c.FlushMessages >= 1 || c.FlushMessages == UnlimitedMessages,
 		"flush.messages", c.FlushMessages, "must be at least 1, or -1 (unlimited)")
 	v.Millis("flush.ms", c.FlushInterval, 0, true)

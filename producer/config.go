@@ -293,12 +293,7 @@ func (c Config) Validate() error {
 		"max.request.size", c.MaxRequestSize, fmt.Sprintf("must be between 1 and %d", math.MaxInt32))
 	v.Check(c.CompressionType.Valid(), "compression.type", c.CompressionType,
 		"must be one of none, gzip, snappy, lz4, zstd")
-	v.Check(c.CompressionGzipLevel == -1 || (c.CompressionGzipLevel >= 1 && c.CompressionGzipLevel <= 9),
-		"compression.gzip.level", c.CompressionGzipLevel, "must be between 1 and 9 or -1")
-	v.Check(c.CompressionLZ4Level >= 1 && c.CompressionLZ4Level <= 17,
-		"compression.lz4.level", c.CompressionLZ4Level, "must be between 1 and 17")
-	v.Check(c.CompressionZstdLevel >= -131072 && c.CompressionZstdLevel <= 22,
-		"compression.zstd.level", c.CompressionZstdLevel, "must be between -131072 and 22")
+	v.CompressionLevels(c.CompressionGzipLevel, c.CompressionLZ4Level, c.CompressionZstdLevel)
 	v.IntMillis("delivery.timeout.ms", c.DeliveryTimeout, 0)
 	v.IntMillis("request.timeout.ms", c.RequestTimeout, 0)
 	if c.DeliveryTimeout >= 0 && c.Linger >= 0 && c.RequestTimeout >= 0 &&
@@ -363,7 +358,7 @@ func ParseConfig(props map[string]string) (Config, []string, error) { return par
 // parseConfig is ParseConfig, with props (the package) in scope.
 func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
-	unused, errs := props.Sift(m, producerProps, ignoredProducerProp, unknownProperty, propError)
+	unused, errs := props.Sift(m, producerProps, props.InClient(ignoredProducerProps), unknownProperty, propError)
 	errs = append(errs, props.Apply(&c, m, producerProps, producerOrder, propError)...)
 	errs = append(errs, idempotenceRules(&c, m)...)
 	if _, ok := m["delivery.timeout.ms"]; !ok && c.Linger >= 0 && c.RequestTimeout >= 0 {
@@ -372,14 +367,7 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 			c.DeliveryTimeout = time.Duration(bound) * time.Millisecond
 		}
 	}
-	if len(errs) > 0 {
-		props.SortErrors(errs, configErrorProperty)
-		return Config{}, nil, errors.Join(errs...)
-	}
-	if err := c.Validate(); err != nil {
-		return Config{}, nil, err
-	}
-	return c, unused, nil
+	return props.Parsed(c, unused, errs, configErrorProperty, c.Validate)
 }
 
 // idempotenceRules applies Kafka's ProducerConfig rules for
@@ -545,22 +533,10 @@ var ignoredProducerProps = map[string]func(string) error{
 	// Metrics.
 	"enable.metrics.push": props.CheckBool, "metric.reporters": nil, "metrics.num.samples": nil,
 	"metrics.recording.level": nil, "metrics.sample.window.ms": nil,
-	// Security and plugins (ssl.* and sasl.* too: see ignoredProducerProp).
+	// Security and plugins (ssl.* and sasl.* too: see props.InClient).
 	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
 	// Transactions.
 	"transaction.two.phase.commit.enable": checkNoTwoPhaseCommit,
-}
-
-// ignoredProducerProp looks name up in ignoredProducerProps, accepting any
-// ssl.* and sasl.* name as well.
-func ignoredProducerProp(name string) (check func(string) error, ok bool) {
-	if check, ok := ignoredProducerProps[name]; ok {
-		return check, true
-	}
-	if strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.") {
-		return nil, true
-	}
-	return nil, false
 }
 
 // checkNoTwoPhaseCommit accepts only false: two-phase commit with an

@@ -2,9 +2,7 @@ package producer
 
 import (
 	"errors"
-	"maps"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/internal/props"
+	"github.com/kafkalite/kafkalite/internal/testkit/propstest"
 	"github.com/kafkalite/kafkalite/partitioner"
 	"github.com/kafkalite/kafkalite/record"
 )
@@ -38,6 +37,11 @@ var kafkaProducerDefaults = map[string]string{
 	"partitioner.adaptive.partitioning.enable": "true",
 	"partitioner.availability.timeout.ms":      "0",
 }
+
+// configErrors are the producer's configuration errors, for propstest's
+// checks.
+var configErrors = propstest.Errors[*ConfigError]{Invalid: ErrInvalidConfig, Unknown: ErrUnknownProperty,
+	NotSupported: ErrNotSupported, Property: func(ce *ConfigError) string { return ce.Property }}
 
 func TestDefaultConfig(t *testing.T) {
 	c := DefaultConfig()
@@ -70,10 +74,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Nil(t, c.Logger)
 	assert.Nil(t, c.Now)
 
-	parsed, unused, err := ParseConfig(nil)
-	require.NoError(t, err)
-	require.Empty(t, unused)
-	require.Equal(t, c, parsed)
+	require.Equal(t, c, propstest.Parse(t, ParseConfig, nil))
 }
 
 // customConfig changes every property field from its default.
@@ -128,9 +129,7 @@ func TestConfigRoundTrip(t *testing.T) {
 			c := DefaultConfig()
 			tc.modify(&c)
 			require.NoError(t, c.Validate())
-			got, unused, err := ParseConfig(c.Properties())
-			require.NoError(t, err)
-			require.Empty(t, unused)
+			got := propstest.Parse(t, ParseConfig, c.Properties())
 			// Partitioners are new values of the same built-in type.
 			require.IsType(t, c.Partitioner, got.Partitioner)
 			c.Partitioner, got.Partitioner = nil, nil
@@ -219,21 +218,10 @@ func TestParseConfigValues(t *testing.T) {
 		}},
 	}
 	for _, tc := range tests {
-		t.Run(strings.ReplaceAll(propertiesLine(tc.props), "/", "_"), func(t *testing.T) {
-			c, unused, err := ParseConfig(tc.props)
-			require.NoError(t, err)
-			require.Empty(t, unused)
-			tc.check(t, c)
+		t.Run(propstest.Name(tc.props), func(t *testing.T) {
+			tc.check(t, propstest.Parse(t, ParseConfig, tc.props))
 		})
 	}
-}
-
-func propertiesLine(m map[string]string) string {
-	var parts []string
-	for _, k := range props.SortedKeys(m) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return strings.Join(parts, ",")
 }
 
 func TestParseConfigBadValues(t *testing.T) {
@@ -281,19 +269,8 @@ func TestParseConfigBadValues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.prop+"="+tc.value, func(t *testing.T) {
 			_, _, err := ParseConfig(map[string]string{tc.prop: tc.value})
-			require.Error(t, err)
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			require.NotErrorIs(t, err, ErrUnknownProperty)
-			if tc.sentinel != nil {
-				require.ErrorIs(t, err, tc.sentinel)
-			} else {
-				require.NotErrorIs(t, err, ErrNotSupported)
-			}
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.prop, ce.Property)
+			configErrors.One(t, err, tc.prop, tc.sentinel)
 			assert.Contains(t, err.Error(), tc.reason)
-			assert.Contains(t, err.Error(), tc.prop)
 		})
 	}
 }
@@ -308,25 +285,13 @@ func TestParseConfigUnknownProperty(t *testing.T) {
 	})
 	require.ErrorIs(t, err, ErrUnknownProperty)
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	var names []string
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
-		require.ErrorAs(t, e, &ce)
-		require.ErrorIs(t, e, ErrUnknownProperty)
-		names = append(names, ce.Property)
-	}
-	assert.Equal(t, []string{"group.id", "lingr.ms", "retention.ms"}, names, "one error per name, in name order")
+	assert.Equal(t, []string{"group.id", "lingr.ms", "retention.ms"}, configErrors.Properties(t, err, ErrUnknownProperty),
+		"one error per name, in name order")
 	assert.Contains(t, err.Error(), `producer: unknown property "lingr.ms"`)
 
 	// Unknown names and bad values, together in name order.
 	_, _, err = ParseConfig(map[string]string{"zzz": "1", "acks": "2", "retries": "-1", "compression.type": "brotli"})
-	names = nil
-	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-		var ce *ConfigError
-		require.ErrorAs(t, e, &ce)
-		names = append(names, ce.Property)
-	}
-	assert.Equal(t, []string{"acks", "compression.type", "retries", "zzz"}, names)
+	assert.Equal(t, []string{"acks", "compression.type", "retries", "zzz"}, configErrors.Properties(t, err))
 }
 
 func TestParseConfigUnusedProperties(t *testing.T) {
@@ -369,13 +334,7 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 	c, unused, err := ParseConfig(props)
 	require.NoError(t, err)
 	assert.Equal(t, 20*time.Millisecond, c.Linger)
-	var want []string
-	for _, k := range slices.Sorted(maps.Keys(props)) {
-		if k != "linger.ms" {
-			want = append(want, k)
-		}
-	}
-	assert.Equal(t, want, unused, "every unused name, sorted")
+	assert.Equal(t, propstest.SortedExcept(props, "linger.ms"), unused, "every unused name, sorted")
 
 	// Every name Kafka's ProducerConfig defines and kafkalite ignores is
 	// accepted.
@@ -424,31 +383,14 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
 			tc.modify(&c)
-			err := c.Validate()
-			require.ErrorIs(t, err, ErrInvalidConfig)
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.prop, ce.Property)
-			if tc.sentinel != nil {
-				require.ErrorIs(t, err, tc.sentinel)
-			} else {
-				require.NotErrorIs(t, err, ErrNotSupported)
-			}
-			require.Len(t, err.(interface{ Unwrap() []error }).Unwrap(), 1, "one error: %v", err)
+			configErrors.One(t, c.Validate(), tc.prop, tc.sentinel)
 		})
 	}
 
 	t.Run("several", func(t *testing.T) {
 		c := DefaultConfig()
 		c.BatchSize, c.BufferMemory, c.Acks = -1, 0, AcksNone
-		err := c.Validate()
-		var props []string
-		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
-			var ce *ConfigError
-			require.ErrorAs(t, e, &ce)
-			props = append(props, ce.Property)
-		}
-		assert.Equal(t, []string{"batch.size", "buffer.memory", "enable.idempotence"}, props)
+		assert.Equal(t, []string{"batch.size", "buffer.memory", "enable.idempotence"}, configErrors.Properties(t, c.Validate()))
 	})
 
 	t.Run("edges are valid", func(t *testing.T) {

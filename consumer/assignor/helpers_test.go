@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
@@ -123,4 +124,95 @@ func wantConsumers0(assignments ...string) map[string][]assignor.TopicPartition 
 		out[fmt.Sprintf("consumer%d", i)] = sorted(tps(a))
 	}
 	return out
+}
+
+// scenario is one assignment of Kafka's tests: the partitions of each
+// topic, the members, and the expected assignment.
+type scenario struct {
+	name       string
+	partitions map[string]int32
+	members    []assignor.Member
+	want       map[string][]assignor.TopicPartition
+}
+
+// runScenarios runs a over each scenario as a subtest.
+func runScenarios(t *testing.T, a assignor.Assignor, scenarios []scenario) {
+	t.Helper()
+	for _, tc := range scenarios {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, assign(t, a, tc.partitions, tc.members...))
+		})
+	}
+}
+
+// staticMembersPersist is the procedure of Kafka's
+// testStaticMember*AssignmentPersistent* tests (RangeAssignorTest,
+// RoundRobinAssignorTest), run over a: three
+// static members and a dynamic one get want over partitions; when the
+// dynamic member is replaced its successor gets the same partitions. Then
+// the three static members alone get wantByInstance over partitionsAfter
+// (keyed by instance id), and keep it when their member ids change.
+func staticMembersPersist(t *testing.T, a assignor.Assignor, partitions map[string]int32,
+	expected map[string][]assignor.TopicPartition, partitionsAfter map[string]int32,
+	wantByInstance map[string][]assignor.TopicPartition) {
+	t.Helper()
+	members := []assignor.Member{
+		static(m("consumer1", "topic1", "topic2"), "instance1"),
+		static(m("consumer2", "topic1", "topic2"), "instance2"),
+		static(m("consumer3", "topic1", "topic2"), "instance3"),
+		m("consumer4", "topic1", "topic2"),
+	}
+	assert.Equal(t, expected, assign(t, a, partitions, members...))
+
+	members[3] = m("consumer5", "topic1", "topic2")
+	expected["consumer5"] = expected["consumer4"]
+	delete(expected, "consumer4")
+	assert.Equal(t, expected, assign(t, a, partitions, members...))
+
+	members = members[:3]
+	assert.Equal(t, wantByInstance, byInstance(members, assign(t, a, partitionsAfter, members...)))
+	members[1].ID, members[2].ID = "consumer5", "consumer4"
+	assert.Equal(t, wantByInstance, byInstance(members, assign(t, a, partitionsAfter, members...)))
+}
+
+// rangeAndRoundRobinScenarios are the scenarios of Kafka's
+// RangeAssignorTest and RoundRobinAssignorTest in which the two assignors
+// agree: one member, or members whose topics leave no choice.
+func rangeAndRoundRobinScenarios() []scenario {
+	return []scenario{
+		{"one consumer, no topic", map[string]int32{},
+			[]assignor.Member{m("consumer")}, want("consumer", "")},
+		{"one consumer, nonexistent topic", map[string]int32{},
+			[]assignor.Member{m("consumer", "topic")}, want("consumer", "")},
+		{"one consumer, one topic", map[string]int32{"topic": 3},
+			[]assignor.Member{m("consumer", "topic")}, want("consumer", "topic-0, topic-1, topic-2")},
+		{"only subscribed topics", map[string]int32{"topic": 3, "other": 3},
+			[]assignor.Member{m("consumer", "topic")}, want("consumer", "topic-0, topic-1, topic-2")},
+		{"one consumer, multiple topics", map[string]int32{"topic1": 1, "topic2": 2},
+			[]assignor.Member{m("consumer", "topic1", "topic2")}, want("consumer", "topic1-0, topic2-0, topic2-1")},
+		{"two consumers, one partition", map[string]int32{"topic1": 1},
+			[]assignor.Member{m("consumer1", "topic1"), m("consumer2", "topic1")},
+			want("consumer1", "topic1-0", "consumer2", "")},
+		{"two consumers, two partitions", map[string]int32{"topic1": 2},
+			[]assignor.Member{m("consumer1", "topic1"), m("consumer2", "topic1")},
+			want("consumer1", "topic1-0", "consumer2", "topic1-1")},
+		{"mixed topics", map[string]int32{"topic1": 3, "topic2": 2},
+			[]assignor.Member{m("consumer1", "topic1"), m("consumer2", "topic1", "topic2"), m("consumer3", "topic1")},
+			want("consumer1", "topic1-0", "consumer2", "topic1-1, topic2-0, topic2-1", "consumer3", "topic1-2")},
+	}
+}
+
+// staticOrderScenarios are the scenarios of Kafka's RangeAssignorTest and
+// RoundRobinAssignorTest in which static members come first, in the order
+// of their instance ids: two static members, then a static and a dynamic
+// one, each expected to get want (as "consumer-b" and "consumer-a").
+func staticOrderScenarios(want map[string][]assignor.TopicPartition) []scenario {
+	partitions := map[string]int32{"topic1": 3, "topic2": 3}
+	return []scenario{
+		{"two static consumers: instance ids decide", partitions,
+			[]assignor.Member{static(m("consumer-b", "topic1", "topic2"), "instance1"),
+				static(m("consumer-a", "topic1", "topic2"), "instance2")}, want},
+		{"static before dynamic", partitions,
+			[]assignor.Member{static(m("consumer-b", "topic1", "topic2"), "instance1"), m("consumer-a", "topic1", "topic2")}, want},
+	}
 }

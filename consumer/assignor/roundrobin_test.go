@@ -1,9 +1,8 @@
 package assignor_test
 
 import (
+	"slices"
 	"testing"
-
-	"github.com/stretchr/testify/assert"
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 )
@@ -11,74 +10,26 @@ import (
 // Scenarios of Kafka's RoundRobinAssignorTest and the RoundRobinAssignor
 // javadoc, with their expected assignments.
 func TestRoundRobin(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		partitions map[string]int32
-		members    []assignor.Member
-		want       map[string][]assignor.TopicPartition
-	}{
-		{"javadoc example", map[string]int32{"t0": 3, "t1": 3},
-			[]assignor.Member{m("C0", "t0", "t1"), m("C1", "t0", "t1")},
-			want("C0", "t0-0, t0-2, t1-1", "C1", "t0-1, t1-0, t1-2")},
-		{"javadoc example, different subscriptions", map[string]int32{"t0": 1, "t1": 2, "t2": 3},
-			[]assignor.Member{m("C0", "t0"), m("C1", "t0", "t1"), m("C2", "t0", "t1", "t2")},
-			want("C0", "t0-0", "C1", "t1-0", "C2", "t1-1, t2-0, t2-1, t2-2")},
-		{"one consumer, no topic", map[string]int32{},
-			[]assignor.Member{m("consumer")}, want("consumer", "")},
-		{"one consumer, nonexistent topic", map[string]int32{},
-			[]assignor.Member{m("consumer", "topic")}, want("consumer", "")},
-		{"one consumer, one topic", map[string]int32{"topic": 3},
-			[]assignor.Member{m("consumer", "topic")}, want("consumer", "topic-0, topic-1, topic-2")},
-		{"only subscribed topics", map[string]int32{"topic": 3, "other": 3},
-			[]assignor.Member{m("consumer", "topic")}, want("consumer", "topic-0, topic-1, topic-2")},
-		{"one consumer, multiple topics", map[string]int32{"topic1": 1, "topic2": 2},
-			[]assignor.Member{m("consumer", "topic1", "topic2")}, want("consumer", "topic1-0, topic2-0, topic2-1")},
-		{"two consumers, one partition", map[string]int32{"topic": 1},
-			[]assignor.Member{m("consumer1", "topic"), m("consumer2", "topic")},
-			want("consumer1", "topic-0", "consumer2", "")},
-		{"two consumers, two partitions", map[string]int32{"topic": 2},
-			[]assignor.Member{m("consumer1", "topic"), m("consumer2", "topic")},
-			want("consumer1", "topic-0", "consumer2", "topic-1")},
-		{"mixed topics", map[string]int32{"topic1": 3, "topic2": 2},
-			[]assignor.Member{m("consumer1", "topic1"), m("consumer2", "topic1", "topic2"), m("consumer3", "topic1")},
-			want("consumer1", "topic1-0", "consumer2", "topic1-1, topic2-0, topic2-1", "consumer3", "topic1-2")},
-		{"two static consumers: instance ids decide", map[string]int32{"topic1": 3, "topic2": 3},
-			[]assignor.Member{static(m("consumer-b", "topic1", "topic2"), "instance1"),
-				static(m("consumer-a", "topic1", "topic2"), "instance2")},
-			want("consumer-b", "topic1-0, topic1-2, topic2-1", "consumer-a", "topic1-1, topic2-0, topic2-2")},
-		{"static before dynamic", map[string]int32{"topic1": 3, "topic2": 3},
-			[]assignor.Member{static(m("consumer-b", "topic1", "topic2"), "instance1"), m("consumer-a", "topic1", "topic2")},
-			want("consumer-b", "topic1-0, topic1-2, topic2-1", "consumer-a", "topic1-1, topic2-0, topic2-2")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, assign(t, assignor.RoundRobin(), tc.partitions, tc.members...))
-		})
-	}
+	runScenarios(t, assignor.RoundRobin(), slices.Concat(
+		rangeAndRoundRobinScenarios(),
+		staticOrderScenarios(want("consumer-b", "topic1-0, topic1-2, topic2-1", "consumer-a", "topic1-1, topic2-0, topic2-2")),
+		[]scenario{
+			{"javadoc example", map[string]int32{"t0": 3, "t1": 3},
+				[]assignor.Member{m("C0", "t0", "t1"), m("C1", "t0", "t1")},
+				want("C0", "t0-0, t0-2, t1-1", "C1", "t0-1, t1-0, t1-2")},
+			{"javadoc example, different subscriptions", map[string]int32{"t0": 1, "t1": 2, "t2": 3},
+				[]assignor.Member{m("C0", "t0"), m("C1", "t0", "t1"), m("C2", "t0", "t1", "t2")},
+				want("C0", "t0-0", "C1", "t1-0", "C2", "t1-1, t2-0, t2-1, t2-2")},
+		}))
 }
 
 // RoundRobinAssignorTest.testStaticMemberRoundRobinAssignment*.
 func TestRoundRobinStaticMembersPersist(t *testing.T) {
-	members := []assignor.Member{
-		static(m("consumer1", "topic1", "topic2"), "instance1"),
-		static(m("consumer2", "topic1", "topic2"), "instance2"),
-		static(m("consumer3", "topic1", "topic2"), "instance3"),
-		m("consumer4", "topic1", "topic2"),
-	}
-	partitions := map[string]int32{"topic1": 3, "topic2": 3}
-	expected := want("consumer1", "topic1-0, topic2-1", "consumer2", "topic1-1, topic2-2",
-		"consumer3", "topic1-2", "consumer4", "topic2-0")
-	assert.Equal(t, expected, assign(t, assignor.RoundRobin(), partitions, members...))
-
-	members[3] = m("consumer5", "topic1", "topic2")
-	expected["consumer5"] = expected["consumer4"]
-	delete(expected, "consumer4")
-	assert.Equal(t, expected, assign(t, assignor.RoundRobin(), partitions, members...))
-
-	partitions = map[string]int32{"topic1": 5, "topic2": 5}
-	members = members[:3]
-	byInst := want("instance1", "topic1-0, topic1-3, topic2-1, topic2-4", "instance2", "topic1-1, topic1-4, topic2-2",
-		"instance3", "topic1-2, topic2-0, topic2-3")
-	assert.Equal(t, byInst, byInstance(members, assign(t, assignor.RoundRobin(), partitions, members...)))
-	members[1].ID, members[2].ID = "consumer5", "consumer4"
-	assert.Equal(t, byInst, byInstance(members, assign(t, assignor.RoundRobin(), partitions, members...)))
+	staticMembersPersist(t, assignor.RoundRobin(),
+		map[string]int32{"topic1": 3, "topic2": 3},
+		want("consumer1", "topic1-0, topic2-1", "consumer2", "topic1-1, topic2-2",
+			"consumer3", "topic1-2", "consumer4", "topic2-0"),
+		map[string]int32{"topic1": 5, "topic2": 5},
+		want("instance1", "topic1-0, topic1-3, topic2-1, topic2-4", "instance2", "topic1-1, topic1-4, topic2-2",
+			"instance3", "topic1-2, topic2-0, topic2-3"))
 }

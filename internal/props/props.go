@@ -213,6 +213,18 @@ func In(checks map[string]func(string) error) func(string) (func(string) error, 
 	}
 }
 
+// InClient returns a lookup of ignored names for Sift that accepts the
+// names of checks and, as a Kafka client's security settings, every ssl.*
+// and sasl.* name (with no check).
+func InClient(checks map[string]func(string) error) func(string) (func(string) error, bool) {
+	return func(name string) (func(string) error, bool) {
+		if check, ok := checks[name]; ok {
+			return check, true
+		}
+		return nil, strings.HasPrefix(name, "ssl.") || strings.HasPrefix(name, "sasl.")
+	}
+}
+
 // Errors.
 
 // ErrorMessage is the message of a package's ConfigError: "<pkg>: unknown
@@ -328,12 +340,36 @@ func (v *Validator) millis(prop string, d time.Duration, minMillis int64, unlimi
 	return true
 }
 
+// CompressionLevels checks compression.gzip.level, compression.lz4.level
+// and compression.zstd.level against Kafka's ranges (CompressionType.java):
+// gzip 1 to 9 or -1 (zlib's default), lz4 1 to 17, zstd -131072 to 22.
+func (v *Validator) CompressionLevels(gzip, lz4, zstd int) {
+	v.Check(gzip == -1 || (gzip >= 1 && gzip <= 9), "compression.gzip.level", gzip, "must be between 1 and 9 or -1")
+	v.Check(lz4 >= 1 && lz4 <= 17, "compression.lz4.level", lz4, "must be between 1 and 17")
+	v.Check(zstd >= -131072 && zstd <= 22, "compression.zstd.level", zstd, "must be between -131072 and 22")
+}
+
 // Err returns nil, or the errors joined (ordered by Key if set).
 func (v *Validator) Err() error {
 	if v.Key != nil {
 		SortErrors(v.errs, v.Key)
 	}
 	return errors.Join(v.errs...)
+}
+
+// Parsed ends a client's ParseConfig: the errors of parsing, if any,
+// sorted by key and joined; else the error of validate (the parsed
+// config's Validate), if any; else c and its unused names.
+func Parsed[C any](c C, unused []string, errs []error, key func(error) string, validate func() error) (C, []string, error) {
+	var zero C
+	if len(errs) > 0 {
+		SortErrors(errs, key)
+		return zero, nil, errors.Join(errs...)
+	}
+	if err := validate(); err != nil {
+		return zero, nil, err
+	}
+	return c, unused, nil
 }
 
 // Properties of a Config type C.

@@ -42,9 +42,20 @@ func TestValidator(t *testing.T) {
 		t.Error("Millis/IntMillis validity")
 	}
 	v.IntRange("a.int", 0, 1)
+	for _, valid := range [][3]int{{-1, 1, -131072}, {1, 17, 22}, {9, 9, 3}} {
+		v.CompressionLevels(valid[0], valid[1], valid[2])
+	}
+	v.CompressionLevels(0, 18, 23)
+	v.CompressionLevels(10, 0, -131073)
 	want := "a.int=0: must be between 1 and 2147483647\n" +
 		"b=1µs: not a whole number of milliseconds\n" +
 		"c=1099511627776: must be at most 2147483647 (an int in Kafka)\n" +
+		"compression.gzip.level=0: must be between 1 and 9 or -1\n" +
+		"compression.gzip.level=10: must be between 1 and 9 or -1\n" +
+		"compression.lz4.level=0: must be between 1 and 17\n" +
+		"compression.lz4.level=18: must be between 1 and 17\n" +
+		"compression.zstd.level=-131073: must be between -131072 and 22\n" +
+		"compression.zstd.level=23: must be between -131072 and 22\n" +
 		"d=0: must be at least 1, or -1 (unlimited)"
 	if got := v.Err(); got == nil || got.Error() != want {
 		t.Errorf("Err() = %v, want %s", got, want)
@@ -57,5 +68,36 @@ func TestList(t *testing.T) {
 	}
 	if List(" \t") != nil {
 		t.Error("empty list")
+	}
+}
+
+func TestInClient(t *testing.T) {
+	check := func(string) error { return nil }
+	ignored := InClient(map[string]func(string) error{"retries": check, "acks.x": nil})
+	for name, want := range map[string]bool{"retries": true, "acks.x": true, "ssl.keystore.type": true,
+		"sasl.mechanism": true, "ssl": false, "sasl": false, "xssl.a": false, "linger.ms": false} {
+		got, ok := ignored(name)
+		if ok != want || (name == "retries") != (got != nil) {
+			t.Errorf("InClient(%q) = %v, %v; want ok %v", name, got != nil, ok, want)
+		}
+	}
+}
+
+func TestParsed(t *testing.T) {
+	key := func(err error) string { return err.Error() }
+	errValid := errors.New("invalid")
+	c, unused, err := Parsed(7, []string{"a"}, nil, key, func() error { return nil })
+	if c != 7 || len(unused) != 1 || err != nil {
+		t.Errorf("Parsed = %v, %v, %v", c, unused, err)
+	}
+	c, unused, err = Parsed(7, []string{"a"}, nil, key, func() error { return errValid })
+	if c != 0 || unused != nil || err != errValid {
+		t.Errorf("Parsed with a validation error = %v, %v, %v", c, unused, err)
+	}
+	called := false
+	c, unused, err = Parsed(7, []string{"a"}, []error{errors.New("z"), errors.New("b")}, key,
+		func() error { called = true; return errValid })
+	if c != 0 || unused != nil || err == nil || err.Error() != "b\nz" || called {
+		t.Errorf("Parsed with parse errors = %v, %v, %v (validated: %v)", c, unused, err, called)
 	}
 }
