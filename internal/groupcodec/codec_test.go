@@ -55,7 +55,7 @@ func TestAppendKeepsDst(t *testing.T) {
 }
 
 func TestParseKeyOtherTypes(t *testing.T) {
-	for _, typ := range []int16{3, 8, 15, 16, 24, 1000, -1, math.MinInt16} {
+	for _, typ := range []int16{9, 15, 17, 24, 1000, -1, math.MinInt16} {
 		b := []byte{byte(uint16(typ) >> 8), byte(typ), 0, 1, 'g', 0xff}
 		k, err := ParseKey(b)
 		require.NoError(t, err, "type %d", typ)
@@ -80,9 +80,9 @@ func TestParseKeyOtherTypes(t *testing.T) {
 		}
 	}
 	// Just the type is a valid key of an undecoded type.
-	k, err := ParseKey([]byte{0, 5})
+	k, err := ParseKey([]byte{0, 9})
 	require.NoError(t, err)
-	require.Equal(t, RecordType(5), k.Type)
+	require.Equal(t, RecordType(9), k.Type)
 	require.Empty(t, k.Body)
 }
 
@@ -90,7 +90,7 @@ func TestRecordTypeString(t *testing.T) {
 	require.Equal(t, "LegacyOffsetCommit", TypeLegacyOffsetCommit.String())
 	require.Equal(t, "OffsetCommit", TypeOffsetCommit.String())
 	require.Equal(t, "GroupMetadata", TypeGroupMetadata.String())
-	require.Equal(t, "type 3", RecordType(3).String())
+	require.Equal(t, "type 9", RecordType(9).String())
 	require.Equal(t, "type -1", RecordType(-1).String())
 	for _, typ := range []RecordType{0, 1, 2} {
 		require.True(t, typ.Decoded())

@@ -35,12 +35,15 @@ func ExampleParseValue() {
 	key, _ := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: "g", Topic: "t", Partition: 0})
 	value, _ := groupcodec.AppendOffsetCommitValue(nil, groupcodec.NewOffsetCommitValue(42, "", 1700000000000))
 	groupKey, _ := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: "g"})
+	epochKey, _ := groupcodec.AppendConsumerGroupKey(nil, groupcodec.ConsumerGroupKey{Type: groupcodec.TypeConsumerGroupMetadata, Group: "g"})
+	epoch, _ := groupcodec.AppendConsumerGroupValue(nil, groupcodec.ConsumerGroupMetadataValue{Epoch: 5})
 
 	records := []struct{ key, value []byte }{
 		{key, value},
-		{key, nil},      // offset deletion
-		{groupKey, nil}, // group deletion
-		{[]byte{0, 3, 0, 1, 'g'}, []byte{0, 0, 0, 0, 0, 1}}, // a KIP-848 consumer group record
+		{key, nil},        // offset deletion
+		{groupKey, nil},   // group deletion
+		{epochKey, epoch}, // a KIP-848 consumer group's epoch
+		{[]byte{0, 11, 0, 1, 'g'}, []byte{0, 0, 0, 0, 0, 1, 0}}, // a share group's epoch
 	}
 	for _, r := range records {
 		k, err := groupcodec.ParseKey(r.key)
@@ -57,6 +60,8 @@ func ExampleParseValue() {
 		case k.Type == groupcodec.TypeOffsetCommit:
 			fmt.Printf("%v: %s/%s-%d at offset %d (value v%d)\n", k.Type,
 				k.OffsetCommit.Group, k.OffsetCommit.Topic, k.OffsetCommit.Partition, v.OffsetCommit.Offset, v.Version)
+		case k.Type == groupcodec.TypeConsumerGroupMetadata:
+			fmt.Printf("%v: %s at epoch %d\n", k.Type, k.ConsumerGroup.Group, v.ConsumerGroup.(groupcodec.ConsumerGroupMetadataValue).Epoch)
 		default:
 			fmt.Printf("%v: not decoded, %d value bytes\n", k.Type, len(v.Body))
 		}
@@ -65,7 +70,8 @@ func ExampleParseValue() {
 	// OffsetCommit: g/t-0 at offset 42 (value v4)
 	// OffsetCommit: delete
 	// GroupMetadata: delete
-	// type 3: not decoded, 6 value bytes
+	// ConsumerGroupMetadata: g at epoch 5
+	// type 11: not decoded, 7 value bytes
 }
 
 // The members of a classic consumer group carry consumer protocol bytes.

@@ -200,9 +200,24 @@ func FuzzKey(f *testing.F) {
 			k2, err := ParseKey(again)
 			require.NoError(t, err)
 			require.Equal(t, k, k2)
+		case TypeConsumerGroupMetadata, TypeConsumerGroupPartitionMetadata, TypeConsumerGroupMemberMetadata,
+			TypeConsumerGroupTargetAssignmentMetadata, TypeConsumerGroupTargetAssignmentMember,
+			TypeConsumerGroupCurrentMemberAssignment, TypeConsumerGroupRegularExpression:
+			cgk, err := ParseConsumerGroupKey(b)
+			require.NoError(t, err)
+			require.Equal(t, k.ConsumerGroup, cgk)
+			again, err := AppendConsumerGroupKey(nil, k.ConsumerGroup)
+			require.NoError(t, err)
+			require.True(t, bytes.HasPrefix(b, again), "re-encoded key is a prefix of the input")
+			k2, err := ParseKey(again)
+			require.NoError(t, err)
+			require.Equal(t, k, k2)
 		default:
+			require.False(t, k.Type.Decoded())
 			require.Equal(t, b[2:], k.Body)
-			_, err := ParseOffsetCommitKey(b)
+			_, err := ParseConsumerGroupKey(b)
+			requireDecodeError(t, err)
+			_, err = ParseOffsetCommitKey(b)
 			requireDecodeError(t, err)
 			_, err = ParseGroupMetadataKey(b)
 			requireDecodeError(t, err)

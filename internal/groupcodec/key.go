@@ -11,13 +11,14 @@ import (
 // its version within that type.
 type RecordType int16
 
-// The record types this package decodes. These are part of the wire format.
+// The record types of committed offsets and classic groups. These are part
+// of the wire format. Those of consumer groups of the KIP-848 protocol, 3–8
+// and 16, are with [ConsumerGroupKey].
 //
-// Kafka's other group coordinator records are types 3–8 and 16 (consumer
-// groups of the KIP-848 protocol), 9–15 (share groups) and 17 and up
-// (streams groups, Kafka 4.1+). [ParseKey] and [ParseValue] report their
-// type without decoding them; Kafka skips types it does not know when it
-// loads the partition.
+// Kafka's other group coordinator records are types 9–15 (share groups)
+// and 17 and up (streams groups, Kafka 4.1+). [ParseKey] and [ParseValue]
+// report their type without decoding them; Kafka skips types it does not
+// know when it loads the partition.
 const (
 	// TypeLegacyOffsetCommit is a committed offset written by Kafka 0.8.2
 	// (LegacyOffsetCommitKey). Its key has the layout of type 1.
@@ -40,13 +41,17 @@ func (t RecordType) String() string {
 	case TypeGroupMetadata:
 		return "GroupMetadata"
 	}
+	if name, ok := consumerGroupTypes[t]; ok {
+		return name
+	}
 	return "type " + strconv.Itoa(int(t))
 }
 
 // Decoded reports whether this package decodes keys and values of type t:
-// 0, 1 and 2.
+// 0, 1 and 2, and the consumer group types 3–8 and 16.
 func (t RecordType) Decoded() bool {
-	return t == TypeLegacyOffsetCommit || t == TypeOffsetCommit || t == TypeGroupMetadata
+	_, consumerGroup := consumerGroupTypes[t]
+	return t == TypeLegacyOffsetCommit || t == TypeOffsetCommit || t == TypeGroupMetadata || consumerGroup
 }
 
 // Key is a decoded __consumer_offsets record key.
@@ -57,15 +62,17 @@ type Key struct {
 	OffsetCommit OffsetCommitKey
 	// GroupMetadata is the key when Type is 2.
 	GroupMetadata GroupMetadataKey
+	// ConsumerGroup is the key when Type is a consumer group type.
+	ConsumerGroup ConsumerGroupKey
 	// Body is the key after the type prefix when Type is one this package
 	// does not decode, aliasing the input; nil otherwise.
 	Body []byte
 }
 
-// ParseKey decodes a __consumer_offsets record key. Types 0, 1 and 2 are
-// decoded; any other type is reported in Key.Type, with the rest of the key
+// ParseKey decodes a __consumer_offsets record key. Types 0, 1 and 2 and
+// the consumer group types are decoded; any other type is reported in Key.Type, with the rest of the key
 // in Key.Body, and is not an error (Kafka skips such records when loading).
-// A key shorter than its type prefix, or a malformed key of type 0–2, fails
+// A key shorter than its type prefix, or a malformed key of a decoded type, fails
 // with a [*DecodeError]. Bytes after a decoded key are ignored, as Kafka
 // ignores them.
 func ParseKey(b []byte) (Key, error) {
@@ -82,6 +89,11 @@ func ParseKey(b []byte) (Key, error) {
 		r.Name = "GroupMetadataKey"
 		k.GroupMetadata = GroupMetadataKey{Group: r.String("group", false)}
 	default:
+		if name, ok := consumerGroupTypes[k.Type]; ok {
+			r.Name = name + "Key"
+			k.ConsumerGroup = readConsumerGroupKey(&r, k.Type)
+			break
+		}
 		k.Body = b[2:]
 	}
 	if !r.OK() {
@@ -104,6 +116,14 @@ type Value struct {
 	OffsetCommit OffsetCommitValue
 	// GroupMetadata is the value when Type is 2.
 	GroupMetadata GroupMetadataValue
+	// ConsumerGroup is the value when Type is a consumer group type: a
+	// ConsumerGroupMetadataValue, ConsumerGroupPartitionMetadataValue,
+	// ConsumerGroupMemberMetadataValue,
+	// ConsumerGroupTargetAssignmentMetadataValue,
+	// ConsumerGroupTargetAssignmentMemberValue,
+	// ConsumerGroupCurrentMemberAssignmentValue or
+	// ConsumerGroupRegularExpressionValue; nil for a tombstone.
+	ConsumerGroup any
 	// Body is the whole value, version prefix included, when Type is one
 	// this package does not decode, aliasing the input; nil otherwise.
 	Body []byte
@@ -119,7 +139,8 @@ type Value struct {
 //
 // Types 0 and 1 decode as [OffsetCommitValue] (versions 0–4; Kafka 4.x reads
 // a type 0 value as LegacyOffsetCommitValue, which has the layout of
-// version 0), type 2 as [GroupMetadataValue] (versions 0–4). Other types
+// version 0), type 2 as [GroupMetadataValue] (versions 0–4), the consumer
+// group types as [ParseConsumerGroupValue] does (version 0). Other types
 // are not decoded and never fail: Body holds the value. Errors are
 // [*DecodeError]s.
 func ParseValue(t RecordType, b []byte) (Value, error) {
@@ -135,6 +156,10 @@ func ParseValue(t RecordType, b []byte) (Value, error) {
 	case TypeGroupMetadata:
 		v.GroupMetadata, v.Version, _, err = parseGroupMetadataValue(b)
 	default:
+		if _, ok := consumerGroupTypes[t]; ok {
+			v.ConsumerGroup, v.Version, err = parseConsumerGroupValue(t, b)
+			break
+		}
 		if len(b) >= 2 {
 			v.Version = int16(binary.BigEndian.Uint16(b))
 		}
