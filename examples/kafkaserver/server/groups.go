@@ -251,20 +251,27 @@ func (s *Server) handleLeaveGroup(ctx context.Context, kreq kmsg.Request) (kmsg.
 	return resp, nil
 }
 
+// committedOffset is a partition's offset as an OffsetCommit or a
+// TxnOffsetCommit carries it: with its leader epoch where the request's
+// version has one (else -1), and its metadata unless null.
+func committedOffset(offset int64, leaderEpoch int32, withEpoch bool, metadata *string) coordinator.OffsetAndMetadata {
+	om := coordinator.OffsetAndMetadata{Offset: offset, LeaderEpoch: -1}
+	if withEpoch {
+		om.LeaderEpoch = leaderEpoch
+	}
+	if metadata != nil {
+		om.Metadata = *metadata
+	}
+	return om
+}
+
 func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := kmsg.NewPtrOffsetCommitResponse()
 	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			om := coordinator.OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: -1}
-			if req.Version >= 6 {
-				om.LeaderEpoch = p.LeaderEpoch
-			}
-			if p.Metadata != nil {
-				om.Metadata = *p.Metadata
-			}
-			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = om
+			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 6, p.Metadata)
 		}
 	}
 	generation := req.Generation

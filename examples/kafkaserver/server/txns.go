@@ -150,14 +150,7 @@ func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (
 	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
 	for _, t := range req.Topics {
 		for _, p := range t.Partitions {
-			om := coordinator.OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: -1}
-			if req.Version >= 2 {
-				om.LeaderEpoch = p.LeaderEpoch
-			}
-			if p.Metadata != nil {
-				om.Metadata = *p.Metadata
-			}
-			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = om
+			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 2, p.Metadata)
 		}
 	}
 	m := coordinator.GroupMetadata{GroupID: req.Group, GenerationID: -1}

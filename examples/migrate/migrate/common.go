@@ -192,6 +192,27 @@ func (m *migration) fillSummary() {
 	}
 }
 
+// forEachPartition calls fn with each partition of the topics in the
+// directory, in order, and stops at the first error.
+func forEachPartition(d *log.Dir, topics []string, fn func(topic string, p int32, l *log.Log) error) error {
+	for _, name := range topics {
+		desc, err := d.DescribeTopic(name)
+		if err != nil {
+			return err
+		}
+		for p := range desc.Partitions {
+			l, err := d.Partition(name, p)
+			if err != nil {
+				return err
+			}
+			if err := fn(name, p, l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // listOffsets lists the offsets of the topics' partitions, asking again
 // while some are missing or not yet led: a topic just created takes a
 // moment to reach every broker's metadata.

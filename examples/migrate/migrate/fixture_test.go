@@ -170,6 +170,28 @@ func writeSource(t *testing.T, dir string, spec sourceSpec) {
 	require.NoError(t, err)
 }
 
+// writeTopic creates topic, with its partitions and props, in a new
+// directory at dir and sends n records to each partition, value(i) the
+// i-th's value (no key).
+func writeTopic(t *testing.T, dir, topic string, partitions int32, props map[string]string, n int, value func(i int) []byte) {
+	t.Helper()
+	ctx := t.Context()
+	d, err := log.Open(ctx, dir, log.DefaultConfig())
+	require.NoError(t, err)
+	_, err = d.CreateTopic(ctx, topic, partitions, props)
+	require.NoError(t, err)
+	p, err := producer.New(d, producer.DefaultConfig())
+	require.NoError(t, err)
+	for part := range partitions {
+		for i := range n {
+			_, err := p.Send(ctx, &producer.Record{Topic: topic, Partition: &part, Value: value(i)}, nil)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, p.Close(ctx))
+	require.NoError(t, d.Close())
+}
+
 // sourceRecords reads a directory's topic with kafkalite's consumer,
 // read_committed: what a migration must carry, per partition.
 func sourceRecords(t *testing.T, dir, topic string) map[int32][]*kgo.Record {

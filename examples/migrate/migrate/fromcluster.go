@@ -190,41 +190,31 @@ func (r *fromClusterRun) startPartitions(ctx context.Context, topics []string) e
 	if err != nil {
 		return fmt.Errorf("migrate: the cluster's end offsets: %w", err)
 	}
-	for _, name := range topics {
-		desc, err := r.dir.DescribeTopic(name)
-		if err != nil {
-			return err
+	return forEachPartition(r.dir, topics, func(name string, p int32, l *log.Log) error {
+		start, ok1 := starts.Lookup(name, p)
+		end, ok2 := ends.Lookup(name, p)
+		if !ok1 || !ok2 || start.Err != nil || end.Err != nil {
+			return fmt.Errorf("migrate: the cluster's offsets of %s-%d: %v", name, p, errors.Join(start.Err, end.Err))
 		}
-		for p := range desc.Partitions {
-			l, err := r.dir.Partition(name, p)
-			if err != nil {
-				return err
-			}
-			start, ok1 := starts.Lookup(name, p)
-			end, ok2 := ends.Lookup(name, p)
-			if !ok1 || !ok2 || start.Err != nil || end.Err != nil {
-				return fmt.Errorf("migrate: the cluster's offsets of %s-%d: %v", name, p, errors.Join(start.Err, end.Err))
-			}
-			if hw, ok := highs.Lookup(name, p); ok && hw.Err == nil && hw.Offset > end.Offset {
-				r.sum.Notes = append(r.sum.Notes, fmt.Sprintf("%s-%d: a transaction is open on the cluster; copied up to its start, offset %d",
-					name, p, end.Offset))
-			}
-			key := tpKey(name, p)
-			ps := r.st.Partitions[key]
-			if ps == nil {
-				from := start.Offset
-				if from < 0 {
-					from = end.Offset
-				}
-				leo := l.LogEndOffset()
-				ps = &partitionState{Topic: name, Partition: p, SrcStart: from, SrcNext: from,
-					TgtStart: leo, TgtNext: leo, Replica: leo <= from}
-				r.st.Partitions[key] = ps
-			}
-			r.parts = append(r.parts, &part{ps: ps, l: l, end: end.Offset})
+		if hw, ok := highs.Lookup(name, p); ok && hw.Err == nil && hw.Offset > end.Offset {
+			r.sum.Notes = append(r.sum.Notes, fmt.Sprintf("%s-%d: a transaction is open on the cluster; copied up to its start, offset %d",
+				name, p, end.Offset))
 		}
-	}
-	return nil
+		key := tpKey(name, p)
+		ps := r.st.Partitions[key]
+		if ps == nil {
+			from := start.Offset
+			if from < 0 {
+				from = end.Offset
+			}
+			leo := l.LogEndOffset()
+			ps = &partitionState{Topic: name, Partition: p, SrcStart: from, SrcNext: from,
+				TgtStart: leo, TgtNext: leo, Replica: leo <= from}
+			r.st.Partitions[key] = ps
+		}
+		r.parts = append(r.parts, &part{ps: ps, l: l, end: end.Offset})
+		return nil
+	})
 }
 
 // reconcile brings a partition's state up to what the directory holds: the

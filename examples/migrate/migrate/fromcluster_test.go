@@ -9,7 +9,6 @@ import (
 
 	"github.com/kafkalite/kafkalite/examples/migrate/migrate"
 	"github.com/kafkalite/kafkalite/log"
-	"github.com/kafkalite/kafkalite/producer"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -172,24 +171,10 @@ func TestFromClusterSince(t *testing.T) {
 // hold later offsets than the cluster's: the records follow the local
 // ones, through an offset map.
 func TestFromClusterIntoNonEmpty(t *testing.T) {
-	ctx := t.Context()
 	brokers := newCluster(t)
 	writeCluster(t, brokers, record.Snappy, 10)
 	dir := tempDir(t)
-	d, err := log.Open(ctx, dir, log.DefaultConfig())
-	require.NoError(t, err)
-	_, err = d.CreateTopic(ctx, "events", 3, nil)
-	require.NoError(t, err)
-	p, err := producer.New(d, producer.DefaultConfig())
-	require.NoError(t, err)
-	for part := range int32(3) {
-		for i := range 25 {
-			_, err := p.Send(ctx, &producer.Record{Topic: "events", Partition: &part, Value: fmt.Appendf(nil, "local %d", i)}, nil)
-			require.NoError(t, err)
-		}
-	}
-	require.NoError(t, p.Close(ctx))
-	require.NoError(t, d.Close())
+	writeTopic(t, dir, "events", 3, nil, 25, func(i int) []byte { return fmt.Appendf(nil, "local %d", i) })
 
 	o := opts(dir, brokers, migrate.FromCluster)
 	o.Topics = []string{"events"}
@@ -213,25 +198,11 @@ func TestFromClusterIntoNonEmpty(t *testing.T) {
 func TestFromClusterResumes(t *testing.T) {
 	for _, mapped := range []bool{false, true} {
 		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) {
-			ctx := t.Context()
 			brokers := newCluster(t)
 			writeCluster(t, brokers, record.Zstd, 10)
 			dir := tempDir(t)
 			if mapped {
-				d, err := log.Open(ctx, dir, log.DefaultConfig())
-				require.NoError(t, err)
-				_, err = d.CreateTopic(ctx, "events", 3, nil)
-				require.NoError(t, err)
-				p, err := producer.New(d, producer.DefaultConfig())
-				require.NoError(t, err)
-				for part := range int32(3) {
-					for range 40 {
-						_, err := p.Send(ctx, &producer.Record{Topic: "events", Partition: &part, Value: []byte("local")}, nil)
-						require.NoError(t, err)
-					}
-				}
-				require.NoError(t, p.Close(ctx))
-				require.NoError(t, d.Close())
+				writeTopic(t, dir, "events", 3, nil, 40, func(int) []byte { return []byte("local") })
 			}
 			o := opts(dir, brokers, migrate.FromCluster)
 			o.Topics = []string{"events"}

@@ -7,7 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -156,12 +156,7 @@ func (s stateStore) save(st *state) error {
 	if err := os.MkdirAll(filepath.Join(s.dir, "offsets"), 0o755); err != nil {
 		return fmt.Errorf("%w: %v", ErrState, err)
 	}
-	keys := make([]string, 0, len(st.Partitions))
-	for k := range st.Partitions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(st.Partitions)) {
 		ps := st.Partitions[key]
 		if len(ps.pending) == 0 {
 			continue

@@ -324,39 +324,29 @@ func (r *toClusterRun) startPartitions(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrate: the target's end offsets: %w", err)
 	}
-	for _, name := range r.topics {
-		desc, err := r.dir.DescribeTopic(name)
-		if err != nil {
-			return err
+	return forEachPartition(r.dir, r.topics, func(name string, p int32, l *log.Log) error {
+		end, ok := ends.Lookup(name, p)
+		if !ok || end.Err != nil {
+			return fmt.Errorf("migrate: the target's end offset of %s-%d: %v", name, p, end.Err)
 		}
-		for p := range desc.Partitions {
-			l, err := r.dir.Partition(name, p)
-			if err != nil {
-				return err
-			}
-			end, ok := ends.Lookup(name, p)
-			if !ok || end.Err != nil {
-				return fmt.Errorf("migrate: the target's end offset of %s-%d: %v", name, p, end.Err)
-			}
-			key := tpKey(name, p)
-			ps := r.st.Partitions[key]
-			if ps == nil {
-				ps = &partitionState{Topic: name, Partition: p, TgtStart: end.Offset, TgtNext: end.Offset,
-					SrcStart: l.LogStartOffset(), SrcNext: l.LogStartOffset()}
-				r.st.Partitions[key] = ps
-			} else if end.Offset < ps.TgtNext {
-				return fmt.Errorf("%w: %s-%d ends at %d on the target, but the migration copied up to %d there",
-					ErrTargetChanged, name, p, end.Offset, ps.TgtNext)
-			}
-			if start := l.LogStartOffset(); ps.SrcNext < start {
-				r.sum.Notes = append(r.sum.Notes, fmt.Sprintf("%s: offsets %d to %d were removed by retention before they were copied",
-					key, ps.SrcNext, start))
-				ps.SrcNext = start
-			}
-			r.parts = append(r.parts, &part{ps: ps, l: l, end: l.HighWatermark()})
+		key := tpKey(name, p)
+		ps := r.st.Partitions[key]
+		if ps == nil {
+			ps = &partitionState{Topic: name, Partition: p, TgtStart: end.Offset, TgtNext: end.Offset,
+				SrcStart: l.LogStartOffset(), SrcNext: l.LogStartOffset()}
+			r.st.Partitions[key] = ps
+		} else if end.Offset < ps.TgtNext {
+			return fmt.Errorf("%w: %s-%d ends at %d on the target, but the migration copied up to %d there",
+				ErrTargetChanged, name, p, end.Offset, ps.TgtNext)
 		}
-	}
-	return nil
+		if start := l.LogStartOffset(); ps.SrcNext < start {
+			r.sum.Notes = append(r.sum.Notes, fmt.Sprintf("%s: offsets %d to %d were removed by retention before they were copied",
+				key, ps.SrcNext, start))
+			ps.SrcNext = start
+		}
+		r.parts = append(r.parts, &part{ps: ps, l: l, end: l.HighWatermark()})
+		return nil
+	})
 }
 
 // reconcile brings a partition's state up to what the target holds: the

@@ -328,21 +328,11 @@ func copyDir(t *testing.T, from, to string) {
 // TestToClusterSmallMessageLimit copies a topic whose max.message.bytes is
 // far below the producer's default batch size: the batches stay under it.
 func TestToClusterSmallMessageLimit(t *testing.T) {
-	ctx := t.Context()
 	brokers := newCluster(t)
 	dir := tempDir(t)
-	d, err := log.Open(ctx, dir, log.DefaultConfig())
-	require.NoError(t, err)
-	_, err = d.CreateTopic(ctx, "small", 1, map[string]string{"max.message.bytes": "20000"})
-	require.NoError(t, err)
-	p, err := producer.New(d, producer.DefaultConfig())
-	require.NoError(t, err)
-	for i := range 300 {
-		_, err := p.Send(ctx, &producer.Record{Topic: "small", Value: fmt.Appendf(nil, "%04d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, 1000))}, nil)
-		require.NoError(t, err)
-	}
-	require.NoError(t, p.Close(ctx))
-	require.NoError(t, d.Close())
+	writeTopic(t, dir, "small", 1, map[string]string{"max.message.bytes": "20000"}, 300, func(i int) []byte {
+		return fmt.Appendf(nil, "%04d %s", i, bytes.Repeat([]byte{byte('a' + i%26)}, 1000))
+	})
 	o := opts(dir, brokers, migrate.ToCluster)
 	o.Compression = "none"
 	run(t, o)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"maps"
 	"slices"
 
 	"github.com/kafkalite/kafkalite/consumer"
@@ -70,10 +70,7 @@ func Verify(ctx context.Context, o Options) (*VerifyReport, error) {
 	if st.Direction != o.Direction.String() {
 		return nil, fmt.Errorf("%w: %s holds a migration %s, not %s", ErrState, o.StateDir, st.Direction, o.Direction)
 	}
-	if _, err := os.Stat(o.Dir); err != nil {
-		return nil, fmt.Errorf("%w: the kafkalite directory: %v", ErrUsage, err)
-	}
-	d, err := log.Open(ctx, o.Dir, log.DefaultConfig())
+	d, err := openSourceDir(ctx, o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +90,7 @@ func Verify(ctx context.Context, o Options) (*VerifyReport, error) {
 			ErrState, o.StateDir, st.DirClusterID, st.ClusterID, d.ClusterID(), md.Cluster)
 	}
 	rep := &VerifyReport{}
-	keys := make([]string, 0, len(st.Partitions))
-	for k := range st.Partitions {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
+	for _, key := range slices.Sorted(maps.Keys(st.Partitions)) {
 		ps := st.Partitions[key]
 		l, err := d.Partition(ps.Topic, ps.Partition)
 		if err != nil {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/consumer"
-	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 	kllog "github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/vfs"
@@ -104,11 +102,7 @@ func TestConsumerGroup(t *testing.T) {
 			prod := client(t, srv.Addr, kgo.ProducerLinger(0))
 			createTopic(t, prod, "events", 4)
 			const n = 400
-			var recs []*kgo.Record
-			for i := range n {
-				recs = append(recs, &kgo.Record{Topic: "events", Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)})
-			}
-			require.NoError(t, prod.ProduceSync(context.Background(), recs...).FirstErr())
+			produceKeyed(t, prod, "events", n)
 
 			a := startGroupConsumer(t, srv.Addr, "g", "events", tc.balancer)
 			b := startGroupConsumer(t, srv.Addr, "g", "events", tc.balancer)
@@ -156,6 +150,17 @@ func TestConsumerGroup(t *testing.T) {
 	}
 }
 
+// produceKeyed produces n records to topic, record i with key "k<i>" and
+// value "v<i>".
+func produceKeyed(t *testing.T, cl *kgo.Client, topic string, n int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for i := range n {
+		recs = append(recs, &kgo.Record{Topic: topic, Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)})
+	}
+	require.NoError(t, cl.ProduceSync(context.Background(), recs...).FirstErr())
+}
+
 // TestMixedGroup: a kafkalite consumer in the same process and a
 // franz-go client over the network are members of one group: once it
 // settles each holds two of the four partitions, none held by both, and
@@ -166,11 +171,7 @@ func TestMixedGroup(t *testing.T) {
 	prod := client(t, srv.Addr, kgo.ProducerLinger(0))
 	createTopic(t, prod, "shared", 4)
 	const n = 200
-	var recs []*kgo.Record
-	for i := range n {
-		recs = append(recs, &kgo.Record{Topic: "shared", Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)})
-	}
-	require.NoError(t, prod.ProduceSync(context.Background(), recs...).FirstErr())
+	produceKeyed(t, prod, "shared", n)
 
 	remote := startGroupConsumer(t, srv.Addr, "mixed", "shared", kgo.RangeBalancer())
 	defer remote.close()
@@ -279,16 +280,7 @@ func TestGroupMaxCountOverTheWire(t *testing.T) {
 	cfg.GroupMaxCount = 2
 	d, err := kllog.Open(context.Background(), "/kafkalite", cfg)
 	require.NoError(t, err)
-	defer func() { require.NoError(t, d.Close()) }()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv, err := server.New(d, server.DefaultConfig())
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), ln) }()
-	defer func() { require.NoError(t, srv.Close()); <-served }()
-
-	cl := client(t, ln.Addr().String())
+	cl := client(t, serveDir(t, d))
 	createTopic(t, cl, "gm", 1)
 	ctx := context.Background()
 	commit := func(group string) int16 { return offsetCommitCode(t, cl, group, "gm", 1) }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -50,6 +51,26 @@ func client(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	require.NoError(t, err)
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// serveDir serves d on a loopback address until the test ends, then
+// closes the server and d.
+func serveDir(t *testing.T, d *kllog.Dir) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv, err := server.New(d, server.DefaultConfig())
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		require.NoError(t, srv.Close())
+		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
+			t.Error(err)
+		}
+		require.NoError(t, d.Close())
+	})
+	return ln.Addr().String()
 }
 
 func createTopic(t *testing.T, cl *kgo.Client, name string, partitions int32) {

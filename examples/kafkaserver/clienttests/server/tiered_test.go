@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -42,26 +41,6 @@ func openTiered(t *testing.T, wrap func(remote.StorageManager) remote.StorageMan
 	return d
 }
 
-// serveTiered serves d on a loopback address until the test ends, then
-// closes the server and d.
-func serveTiered(t *testing.T, d *log.Dir) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv, err := server.New(d, server.DefaultConfig())
-	require.NoError(t, err)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.Background(), ln) }()
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		if err := <-served; err != nil && !errors.Is(err, server.ErrServerClosed) {
-			t.Error(err)
-		}
-		require.NoError(t, d.Close())
-	})
-	return ln.Addr().String()
-}
-
 // listOffset asks ListOffsets (v9) for partition 0 of topic at ts.
 func listOffset(t *testing.T, cl *kgo.Client, topic string, ts int64) kmsg.ListOffsetsResponseTopicPartition {
 	t.Helper()
@@ -92,7 +71,7 @@ func TestTieredStorage(t *testing.T) {
 	require.Positive(t, local, "the oldest segments are only in remote storage")
 	require.Equal(t, local-1, l.HighestTieredOffset())
 
-	addr := serveTiered(t, d)
+	addr := serveDir(t, d)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{
 		"tiered": {0: kgo.NewOffset().AtStart()}}))
 	require.NoError(t, err)
@@ -196,7 +175,7 @@ func TestTieredTransactions(t *testing.T) {
 			require.NoError(t, err)
 			l, err := d.Partition(topic, 0)
 			require.NoError(t, err)
-			addr := serveTiered(t, d)
+			addr := serveDir(t, d)
 			txn, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx-"+topic), kgo.ProducerLinger(0))
 			require.NoError(t, err)
 			defer txn.Close()
