@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
@@ -421,7 +421,7 @@ func TestSendOffsetsToTransaction(t *testing.T) {
 
 func TestTransactionTimeoutFencesProducer(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
-	clock := &testClock{now: now}
+	clock := testclock.New(now)
 	cfg := log.DefaultConfig()
 	cfg.FS = vfs.NewMem()
 	cfg.Now = clock.Now
@@ -477,24 +477,6 @@ func TestIdempotenceConfigRulesFromProperties(t *testing.T) {
 	}
 	_, _, err = ParseConfig(map[string]string{"enable.idempotence": "true", "retries": "0"})
 	require.ErrorContains(t, err, "retries=0")
-}
-
-// testClock is a clock moved by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 // TestEmptyTransactions: a transaction that sent nothing and no offsets
