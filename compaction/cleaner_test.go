@@ -15,6 +15,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/index"
 	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/kafkalite/kafkalite/segment"
@@ -614,11 +615,11 @@ func TestCleanThrottled(t *testing.T) {
 			tl.roll()
 		}
 	}
-	clk := &fakeClock{t: t0}
+	clk := testclock.New(t0)
 	var sleeps []time.Duration
-	thr := NewThrottler(1, clk.tick(time.Second), func(_ context.Context, d time.Duration) error {
+	thr := NewThrottler(1, tick(clk, time.Second), func(_ context.Context, d time.Duration) error {
 		sleeps = append(sleeps, d)
-		clk.add(d)
+		clk.Add(d)
 		return nil
 	})
 	c := newTestCleaner(t, Config{Throttler: thr})
@@ -635,7 +636,7 @@ func TestCleanThrottled(t *testing.T) {
 	require.Equal(t, st.MapBytesRead+st.BytesRead+st.BytesWritten, int64(slept/time.Second)+int64(calls))
 
 	// The sleeper's error ends the round as an abort.
-	thr = NewThrottler(1, clk.tick(time.Second), func(ctx context.Context, _ time.Duration) error { return context.Canceled })
+	thr = NewThrottler(1, tick(clk, time.Second), func(ctx context.Context, _ time.Duration) error { return context.Canceled })
 	c = newTestCleaner(t, Config{Throttler: thr})
 	tl.put("k0=again")
 	tl.roll()

@@ -8,31 +8,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 )
 
-// fakeClock is a clock moved by hand, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-// tick returns a clock that moves step forward at each reading.
-func (c *fakeClock) tick(step time.Duration) func() time.Time {
+// tick returns a clock that moves c step forward at each reading.
+func tick(c *testclock.Clock, step time.Duration) func() time.Time {
 	return func() time.Time {
-		c.add(step)
-		return c.now()
+		c.Add(step)
+		return c.Now()
 	}
 }
 
@@ -78,16 +62,16 @@ func TestThrottler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &fakeClock{t: t0}
+			clk := testclock.New(t0)
 			var slept []time.Duration
-			thr := NewThrottler(tc.rate, clk.now, func(_ context.Context, d time.Duration) error {
+			thr := NewThrottler(tc.rate, clk.Now, func(_ context.Context, d time.Duration) error {
 				slept = append(slept, d)
-				clk.add(d)
+				clk.Add(d)
 				return nil
 			})
 			require.False(t, thr.Unlimited())
 			for i, s := range tc.steps {
-				clk.add(s.advance)
+				clk.Add(s.advance)
 				slept = nil
 				require.NoError(t, thr.MaybeThrottle(context.Background(), s.bytes))
 				if s.sleep == 0 {
@@ -109,7 +93,7 @@ func TestThrottlerUnlimited(t *testing.T) {
 		called := false
 		if thr != nil {
 			thr.sleep = func(context.Context, time.Duration) error { called = true; return nil }
-			thr.now = (&fakeClock{t: t0}).tick(time.Hour)
+			thr.now = tick(testclock.New(t0), time.Hour)
 		}
 		for range 3 {
 			require.NoError(t, thr.MaybeThrottle(context.Background(), 1<<40))
@@ -120,9 +104,9 @@ func TestThrottlerUnlimited(t *testing.T) {
 
 // TestThrottlerContext: the default sleeper gives up when ctx ends.
 func TestThrottlerContext(t *testing.T) {
-	clk := &fakeClock{t: t0}
-	thr := NewThrottler(1, clk.now, nil)
-	clk.add(time.Second)
+	clk := testclock.New(t0)
+	thr := NewThrottler(1, clk.Now, nil)
+	clk.Add(time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, thr.MaybeThrottle(ctx, 1<<30), context.Canceled) // would sleep for 34 years
@@ -131,14 +115,14 @@ func TestThrottlerContext(t *testing.T) {
 // TestThrottlerShared: cleaners sharing a throttler are limited together:
 // every byte counts toward one rate.
 func TestThrottlerShared(t *testing.T) {
-	clk := &fakeClock{t: t0}
+	clk := testclock.New(t0)
 	var mu sync.Mutex
 	var slept time.Duration
-	thr := NewThrottler(1000, clk.tick(time.Millisecond), func(_ context.Context, d time.Duration) error {
+	thr := NewThrottler(1000, tick(clk, time.Millisecond), func(_ context.Context, d time.Duration) error {
 		mu.Lock()
 		slept += d
 		mu.Unlock()
-		clk.add(d)
+		clk.Add(d)
 		return nil
 	})
 	var wg sync.WaitGroup

@@ -21,14 +21,7 @@ func BenchmarkPoll(b *testing.B) {
 }
 
 func benchPoll(b *testing.B, codec record.Compression) {
-	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	if _, err := d.CreateTopic(context.Background(), "t", 1, nil); err != nil {
-		b.Fatal(err)
-	}
+	d := benchDir(b)
 	const total = 2_000_000
 	l, err := d.Partition("t", 0)
 	if err != nil {
@@ -38,9 +31,31 @@ func benchPoll(b *testing.B, codec record.Compression) {
 	if err := appendRecords(l, codec, total, 1000, func(int) ([]byte, []byte) { return nil, value }); err != nil {
 		b.Fatal(err)
 	}
+	pollFromStart(b, d, ReadUncommitted, total-1)
+}
+
+// benchDir opens a directory on the real filesystem with topic t of one
+// partition; it is closed when b ends.
+func benchDir(b *testing.B) *log.Dir {
+	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.Close() })
+	if _, err := d.CreateTopic(context.Background(), "t", 1, nil); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// pollFromStart measures a consumer at level polling partition t-0 of d
+// (100-byte records), one op a record, from the start to the record at
+// last and again from the start.
+func pollFromStart(b *testing.B, d *log.Dir, level IsolationLevel, last int64) {
 	cfg := DefaultConfig()
 	cfg.AutoOffsetReset = OffsetResetEarliest
 	cfg.MaxPollRecords = 2000
+	cfg.IsolationLevel = level
 	c, err := New(d, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -59,7 +74,7 @@ func benchPoll(b *testing.B, codec record.Compression) {
 			b.Fatal(err)
 		}
 		n += len(recs)
-		if len(recs) > 0 && recs[len(recs)-1].Offset == total-1 {
+		if len(recs) > 0 && recs[len(recs)-1].Offset == last {
 			b.StopTimer()
 			if err := c.SeekToBeginning(); err != nil {
 				b.Fatal(err)

@@ -640,6 +640,16 @@ func (c *Consumer) SeekToEnd(tps ...TopicPartition) error {
 }
 
 func (c *Consumer) seekEach(tps []TopicPartition, to func(*partState) int64) error {
+	return c.eachState(tps, func(ps *partState) {
+		ps.position = to(ps)
+		ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	})
+}
+
+// eachState calls fn, with the consumer in use (enter), with the state of
+// each partition of tps (all assigned ones for none), once all are known
+// to be assigned.
+func (c *Consumer) eachState(tps []TopicPartition, fn func(*partState)) error {
 	if err := c.enter(); err != nil {
 		return err
 	}
@@ -649,8 +659,7 @@ func (c *Consumer) seekEach(tps []TopicPartition, to func(*partState) int64) err
 		return err
 	}
 	for _, ps := range states {
-		ps.position = to(ps)
-		ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+		fn(ps)
 	}
 	return nil
 }
@@ -695,18 +704,7 @@ func (c *Consumer) Pause(tps ...TopicPartition) error { return c.setPaused(tps, 
 func (c *Consumer) Resume(tps ...TopicPartition) error { return c.setPaused(tps, false) }
 
 func (c *Consumer) setPaused(tps []TopicPartition, paused bool) error {
-	if err := c.enter(); err != nil {
-		return err
-	}
-	defer c.exit()
-	states, err := c.states(tps)
-	if err != nil {
-		return err
-	}
-	for _, ps := range states {
-		ps.paused = paused
-	}
-	return nil
+	return c.eachState(tps, func(ps *partState) { ps.paused = paused })
 }
 
 // Paused returns the paused partitions, sorted.

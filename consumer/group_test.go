@@ -159,13 +159,8 @@ func TestDeadMemberIsDropped(t *testing.T) {
 	e := newEnv(t)
 	e.topic("t", 2)
 	a := groupConsumer(e, assignor.RoundRobin())
-	b := e.consumer(func(c *Config) {
-		c.GroupID = "g"
-		c.HeartbeatInterval = 10 * time.Millisecond
-		c.SessionTimeout = 100 * time.Millisecond
-		c.MaxPollInterval = time.Minute
-		c.EnableAutoCommit = false
-		c.PartitionAssignmentStrategy = []assignor.Assignor{assignor.RoundRobin()}
+	b := groupConsumer(e, assignor.RoundRobin(), func(c *Config) {
+		c.SessionTimeout, c.MaxPollInterval = 100*time.Millisecond, time.Minute
 	})
 	require.NoError(t, a.Subscribe([]string{"t"}, nil))
 	require.NoError(t, b.Subscribe([]string{"t"}, nil))

@@ -1,12 +1,9 @@
 package consumer
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/kafkalite/kafkalite/log"
 )
 
 // BenchmarkPollTransactional polls 100-byte records of one partition
@@ -23,14 +20,7 @@ func BenchmarkPollTransactional(b *testing.B) {
 }
 
 func benchPollTransactional(b *testing.B, aborts bool) {
-	d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	if _, err := d.CreateTopic(context.Background(), "t", 1, nil); err != nil {
-		b.Fatal(err)
-	}
+	d := benchDir(b)
 	const txns, perTxn = 2_000, 1_000
 	w := newTxnWriter(b, d, "t", 0)
 	values := make([]string, perTxn)
@@ -50,37 +40,7 @@ func benchPollTransactional(b *testing.B, aborts bool) {
 	}
 	for _, level := range []IsolationLevel{ReadUncommitted, ReadCommitted} {
 		b.Run(level.String(), func(b *testing.B) {
-			cfg := DefaultConfig()
-			cfg.AutoOffsetReset = OffsetResetEarliest
-			cfg.MaxPollRecords = 2000
-			cfg.IsolationLevel = level
-			c, err := New(d, cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close(context.Background())
-			if err := c.Assign([]TopicPartition{{Topic: "t", Partition: 0}}); err != nil {
-				b.Fatal(err)
-			}
-			ctx := context.Background()
-			b.SetBytes(100)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for n := 0; n < b.N; {
-				recs, err := c.Poll(ctx)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(recs)
-				if len(recs) > 0 && recs[len(recs)-1].Offset == last {
-					b.StopTimer()
-					if err := c.SeekToBeginning(); err != nil {
-						b.Fatal(err)
-					}
-					b.StartTimer()
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			pollFromStart(b, d, level, last)
 		})
 	}
 }

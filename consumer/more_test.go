@@ -70,13 +70,8 @@ func TestStalledMemberLosesPartitions(t *testing.T) {
 	e := newEnv(t)
 	e.topic("t", 2)
 	a := groupConsumer(e, assignor.Range())
-	b := e.consumer(func(c *Config) {
-		c.GroupID = "g"
-		c.HeartbeatInterval = 5 * time.Millisecond
-		c.SessionTimeout = 10 * time.Second
-		c.MaxPollInterval = 150 * time.Millisecond
-		c.EnableAutoCommit = false
-		c.PartitionAssignmentStrategy = []assignor.Assignor{assignor.Range()}
+	b := groupConsumer(e, assignor.Range(), func(c *Config) {
+		c.HeartbeatInterval, c.SessionTimeout, c.MaxPollInterval = 5*time.Millisecond, 10*time.Second, 150*time.Millisecond
 	})
 	lb := &recordingListener{}
 	require.NoError(t, a.Subscribe([]string{"t"}, nil))

@@ -565,9 +565,7 @@ func TestCleanNowSaysWhyRecordsWait(t *testing.T) {
 	t.Run("open transaction", func(t *testing.T) {
 		_, d, l := compactEnv(t, nil)
 		ts := time.Now().UnixMilli()
-		require.NoError(t, l.VerifyTransaction(access.Internal{}, 5, 0))
-		_, err := l.Append(txnRecordBatch(t, 5, 0, ts, "k", "txn"))
-		require.NoError(t, err)
+		appendTxn(t, l, txnRecordBatch(t, 5, 0, ts, "k", "txn"))
 		for i := range 20 {
 			put(t, l, ts, "k", fmt.Sprint(i), false)
 		}

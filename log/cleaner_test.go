@@ -473,25 +473,12 @@ func TestCompactionWithDeletePolicy(t *testing.T) {
 func TestCompactionTransactions(t *testing.T) {
 	compactMatrix(t, map[string]string{"delete.retention.ms": "1000"}, func(t *testing.T, e *env, d *Dir, l *Log) {
 		ts := e.clock.Now().UnixMilli()
-		txnBatch := func(pid int64, seq int32, key, value string) []byte {
-			var b record.Builder
-			b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(true),
-				ProducerID: pid, ProducerEpoch: 0, BaseSequence: seq}, record.DefaultLevel)
-			require.NoError(t, b.Append(ts, []byte(key), []byte(value), nil))
-			out, err := b.Build()
-			require.NoError(t, err)
-			return bytes.Clone(out)
-		}
 		in := access.Internal{}
 		// Producer 1 aborts a write of a; producer 2 commits b then overwrites
 		// it outside any transaction.
-		require.NoError(t, l.VerifyTransaction(in, 1, 0))
-		_, err := l.Append(txnBatch(1, 0, "a", "aborted")) // 0
-		require.NoError(t, err)
-		require.NoError(t, l.VerifyTransaction(in, 2, 0))
-		_, err = l.Append(txnBatch(2, 0, "b", "committed")) // 1
-		require.NoError(t, err)
-		_, err = l.AppendTxnMarker(in, 1, 0, record.EndTxnMarker{Type: record.ControlAbort}) // 2
+		appendTxn(t, l, txnRecordBatch(t, 1, 0, ts, "a", "aborted"))                          // 0
+		appendTxn(t, l, txnRecordBatch(t, 2, 0, ts, "b", "committed"))                        // 1
+		_, err := l.AppendTxnMarker(in, 1, 0, record.EndTxnMarker{Type: record.ControlAbort}) // 2
 		require.NoError(t, err)
 		_, err = l.AppendTxnMarker(in, 2, 0, record.EndTxnMarker{Type: record.ControlCommit}) // 3
 		require.NoError(t, err)

@@ -74,6 +74,23 @@ func TestEndOffsetForEpoch(t *testing.T) {
 		undefined(6), undefined(math.MaxInt32),
 		{-2, -2, 0}, // below every epoch: Kafka answers the epoch asked
 	}
+	// deletedBefore and truncatedTo append threeEpochs, then move the log
+	// start offset to off or truncate the log to off.
+	deletedBefore := func(off int64) func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
+		return func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
+			threeEpochs(t, l)
+			_, err := l.DeleteRecordsBefore(off)
+			require.NoError(t, err)
+			return l
+		}
+	}
+	truncatedTo := func(off int64) func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
+		return func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
+			threeEpochs(t, l)
+			require.NoError(t, l.TruncateTo(off))
+			return l
+		}
+	}
 	tests := []struct {
 		name        string
 		setup       func(t *testing.T, e *env, l *Log, reopen func() *Log) *Log // returns the log to ask
@@ -107,51 +124,28 @@ func TestEndOffsetForEpoch(t *testing.T) {
 		leaderEpoch: 5,
 		want:        threeEpochAnswers,
 	}, {
-		name: "log start offset inside the second epoch",
-		setup: func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
-			threeEpochs(t, l)
-			_, err := l.DeleteRecordsBefore(4)
-			require.NoError(t, err)
-			return l
-		},
+		name:        "log start offset inside the second epoch",
+		setup:       deletedBefore(4),
 		leaderEpoch: 5,
 		want:        []epochAnswer{{0, 0, 4}, {1, 1, 4}, {2, 2, 6}, {4, 2, 6}, {5, 5, 10}, undefined(6)},
 	}, {
-		name: "log start offset inside the latest epoch",
-		setup: func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
-			threeEpochs(t, l)
-			_, err := l.DeleteRecordsBefore(7)
-			require.NoError(t, err)
-			return l
-		},
+		name:        "log start offset inside the latest epoch",
+		setup:       deletedBefore(7),
 		leaderEpoch: 5,
 		want:        []epochAnswer{{0, 0, 7}, {2, 2, 7}, {4, 4, 7}, {5, 5, 10}},
 	}, {
-		name: "every record deleted",
-		setup: func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
-			threeEpochs(t, l)
-			_, err := l.DeleteRecordsBefore(10)
-			require.NoError(t, err)
-			return l
-		},
+		name:        "every record deleted",
+		setup:       deletedBefore(10),
 		leaderEpoch: 5,
 		want:        []epochAnswer{{2, 2, 10}, {5, 5, 10}, undefined(6)},
 	}, {
-		name: "truncated to the latest epoch's start",
-		setup: func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
-			threeEpochs(t, l)
-			require.NoError(t, l.TruncateTo(6))
-			return l
-		},
+		name:        "truncated to the latest epoch's start",
+		setup:       truncatedTo(6),
 		leaderEpoch: 5, // the leader keeps its epoch; it now starts at the log end
 		want:        []epochAnswer{{0, 0, 3}, {2, 2, 6}, {4, 2, 6}, {5, 5, 6}, undefined(6)},
 	}, {
-		name: "truncated into the first epoch",
-		setup: func(t *testing.T, _ *env, l *Log, _ func() *Log) *Log {
-			threeEpochs(t, l)
-			require.NoError(t, l.TruncateTo(3))
-			return l
-		},
+		name:        "truncated into the first epoch",
+		setup:       truncatedTo(3),
 		leaderEpoch: 5,
 		want:        []epochAnswer{{0, 0, 3}, {2, 0, 3}, {5, 5, 3}},
 	}, {

@@ -1,9 +1,7 @@
 package log
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -18,15 +16,7 @@ import (
 // marker's append time), as in Kafka.
 func batchAt(t testing.TB, pid int64, epoch int16, seq int32, n int, txn bool, ts int64) []byte {
 	t.Helper()
-	var b record.Builder
-	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(txn),
-		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq}, record.DefaultLevel)
-	for i := range n {
-		require.NoError(t, b.Append(ts, []byte("k"), fmt.Appendf(nil, "v-%d", i), nil))
-	}
-	out, err := b.Build()
-	require.NoError(t, err)
-	return bytes.Clone(out)
+	return idemBatchAt(t, pid, epoch, seq, n, txn, "v", ts)
 }
 
 // knownProducers returns the producer ids l remembers, in order.
@@ -64,9 +54,7 @@ func TestDirExpiresProducersInTheBackground(t *testing.T) {
 		start := e.clock.Now().UnixMilli()
 		_, err := l.Append(batchAt(t, 9, 0, 0, 3, false, start)) // sequences 0..2
 		require.NoError(t, err)
-		require.NoError(t, l.VerifyTransaction(access.Internal{}, 10, 0))
-		_, err = l.Append(batchAt(t, 10, 0, 0, 1, true, start))
-		require.NoError(t, err)
+		appendTxn(t, l, batchAt(t, 10, 0, 0, 1, true, start))
 		lso := l.LastStableOffset()
 		require.Less(t, lso, l.HighWatermark())
 
@@ -128,9 +116,7 @@ func TestProducerExpiryAtLoad(t *testing.T) {
 			start := e.clock.Now().UnixMilli()
 			_, err := l.Append(batchAt(t, 9, 0, 0, 3, false, start))
 			require.NoError(t, err)
-			require.NoError(t, l.VerifyTransaction(access.Internal{}, 10, 0))
-			_, err = l.Append(batchAt(t, 10, 0, 0, 1, true, start))
-			require.NoError(t, err)
+			appendTxn(t, l, batchAt(t, 10, 0, 0, 1, true, start))
 			lso := l.LastStableOffset()
 			if tc.crash {
 				require.NoError(t, l.Flush(context.Background()))

@@ -4,39 +4,22 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
-// clock is a test clock moved by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.UnixMilli(1_800_000_000_000)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock returns a clock for tests to move by hand, at a time in 2027.
+func newClock() *testclock.Clock { return testclock.New(time.UnixMilli(1_800_000_000_000)) }
 
 // env is a memory filesystem, a clock and a config for Dirs on them.
 type env struct {
 	mem     *vfs.MemFS
-	clock   *clock
+	clock   *testclock.Clock
 	cfg     Config
 	dirPath string // the Dir's path; "" is /data
 }

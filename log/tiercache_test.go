@@ -76,9 +76,7 @@ func newTierReadCase(t *testing.T, e *env, batches int) *tierReadCase {
 		ts := c.base + int64(i)*1000
 		if i%4 == 1 {
 			pid := int64(100 + i)
-			require.NoError(t, l.VerifyTransaction(access.Internal{}, pid, 0))
-			_, err := l.Append(withTimestamps(t, txnBatch(t, pid, 0, 0, 5), ts))
-			require.NoError(t, err)
+			appendTxn(t, l, withTimestamps(t, txnBatch(t, pid, 0, 0, 5), ts))
 			pending = append(pending, open{pid: pid, abort: i%8 == 1, at: i + 1 + i%5})
 		} else {
 			_, err := l.Append(producerBatch(t, 5, 100, ts, record.None))
@@ -422,11 +420,9 @@ func TestTierAbortedTxnPastCopiesWithoutAborts(t *testing.T) {
 	l := partition(t, d, "tiered", 0)
 	const pid = 9
 	fill(t, l, 1)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, pid, 0))
-	res, err := l.Append(txnBatch(t, pid, 0, 0, 5))
-	require.NoError(t, err)
+	res := appendTxn(t, l, txnBatch(t, pid, 0, 0, 5))
 	fill(t, l, 8)
-	_, err = l.AppendTxnMarker(access.Internal{}, pid, 0, record.EndTxnMarker{Type: record.ControlAbort})
+	_, err := l.AppendTxnMarker(access.Internal{}, pid, 0, record.EndTxnMarker{Type: record.ControlAbort})
 	require.NoError(t, err)
 	fill(t, l, 4)
 	ranges := [][2]int64{{0, res.LastOffset + 1}, {res.BaseOffset, res.BaseOffset + 1}, {res.BaseOffset, l.LastStableOffset()}}

@@ -39,9 +39,7 @@ func TestOffsetForTimestampFindsMarkers(t *testing.T) {
 					require.NoError(t, err)
 				}
 				const pid = 7
-				require.NoError(t, l.VerifyTransaction(access.Internal{}, pid, 0))
-				_, err := l.Append(withTimestamps(t, txnBatch(t, pid, 0, 0, 3), old))
-				require.NoError(t, err)
+				appendTxn(t, l, withTimestamps(t, txnBatch(t, pid, 0, 0, 3), old))
 				res, err := l.AppendTxnMarker(access.Internal{}, pid, 0, record.EndTxnMarker{Type: record.ControlCommit})
 				require.NoError(t, err)
 				marker := res.BaseOffset

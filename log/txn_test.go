@@ -20,15 +20,34 @@ import (
 // batch of n records with values "<tag>-<i>".
 func idemBatch(t testing.TB, pid int64, epoch int16, seq int32, n int, txn bool, tag string) []byte {
 	t.Helper()
+	return idemBatchAt(t, pid, epoch, seq, n, txn, tag, 1_800_000_000_000)
+}
+
+// idemBatchAt is idemBatch with records of timestamp ts.
+func idemBatchAt(t testing.TB, pid int64, epoch int16, seq int32, n int, txn bool, tag string, ts int64) []byte {
+	t.Helper()
 	var b record.Builder
 	b.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, Attributes: record.Attributes(0).WithTransactional(txn),
 		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: seq}, record.DefaultLevel)
 	for i := range n {
-		require.NoError(t, b.Append(1_800_000_000_000, []byte("k"), fmt.Appendf(nil, "%s-%d", tag, i), nil))
+		require.NoError(t, b.Append(ts, []byte("k"), fmt.Appendf(nil, "%s-%d", tag, i), nil))
 	}
 	out, err := b.Build()
 	require.NoError(t, err)
 	return bytes.Clone(out)
+}
+
+// appendTxn appends a transactional batch after verifying its producer's
+// transaction (as the coordinator's AddPartitions does), and returns the
+// append's result.
+func appendTxn(t testing.TB, l *Log, batch []byte) AppendResult {
+	t.Helper()
+	h, err := record.ParseHeader(batch)
+	require.NoError(t, err)
+	require.NoError(t, l.VerifyTransaction(access.Internal{}, h.ProducerID, h.ProducerEpoch))
+	res, err := l.Append(batch)
+	require.NoError(t, err)
+	return res
 }
 
 func newTxnLog(t *testing.T) (*env, *Dir, *Log) {
@@ -202,11 +221,9 @@ func TestAbortedTransactionsAcrossProducerReuse(t *testing.T) {
 	// The same producer aborts, commits, then aborts again.
 	seq := int32(0)
 	for i, typ := range []record.ControlType{record.ControlAbort, record.ControlCommit, record.ControlAbort} {
-		require.NoError(t, l.VerifyTransaction(access.Internal{}, 4, 0))
-		_, err := l.Append(idemBatch(t, 4, 0, seq, 2, true, fmt.Sprint(i)))
-		require.NoError(t, err)
+		appendTxn(t, l, idemBatch(t, 4, 0, seq, 2, true, fmt.Sprint(i)))
 		seq += 2
-		_, err = l.AppendTxnMarker(access.Internal{}, 4, 0, record.EndTxnMarker{Type: typ})
+		_, err := l.AppendTxnMarker(access.Internal{}, 4, 0, record.EndTxnMarker{Type: typ})
 		require.NoError(t, err)
 	}
 	require.Equal(t, []string{"1-0", "1-1"}, values(t, l, true))
@@ -214,10 +231,8 @@ func TestAbortedTransactionsAcrossProducerReuse(t *testing.T) {
 
 func TestMarkerFencing(t *testing.T) {
 	_, _, l := newTxnLog(t)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 5, 3))
-	_, err := l.Append(idemBatch(t, 5, 3, 0, 1, true, "a"))
-	require.NoError(t, err)
-	_, err = l.AppendTxnMarker(access.Internal{}, 5, 2, record.EndTxnMarker{Type: record.ControlCommit})
+	appendTxn(t, l, idemBatch(t, 5, 3, 0, 1, true, "a"))
+	_, err := l.AppendTxnMarker(access.Internal{}, 5, 2, record.EndTxnMarker{Type: record.ControlCommit})
 	require.ErrorIs(t, err, ErrInvalidProducerEpoch)
 	_, err = l.AppendTxnMarker(access.Internal{}, 5, 3, record.EndTxnMarker{Type: record.ControlCommit, CoordinatorEpoch: 4})
 	require.NoError(t, err)
@@ -246,9 +261,7 @@ func TestProducerStateSurvivesReopen(t *testing.T) {
 				_, err := l.Append(idemBatch(t, 9, 0, int32(i*2), 2, false, fmt.Sprint(i)))
 				require.NoError(t, err)
 			}
-			require.NoError(t, l.VerifyTransaction(access.Internal{}, 10, 0))
-			_, err := l.Append(idemBatch(t, 10, 0, 0, 1, true, "open"))
-			require.NoError(t, err)
+			appendTxn(t, l, idemBatch(t, 10, 0, 0, 1, true, "open"))
 			lso := l.LastStableOffset()
 			if tc.crash {
 				require.NoError(t, l.Flush(context.Background()))
@@ -301,10 +314,8 @@ func TestTxnIndexEntryRestoredAfterCrash(t *testing.T) {
 	d := e.open(t)
 	createTopic(t, d, "t", 1, nil)
 	l := partition(t, d, "t", 0)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 3, 0))
-	_, err := l.Append(idemBatch(t, 3, 0, 0, 2, true, "x"))
-	require.NoError(t, err)
-	_, err = l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlAbort})
+	appendTxn(t, l, idemBatch(t, 3, 0, 0, 2, true, "x"))
+	_, err := l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlAbort})
 	require.NoError(t, err)
 	// The marker reached the .log but the .txnindex entry did not (a
 	// crash between the two writes): recovery must restore the entry.
@@ -325,9 +336,7 @@ func TestTruncationReloadsProducerState(t *testing.T) {
 	_, _, l := newTxnLog(t)
 	_, err := l.Append(idemBatch(t, 9, 0, 0, 2, false, "a"))
 	require.NoError(t, err)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 9, 0))
-	_, err = l.Append(idemBatch(t, 9, 0, 2, 2, true, "b"))
-	require.NoError(t, err)
+	appendTxn(t, l, idemBatch(t, 9, 0, 2, 2, true, "b"))
 	require.Equal(t, int64(2), l.LastStableOffset())
 	require.NoError(t, l.TruncateTo(2))
 	require.Equal(t, l.HighWatermark(), l.LastStableOffset(), "the truncated transaction is gone")
@@ -339,9 +348,7 @@ func TestProducerExpiry(t *testing.T) {
 	e, _, l := newTxnLog(t)
 	_, err := l.Append(idemBatch(t, 9, 0, 0, 1, false, "a"))
 	require.NoError(t, err)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 10, 0))
-	_, err = l.Append(idemBatch(t, 10, 0, 0, 1, true, "b"))
-	require.NoError(t, err)
+	appendTxn(t, l, idemBatch(t, 10, 0, 0, 1, true, "b"))
 	e.clock.Add(25 * time.Hour) // past producer.id.expiration.ms; the record timestamps are older still
 	require.Equal(t, 1, l.ExpireProducers(), "only the producer without an open transaction expires")
 	infos := l.Producers()
@@ -427,15 +434,13 @@ func TestMarkerWithoutOpenTransaction(t *testing.T) {
 	d := e.open(t)
 	createTopic(t, d, "t", 1, nil)
 	l := partition(t, d, "t", 0)
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 3, 0))
-	_, err := l.Append(idemBatch(t, 3, 0, 0, 2, true, "a")) // offsets 0, 1
-	require.NoError(t, err)
+	appendTxn(t, l, idemBatch(t, 3, 0, 0, 2, true, "a")) // offsets 0, 1
 	for i := range 2 {
 		res, err := l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlAbort})
 		require.NoError(t, err, "marker %d", i)
 		require.Equal(t, int64(2+i), res.BaseOffset)
 	}
-	_, err = l.AppendTxnMarker(access.Internal{}, 4, 0, record.EndTxnMarker{Type: record.ControlCommit})
+	_, err := l.AppendTxnMarker(access.Internal{}, 4, 0, record.EndTxnMarker{Type: record.ControlCommit})
 	require.NoError(t, err, "a marker for a producer the partition never saw")
 	want := []index.AbortedTxn{{ProducerID: 3, FirstOffset: 0, LastOffset: 2, LastStableOffset: 3}}
 	check := func() {
@@ -456,9 +461,7 @@ func TestMarkerWithoutOpenTransaction(t *testing.T) {
 	check()
 
 	// The producer's next transaction is not affected.
-	require.NoError(t, l.VerifyTransaction(access.Internal{}, 3, 0))
-	_, err = l.Append(idemBatch(t, 3, 0, 2, 1, true, "b"))
-	require.NoError(t, err)
+	appendTxn(t, l, idemBatch(t, 3, 0, 2, 1, true, "b"))
 	_, err = l.AppendTxnMarker(access.Internal{}, 3, 0, record.EndTxnMarker{Type: record.ControlCommit})
 	require.NoError(t, err)
 	require.Equal(t, []string{"b-0"}, values(t, l, true))

@@ -20,8 +20,18 @@ import (
 // openDir opens a Dir on a memory filesystem with the given topics.
 func openDir(t *testing.T, topics map[string]int32) *log.Dir {
 	t.Helper()
+	return openDirWith(t, topics, nil)
+}
+
+// openDirWith is openDir with a change to the directory's configuration
+// (mod may be nil).
+func openDirWith(t *testing.T, topics map[string]int32, mod func(*log.Config)) *log.Dir {
+	t.Helper()
 	cfg := log.DefaultConfig()
 	cfg.FS = vfs.NewMem()
+	if mod != nil {
+		mod(&cfg)
+	}
 	d, err := log.Open(context.Background(), "/data", cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, d.Close()) })

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log"
-	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -27,20 +26,12 @@ func openTxnDir(t *testing.T, topics map[string]int32) *log.Dir {
 // configuration (mod may be nil).
 func openTxnDirWith(t *testing.T, topics map[string]int32, mod func(*log.Config)) *log.Dir {
 	t.Helper()
-	cfg := log.DefaultConfig()
-	cfg.FS = vfs.NewMem()
-	cfg.OffsetsTopicNumPartitions, cfg.TransactionStateNumPartitions = 1, 1
-	if mod != nil {
-		mod(&cfg)
-	}
-	d, err := log.Open(context.Background(), "/data", cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, d.Close()) })
-	for name, n := range topics {
-		_, err := d.CreateTopic(context.Background(), name, n, nil)
-		require.NoError(t, err)
-	}
-	return d
+	return openDirWith(t, topics, func(c *log.Config) {
+		c.OffsetsTopicNumPartitions, c.TransactionStateNumPartitions = 1, 1
+		if mod != nil {
+			mod(c)
+		}
+	})
 }
 
 // committedValues reads a partition as a read_committed consumer would.
@@ -421,17 +412,10 @@ func TestSendOffsetsToTransaction(t *testing.T) {
 
 func TestTransactionTimeoutFencesProducer(t *testing.T) {
 	now := time.UnixMilli(1_800_000_000_000)
-	clock := &testClock{now: now}
-	cfg := log.DefaultConfig()
-	cfg.FS = vfs.NewMem()
-	cfg.Now = clock.Now
-	cfg.OffsetsTopicNumPartitions, cfg.TransactionStateNumPartitions = 1, 1
-	cfg.TransactionAbortTimedOutInterval = time.Millisecond
-	d, err := log.Open(context.Background(), "/data", cfg)
-	require.NoError(t, err)
-	defer d.Close()
-	_, err = d.CreateTopic(context.Background(), "out", 1, nil)
-	require.NoError(t, err)
+	clock := testclock.New(now)
+	d := openTxnDirWith(t, map[string]int32{"out": 1}, func(c *log.Config) {
+		c.Now, c.TransactionAbortTimedOutInterval = clock.Now, time.Millisecond
+	})
 	ctx := context.Background()
 	p := newProducer(t, d, func(c *Config) { c.TransactionalID, c.TransactionTimeout, c.Now = "tx-t", time.Second, clock.Now })
 	require.NoError(t, p.InitTransactions(ctx))
@@ -477,24 +461,6 @@ func TestIdempotenceConfigRulesFromProperties(t *testing.T) {
 	}
 	_, _, err = ParseConfig(map[string]string{"enable.idempotence": "true", "retries": "0"})
 	require.ErrorContains(t, err, "retries=0")
-}
-
-// testClock is a clock moved by hand.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 // TestEmptyTransactions: a transaction that sent nothing and no offsets

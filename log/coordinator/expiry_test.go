@@ -48,7 +48,7 @@ func tickVisits(t *testing.T, e *txnEnv) int {
 	before := e.groups.visited
 	e.groups.mu.Unlock()
 	for range 500 {
-		e.clock.Advance(tick)
+		e.clock.Add(tick)
 		require.NoError(t, e.groups.Heartbeat(GroupMetadata{GroupID: "real", MemberID: m.MemberID, GenerationID: m.Generation}))
 		e.groups.mu.Lock()
 		e.groups.tickLocked(e.clock.Now())
@@ -157,27 +157,27 @@ func TestGroupExpiry(t *testing.T) {
 			require.Equal(t, [2]int{0, 1}, pair(expireAt(e)), "the empty group without offsets goes at once")
 			require.NotContains(t, groupIDs(c.ListGroups()), "no-offsets")
 
-			e.clock.Advance(10 * time.Minute)
+			e.clock.Add(10 * time.Minute)
 			c.LeaveGroup(GroupMetadata{GroupID: "g", MemberID: member.MemberID}) // empty from t0+10m
-			e.clock.Advance(20 * time.Minute)
+			e.clock.Add(20 * time.Minute)
 			commitAt(t, c, "simple", "", -1, tpT1, 7) // t0+30m
-			e.clock.Advance(20 * time.Minute)
+			e.clock.Add(20 * time.Minute)
 			commitAt(t, c, "g", "", -1, tpT1, 8) // t0+50m, after g became empty
-			e.clock.Advance(10*time.Minute - time.Millisecond)
+			e.clock.Add(10*time.Minute - time.Millisecond)
 			require.Equal(t, [2]int{0, 0}, pair(expireAt(e)), "nothing an hour old yet")
 
-			e.clock.Advance(time.Millisecond) // t0+1h: the offsets committed at t0 without membership
+			e.clock.Add(time.Millisecond) // t0+1h: the offsets committed at t0 without membership
 			require.Equal(t, [2]int{2, 0}, pair(expireAt(e)))
 			require.Equal(t, map[TopicPartition]int64{tpT1: 7}, offsetsOf(c, "simple"))
 			require.Equal(t, map[TopicPartition]int64{tpT0: 3}, offsetsOf(c, "stable"), "u is not subscribed, t is")
 			require.Equal(t, map[TopicPartition]int64{tpT0: 5}, offsetsOf(c, "txn"), "a transactional commit pends")
 			require.Equal(t, map[TopicPartition]int64{tpT0: 2, tpT1: 8}, offsetsOf(c, "g"))
 
-			e.clock.Advance(10 * time.Minute) // t0+1h10m: g empty for an hour
+			e.clock.Add(10 * time.Minute) // t0+1h10m: g empty for an hour
 			require.Equal(t, [2]int{2, 1}, pair(expireAt(e)))
 			require.NotContains(t, groupIDs(c.ListGroups()), "g", "its commit of t0+50m went with it")
 
-			e.clock.Advance(20 * time.Minute) // t0+1h30m
+			e.clock.Add(20 * time.Minute) // t0+1h30m
 			require.Equal(t, [2]int{1, 1}, pair(expireAt(e)))
 			require.Equal(t, []string{"stable", "txn"}, groupIDs(c.ListGroups()))
 			require.Equal(t, t0.Add(90*time.Minute), e.clock.Now())
@@ -210,7 +210,7 @@ func TestGroupExpiry(t *testing.T) {
 			_, err = e.groups.join(ctx, joinRequest{GroupID: "stable", ClientID: "c", Topics: []string{"t"},
 				Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Hour, RebalanceTimeout: time.Minute})
 			require.NoError(t, err)
-			e.clock.Advance(2 * time.Hour)
+			e.clock.Add(2 * time.Hour)
 			require.Equal(t, [2]int{1, 1}, pair(expireAt(e)))
 			require.Equal(t, []string{"stable"}, groupIDs(e.groups.ListGroups()), "a group with a member is never deleted")
 			require.Equal(t, map[TopicPartition]int64{tpT0: 3}, offsetsOf(e.groups, "stable"))
@@ -244,14 +244,14 @@ func TestExpiryAfterRestart(t *testing.T) {
 		Assignors: []assignor.Assignor{assignor.Range()}, SessionTimeout: 100 * time.Hour, RebalanceTimeout: time.Minute})
 	require.NoError(t, err)
 	commitAt(t, c, "staying", staying.MemberID, staying.Generation, tpT0, 2)
-	e.clock.Advance(40 * time.Minute)
+	e.clock.Add(40 * time.Minute)
 	e.reopen() // at t0+40m
-	e.clock.Advance(20 * time.Minute)
+	e.clock.Add(20 * time.Minute)
 	require.Equal(t, [2]int{1, 1}, pair(expireAt(e)), "g: an hour after it became empty, across the restart")
 	require.Equal(t, []string{"staying"}, groupIDs(e.groups.ListGroups()))
-	e.clock.Advance(40*time.Minute - time.Millisecond)
+	e.clock.Add(40*time.Minute - time.Millisecond)
 	require.Equal(t, [2]int{0, 0}, pair(expireAt(e)), "staying: empty from the restart only")
-	e.clock.Advance(time.Millisecond)
+	e.clock.Add(time.Millisecond)
 	require.Equal(t, [2]int{1, 1}, pair(expireAt(e)))
 }
 
@@ -276,7 +276,7 @@ func TestExpiryBesideCommits(t *testing.T) {
 	}
 	wg.Go(func() {
 		for range 60 {
-			e.clock.Advance(30 * time.Second)
+			e.clock.Add(30 * time.Second)
 			e.groups.expireGroups(e.clock.Now())
 		}
 	})
@@ -316,7 +316,7 @@ func TestGroupMaxCount(t *testing.T) {
 
 	require.NoError(t, c.DeleteGroup(ctx, "g0"))
 	commitAt(t, c, "g3", "", -1, tpT0, 3)
-	e.clock.Advance(2 * time.Hour)
+	e.clock.Add(2 * time.Hour)
 	_, groups := expireAt(e)
 	require.Equal(t, 3, groups)
 	commitAt(t, c, "g4", "", -1, tpT0, 4)

@@ -309,14 +309,7 @@ func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResul
 			}
 			c.persistGroupLocked(g)
 		}
-		if g.state == StateStable || network {
-			res := c.resultLocked(g, m)
-			c.mu.Unlock()
-			return res, nil
-		}
-		sync, generation := g.syncDone, g.generation
-		c.mu.Unlock()
-		return c.awaitSync(ctx, g, m, sync, generation)
+		return c.answerUnlock(ctx, g, m, g.state == StateStable || network)
 	}
 	if m == nil {
 		// A new member: an in-process consumer with the id it chose (so
@@ -389,7 +382,15 @@ func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResul
 		c.mu.Unlock()
 		return joinResult{}, ErrRebalanceInProgress
 	}
-	if network || g.state != StateCompletingRebalance {
+	return c.answerUnlock(ctx, g, m, network || g.state != StateCompletingRebalance)
+}
+
+// answerUnlock answers m's join: at once with the group's current
+// generation if now, otherwise once the network leader's assignment of
+// the generation arrives (awaitSync). The caller holds c.mu, which
+// answerUnlock releases.
+func (c *GroupCoordinator) answerUnlock(ctx context.Context, g *group, m *member, now bool) (joinResult, error) {
+	if now {
 		res := c.resultLocked(g, m)
 		c.mu.Unlock()
 		return res, nil

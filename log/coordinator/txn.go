@@ -361,14 +361,11 @@ func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID str
 		}
 		logs[i] = l
 	}
-	m, err := tc.acquire(ctx, transactionalID, false)
+	m, err := tc.acquireProducer(ctx, transactionalID, pe)
 	if err != nil {
 		return err
 	}
 	defer tc.release(m)
-	if err := checkProducer(m, pe); err != nil {
-		return err
-	}
 	st := m.st.clone()
 	switch st.status {
 	case txncodec.StatusPrepareCommit, txncodec.StatusPrepareAbort:
@@ -425,14 +422,11 @@ func (tc *TxnCoordinator) AddOffsets(ctx context.Context, transactionalID string
 // could not all be written stays prepared: repeating the same EndTxn (or
 // the next InitProducerID, or the coordinator's goroutine) completes it.
 func (tc *TxnCoordinator) EndTxn(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, commit bool) error {
-	m, err := tc.acquire(ctx, transactionalID, false)
+	m, err := tc.acquireProducer(ctx, transactionalID, pe)
 	if err != nil {
 		return err
 	}
 	defer tc.release(m)
-	if err := checkProducer(m, pe); err != nil {
-		return err
-	}
 	status := m.st.status
 	wrong := func() error {
 		what := "abort"
@@ -500,14 +494,11 @@ func (tc *TxnCoordinator) ListTransactions() []string {
 // current producer and tp is a partition of its Ongoing transaction
 // (GroupCoordinator.TxnCommitOffsets' check that AddOffsets came first).
 func (tc *TxnCoordinator) inTransaction(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tp TopicPartition, fn func() error) error {
-	m, err := tc.acquire(ctx, transactionalID, false)
+	m, err := tc.acquireProducer(ctx, transactionalID, pe)
 	if err != nil {
 		return err
 	}
 	defer tc.release(m)
-	if err := checkProducer(m, pe); err != nil {
-		return err
-	}
 	if m.st.status != txncodec.StatusOngoing {
 		return fmt.Errorf("%w: transactional id %s is in state %s", ErrInvalidTxnState, m.id, txnStates[m.st.status])
 	}
@@ -515,6 +506,21 @@ func (tc *TxnCoordinator) inTransaction(ctx context.Context, transactionalID str
 		return fmt.Errorf("%w: %s is not in transaction %s (AddOffsets first)", ErrInvalidTxnState, tp, m.id)
 	}
 	return fn()
+}
+
+// acquireProducer acquires transactionalID's lock, as acquire does, for
+// its current producer pe: a producer whose id or epoch is not the current
+// one is fenced. The caller releases m.
+func (tc *TxnCoordinator) acquireProducer(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch) (*txnMeta, error) {
+	m, err := tc.acquire(ctx, transactionalID, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkProducer(m, pe); err != nil {
+		tc.release(m)
+		return nil, err
+	}
+	return m, nil
 }
 
 // checkProducer fences a producer whose id or epoch is not the current

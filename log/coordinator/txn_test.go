@@ -11,37 +11,18 @@ import (
 
 	"github.com/kafkalite/kafkalite/consumer/assignor"
 	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
 
-// testClock is a clock tests move by hand.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: time.Unix(1_700_000_000, 0)} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // txnEnv is a Dir with topic t (2 partitions) and both coordinators.
 type txnEnv struct {
 	t      *testing.T
 	mem    *vfs.MemFS
-	clock  *testClock
+	clock  *testclock.Clock
 	cfg    log.Config
 	dir    *log.Dir
 	txn    *TxnCoordinator
@@ -59,7 +40,7 @@ type seqKey struct {
 // work directly.
 func newTxnEnv(t *testing.T, configure func(*log.Config)) *txnEnv {
 	t.Helper()
-	e := &txnEnv{t: t, mem: vfs.NewMem(), clock: newTestClock(), seq: map[seqKey]int32{}}
+	e := &txnEnv{t: t, mem: vfs.NewMem(), clock: testclock.New(time.Unix(1_700_000_000, 0)), seq: map[seqKey]int32{}}
 	e.cfg = log.DefaultConfig()
 	e.cfg.FS = e.mem
 	e.cfg.Now = e.clock.Now
@@ -339,7 +320,7 @@ func TestEndTxnWritesMarkers(t *testing.T) {
 			require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, commit), "ending an empty transaction is a no-op")
 			start := e.clock.Now()
 			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 1}, {Topic: "t", Partition: 0}}))
-			e.clock.Advance(time.Second)
+			e.clock.Add(time.Second)
 			require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}), "adding again is fine")
 			off0 := e.mustProduce(pe, 0, 2)
 			e.mustProduce(pe, 1, 1)
@@ -786,9 +767,9 @@ func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
 	e.mustProduce(pe, 0, 2)
 	require.NoError(t, e.groups.TxnCommitOffsets(ctx, "tx", pe, GroupMetadata{GroupID: "g", MemberID: "", GenerationID: -1}, map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 2}}))
 
-	e.clock.Advance(time.Minute)
+	e.clock.Add(time.Minute)
 	require.Zero(t, e.txn.abortTimedOut(ctx), "not past the timeout yet")
-	e.clock.Advance(time.Millisecond)
+	e.clock.Add(time.Millisecond)
 	require.Equal(t, 1, e.txn.abortTimedOut(ctx))
 	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
@@ -817,7 +798,7 @@ func TestTimeoutGoroutine(t *testing.T) {
 	pe := e.init("tx")
 	require.NoError(t, e.txn.AddPartitions(ctx, "tx", pe, []TopicPartition{{Topic: "t", Partition: 0}}))
 	e.mustProduce(pe, 0, 1)
-	e.clock.Advance(2 * time.Minute)
+	e.clock.Add(2 * time.Minute)
 	require.Eventually(t, func() bool {
 		d, err := e.txn.DescribeTransaction("tx")
 		return err == nil && d.State == TxnCompleteAbort
@@ -835,9 +816,9 @@ func TestTransactionalIDExpiry(t *testing.T) {
 	open := e.init("open")
 	require.NoError(t, e.txn.AddPartitions(ctx, "open", open, []TopicPartition{{Topic: "t", Partition: 1}}))
 
-	e.clock.Advance(e.cfg.TransactionalIDExpiration - time.Millisecond)
+	e.clock.Add(e.cfg.TransactionalIDExpiration - time.Millisecond)
 	require.Zero(t, e.txn.expireTransactionalIDs(ctx))
-	e.clock.Advance(time.Millisecond)
+	e.clock.Add(time.Millisecond)
 	require.Equal(t, 2, e.txn.expireTransactionalIDs(ctx))
 	require.Equal(t, []string{"open"}, e.txn.ListTransactions(), "a transaction in progress does not expire")
 	_, err := e.txn.DescribeTransaction("done")

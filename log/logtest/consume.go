@@ -158,22 +158,23 @@ func (e *Expectation) Len(n int) *Expectation {
 // null key shows as "<null>").
 func (e *Expectation) Keys(keys ...string) *Expectation {
 	e.t.Helper()
-	got := make([]string, len(e.recs))
-	for i, r := range e.recs {
-		got[i] = showBytes(r.Key)
-	}
-	require.Equal(e.t, keys, got, "keys of %s", e.what)
-	return e
+	return e.fields("keys", keys, func(r consumer.Record) []byte { return r.Key })
 }
 
 // Values checks the records' values, in order.
 func (e *Expectation) Values(values ...string) *Expectation {
 	e.t.Helper()
+	return e.fields("values", values, func(r consumer.Record) []byte { return r.Value })
+}
+
+// fields checks one field of the records, named name, in order.
+func (e *Expectation) fields(name string, want []string, field func(consumer.Record) []byte) *Expectation {
+	e.t.Helper()
 	got := make([]string, len(e.recs))
 	for i, r := range e.recs {
-		got[i] = showBytes(r.Value)
+		got[i] = showBytes(field(r))
 	}
-	require.Equal(e.t, values, got, "values of %s", e.what)
+	require.Equal(e.t, want, got, "%s of %s", name, e.what)
 	return e
 }
 

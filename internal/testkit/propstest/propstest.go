@@ -1,6 +1,6 @@
 // Package propstest holds the checks the configuration tests of the log,
 // producer and consumer packages share: parsing a property map that must
-// use every name, naming a subtest after a property map, and the
+// use every name, or that uses some names and ignores the others, naming a subtest after a property map, and the
 // configuration errors a bad property or field must give (which property
 // each names, and the sentinels each matches).
 package propstest
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/internal/props"
@@ -22,6 +23,23 @@ func Parse[C any](t testing.TB, parse func(map[string]string) (C, []string, erro
 	c, unused, err := parse(m)
 	require.NoError(t, err)
 	require.Empty(t, unused)
+	return c
+}
+
+// Unused requires parse to accept m and to report as unused every name in
+// it but those in used, sorted, and requires m to hold every name of
+// ignored (the names a package accepts and ignores, which a test's m
+// lists); it returns the configuration. Its checks are asserts: a test
+// goes on to check the configuration's values.
+func Unused[C, V any](t testing.TB, parse func(map[string]string) (C, []string, error), m map[string]string, ignored map[string]V, used ...string) C {
+	t.Helper()
+	c, unused, err := parse(m)
+	require.NoError(t, err)
+	assert.Equal(t, SortedExcept(m, used...), unused, "every unused name, sorted")
+	for name := range ignored {
+		_, ok := m[name]
+		assert.True(t, ok, "%s missing from this test", name)
+	}
 	return c
 }
 

@@ -26,6 +26,15 @@ func TestParse(t *testing.T) {
 	require.Equal(t, 2, propstest.Parse(t, parse, map[string]string{"a": "1", "b": "2"}))
 }
 
+func TestUnused(t *testing.T) {
+	parse := func(m map[string]string) (int, []string, error) {
+		return len(m), propstest.SortedExcept(m, "a"), nil
+	}
+	m := map[string]string{"a": "1", "c": "", "b": ""}
+	require.Equal(t, 3, propstest.Unused(t, parse, m, map[string]bool{"b": true, "c": true}, "a"))
+	require.Equal(t, 3, propstest.Unused[int, bool](t, parse, m, nil, "a"))
+}
+
 // configError is a package's ConfigError: it matches errInvalid, and
 // errUnknown for an unknown name.
 type configError struct {
