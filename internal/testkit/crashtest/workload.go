@@ -257,19 +257,32 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 	if acks == producer.AcksLeader {
 		acksName = "1"
 	}
+	return sendUntilDone(ctx, p, func(seq int) (*producer.Record, func(producer.RecordMetadata)) {
+		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
+		key := []byte("k" + strconv.Itoa(seq%11))
+		return &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata) {
+			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
+		}
+	})
+}
+
+// sendUntilDone sends the records next makes for seq 0, 1, ... until ctx
+// ends, calling the function next returns with each one's metadata when it
+// is acknowledged. It stops early with the error of a Send, or the errors
+// of the callbacks so far, when ctx has not ended.
+func sendUntilDone(ctx context.Context, p *producer.Producer, next func(seq int) (*producer.Record, func(producer.RecordMetadata))) error {
 	var failed error
 	var mu sync.Mutex
 	for seq := 0; ctx.Err() == nil; seq++ {
-		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
-		key := []byte("k" + strconv.Itoa(seq%11))
-		_, err := p.Send(ctx, &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata, err error) {
+		rec, acked := next(seq)
+		_, err := p.Send(ctx, rec, func(md producer.RecordMetadata, err error) {
 			if err != nil {
 				mu.Lock()
 				failed = errors.Join(failed, err)
 				mu.Unlock()
 				return
 			}
-			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
+			acked(md)
 		})
 		if err != nil && ctx.Err() == nil {
 			return err
@@ -297,9 +310,7 @@ func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, c
 		return err
 	}
 	defer func() { err = errors.Join(err, p.Close(context.WithoutCancel(ctx))) }()
-	var failed error
-	var mu sync.Mutex
-	for seq := 0; ctx.Err() == nil; seq++ {
+	return sendUntilDone(ctx, p, func(seq int) (*producer.Record, func(producer.RecordMetadata)) {
 		key := "k" + strconv.Itoa((seq*7+gen)%compactKeys)
 		value, shown := fmt.Sprintf("g%d:%s:%d", gen, TopicCompact, seq), ""
 		var v []byte
@@ -308,26 +319,10 @@ func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, c
 		} else {
 			v, shown = []byte(value), value
 		}
-		_, err := p.Send(ctx, &producer.Record{Topic: TopicCompact, Key: []byte(key), Value: v}, func(md producer.RecordMetadata, err error) {
-			if err != nil {
-				mu.Lock()
-				failed = errors.Join(failed, err)
-				mu.Unlock()
-				return
-			}
+		return &producer.Record{Topic: TopicCompact, Key: []byte(key), Value: v}, func(md producer.RecordMetadata) {
 			w.printf("cack %d %s %s", md.Offset, key, shown)
-		})
-		if err != nil && ctx.Err() == nil {
-			return err
 		}
-		mu.Lock()
-		f := failed
-		mu.Unlock()
-		if f != nil && ctx.Err() == nil {
-			return f
-		}
-	}
-	return nil
+	})
 }
 
 // tombstoneShown stands for a null value in "cack" lines.
