@@ -242,11 +242,9 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 // produce sends "g<gen>:<topic>:<seq>" records, keyed, compressed with
 // codec, until ctx ends.
 func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
+	cfg := producerConfig(codec)
 	cfg.Acks = acks
 	cfg.EnableIdempotence = acks == producer.AcksAll
-	cfg.Linger = time.Millisecond
 	cfg.BatchSize = 512
 	p, err := producer.New(d, cfg)
 	if err != nil {
@@ -264,6 +262,15 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
 		}
 	})
+}
+
+// producerConfig returns the configuration every producer of the workload
+// starts from: Kafka's defaults, compressed with codec, lingering 1 ms.
+func producerConfig(codec record.Compression) producer.Config {
+	cfg := producer.DefaultConfig()
+	cfg.CompressionType = codec
+	cfg.Linger = time.Millisecond
+	return cfg
 }
 
 // sendUntilDone sends the records next makes for seq 0, 1, ... until ctx
@@ -301,9 +308,7 @@ func sendUntilDone(ctx context.Context, p *producer.Producer, next func(seq int)
 // topic, one in seven a tombstone, acks=all, compressed with codec, and
 // prints "cack <offset> <key> <value or -null->" for each acknowledged one.
 func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
-	cfg.Linger = time.Millisecond
+	cfg := producerConfig(codec)
 	cfg.BatchSize = 512
 	p, err := producer.New(d, cfg)
 	if err != nil {
@@ -332,10 +337,8 @@ const tombstoneShown = "-null-"
 // TopicTxn, compressed with codec, committing three in four and aborting
 // the rest.
 func transact(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
+	cfg := producerConfig(codec)
 	cfg.TransactionalID = transactionalID
-	cfg.Linger = time.Millisecond
 	p, err := producer.New(d, cfg)
 	if err != nil {
 		return err
