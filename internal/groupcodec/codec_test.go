@@ -153,6 +153,26 @@ func TestDecodedBytesAreCopies(t *testing.T) {
 	require.Equal(t, want, v)
 }
 
+// requireVersionsRoundTrip encodes v at every version up to maxVersion and
+// checks that parse reads all of it back, at that version, as asRead says
+// the version keeps v.
+func requireVersionsRoundTrip[V any](t *testing.T, v V, maxVersion int16,
+	appendVersion func([]byte, V, int16) ([]byte, error),
+	parse func([]byte) (V, int16, int, error),
+	asRead func(V, int16) V,
+) {
+	t.Helper()
+	for version := range maxVersion + 1 {
+		b, err := appendVersion(nil, v, version)
+		require.NoError(t, err)
+		got, gotVersion, n, err := parse(b)
+		require.NoError(t, err)
+		require.Equal(t, version, gotVersion)
+		require.Equal(t, len(b), n)
+		require.Equal(t, asRead(v, version), got)
+	}
+}
+
 // TestRoundTripRandom encodes random values at every version and decodes
 // them back; the seed is logged so a failure can be replayed.
 func TestRoundTripRandom(t *testing.T) {
@@ -200,30 +220,14 @@ func TestRoundTripRandom(t *testing.T) {
 				oc.TopicID[i] = byte(rng.IntN(256))
 			}
 		}
-		for version := range int16(OffsetCommitValueMaxVersion + 1) {
-			b, err := AppendOffsetCommitValueVersion(nil, oc, version)
-			require.NoError(t, err)
-			got, gotVersion, n, err := parseOffsetCommitValue(b)
-			require.NoError(t, err)
-			require.Equal(t, version, gotVersion)
-			require.Equal(t, len(b), n)
-			require.Equal(t, offsetCommitAsRead(oc, version), got)
-		}
+		requireVersionsRoundTrip(t, oc, OffsetCommitValueMaxVersion, AppendOffsetCommitValueVersion, parseOffsetCommitValue, offsetCommitAsRead)
 
 		gm := GroupMetadataValue{ProtocolType: str(), Generation: rng.Int32(), Protocol: nstr(), Leader: nstr(), CurrentStateTimestamp: rng.Int64()}
 		for range rng.IntN(4) {
 			gm.Members = append(gm.Members, MemberMetadata{MemberID: str(), GroupInstanceID: nstr(), ClientID: str(), ClientHost: str(),
 				RebalanceTimeout: rng.Int32(), SessionTimeout: rng.Int32(), Subscription: byts(false), Assignment: byts(false)})
 		}
-		for version := range int16(GroupMetadataValueMaxVersion + 1) {
-			b, err := AppendGroupMetadataValueVersion(nil, gm, version)
-			require.NoError(t, err)
-			got, gotVersion, n, err := parseGroupMetadataValue(b)
-			require.NoError(t, err)
-			require.Equal(t, version, gotVersion)
-			require.Equal(t, len(b), n)
-			require.Equal(t, groupAsRead(gm, version), got)
-		}
+		requireVersionsRoundTrip(t, gm, GroupMetadataValueMaxVersion, AppendGroupMetadataValueVersion, parseGroupMetadataValue, groupAsRead)
 
 		sub := Subscription{UserData: byts(true), OwnedPartitions: tps(), GenerationID: rng.Int32(), RackID: nstr()}
 		for range rng.IntN(4) {
