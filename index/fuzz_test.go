@@ -215,11 +215,8 @@ func FuzzOpenOffsetIndex(f *testing.F) {
 			require.NoError(t, ix.TruncateTo(target))
 			kept := ix.Entries()
 			require.LessOrEqual(t, kept, len(entries))
-			if sorted && kept > 0 {
-				require.Less(t, entries[kept-1].Offset, target)
-			}
-			if sorted && kept < len(entries) {
-				require.GreaterOrEqual(t, entries[kept].Offset, target)
+			if sorted {
+				requireKeptBelow(t, entries, kept, target, func(e OffsetPosition) int64 { return e.Offset })
 			}
 			require.NoError(t, ix.Close())
 			require.Equal(t, specOffsetEntries(base, entries[:kept]...), readFile(t, e, name))
@@ -285,11 +282,8 @@ func FuzzOpenTimeIndex(f *testing.F) {
 			require.Equal(t, len(entries), ix.Entries())
 			require.NoError(t, ix.TruncateTo(offset))
 			kept := ix.Entries()
-			if offSorted && kept > 0 {
-				require.Less(t, entries[kept-1].Offset, offset)
-			}
-			if offSorted && kept < len(entries) {
-				require.GreaterOrEqual(t, entries[kept].Offset, offset)
+			if offSorted {
+				requireKeptBelow(t, entries, kept, offset, func(e TimestampOffset) int64 { return e.Offset })
 			}
 			require.NoError(t, ix.Close())
 			require.Equal(t, specTimeEntries(base, entries[:kept]...), readFile(t, e, name))
@@ -383,4 +377,16 @@ func FuzzTxnIndex(f *testing.F) {
 			require.Zero(t, size%AbortedTxnBytes)
 		}
 	})
+}
+
+// requireKeptBelow checks, for entries in offset order, that TruncateTo(target)
+// kept exactly the first kept: those whose offset is below target.
+func requireKeptBelow[E any](t *testing.T, entries []E, kept int, target int64, offset func(E) int64) {
+	t.Helper()
+	if kept > 0 {
+		require.Less(t, offset(entries[kept-1]), target)
+	}
+	if kept < len(entries) {
+		require.GreaterOrEqual(t, offset(entries[kept]), target)
+	}
 }

@@ -194,24 +194,11 @@ func checkLengthAndMagic(base int64, length int32, magic int8) error {
 // negative, and the CRC matches. It does not decompress or read records; a
 // [Reader] does that. Kafka calls this check isValid plus ensureValid.
 func Validate(b []byte) (BatchHeader, error) {
-	h, err := ParseHeader(b)
+	h, err := parseWhole(b)
 	if err != nil {
 		return h, err
 	}
-	size := h.Size()
-	switch {
-	case len(b) < size:
-		return h, batchErr(h.BaseOffset, len(b), ErrTruncated, "%d bytes, batch needs %d", len(b), size)
-	case len(b) > size:
-		return h, batchErr(h.BaseOffset, size, ErrTrailingBytes, "%d bytes after a %d-byte batch", len(b)-size, size)
-	}
-	if !h.Attributes.Compression().Valid() {
-		return h, batchErr(h.BaseOffset, offAttributes, ErrUnknownCodec, "codec %d", h.Attributes&codecMask)
-	}
-	if h.RecordsCount < 0 {
-		return h, batchErr(h.BaseOffset, offRecordsCount, ErrRecordCount, "recordsCount %d", h.RecordsCount)
-	}
-	if sum := crc.Checksum(b[offAttributes:size]); sum != h.CRC {
+	if sum := crc.Checksum(b[offAttributes:h.Size()]); sum != h.CRC {
 		return h, batchErr(h.BaseOffset, offCRC, ErrCRC, "stored %#08x, computed %#08x", h.CRC, sum)
 	}
 	return h, nil

@@ -95,6 +95,18 @@ func appendGzip(dst, src []byte, level int) ([]byte, error) {
 	})
 	w := pool.Get().(*gzip.Writer)
 	defer pool.Put(w)
+	return compressWith(w, dst, src)
+}
+
+// resetWriter is a pooled compressing writer: gzip's or lz4's.
+type resetWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressWith resets w to append to dst, writes src through it and closes
+// it, and returns dst with the compressed bytes; on error, dst as it was.
+func compressWith(w resetWriter, dst, src []byte) ([]byte, error) {
 	aw := appendWriter{b: dst}
 	w.Reset(&aw)
 	if _, err := w.Write(src); err != nil {
@@ -161,15 +173,7 @@ func appendLZ4(dst, src []byte, level int) ([]byte, error) {
 		return dst, fmt.Errorf("record: lz4 writer: %v", got)
 	}
 	defer pool.Put(w)
-	aw := appendWriter{b: dst}
-	w.Reset(&aw)
-	if _, err := w.Write(src); err != nil {
-		return dst, err
-	}
-	if err := w.Close(); err != nil {
-		return dst, err
-	}
-	return aw.b, nil
+	return compressWith(w, dst, src)
 }
 
 func appendZstd(dst, src []byte, level int) ([]byte, error) {

@@ -2,29 +2,30 @@ package record
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
-// seedBatches adds every batch in testdata (the worked example, the golden
-// files and the interop fixtures) to a fuzz corpus.
+// seedBatches adds every batch in testdata to a fuzz corpus.
 func seedBatches(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/*.hex")
-	more, _ := filepath.Glob("testdata/*/*.hex")
-	for _, p := range append(paths, more...) {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		b, err := parseHex(raw)
-		if err != nil {
-			f.Fatalf("%s: %v", p, err)
-		}
+	for _, b := range testdataBatches(f) {
 		f.Add(b)
 	}
+}
+
+// testdataBatches returns every batch in testdata: the worked example, the
+// golden files and the interop fixtures.
+func testdataBatches(f *testing.F) [][]byte {
+	paths, _ := filepath.Glob("testdata/*.hex")
+	more, _ := filepath.Glob("testdata/*/*.hex")
+	var batches [][]byte
+	for _, p := range append(paths, more...) {
+		batches = append(batches, golden.ReadFile(f, p))
+	}
+	return batches
 }
 
 // FuzzDecode feeds arbitrary bytes to the decoder. Invariants:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,22 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/go
 // readHex reads a hex file: '#' starts a comment, white space is ignored.
 func readHex(t *testing.T, path string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	b, err := parseHex(raw)
-	require.NoError(t, err, path)
-	return b
-}
-
-func parseHex(raw []byte) ([]byte, error) {
-	var sb strings.Builder
-	for _, line := range strings.Split(string(raw), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		sb.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	return hex.DecodeString(sb.String())
+	return golden.ReadFile(t, path)
 }
 
 // writeHex writes b as a hex file, 16 bytes a line, under a comment.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -265,17 +263,7 @@ func skipToRef(r *Reader, offset int64) bool {
 // and on a batch that decodes, SkipTo then Next gives the first record at
 // or after the target. Invariant: no panic.
 func FuzzSkipTo(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/*.hex")
-	more, _ := filepath.Glob("testdata/*/*.hex")
-	for i, p := range append(paths, more...) {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		b, err := parseHex(raw)
-		if err != nil {
-			f.Fatalf("%s: %v", p, err)
-		}
+	for i, b := range testdataBatches(f) {
 		f.Add(b, uint16(i%5))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, target uint16) {

@@ -22,11 +22,7 @@ func FuzzRecover(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		mem := vfs.NewMem()
 		require.NoError(t, mem.MkdirAll("/p"))
-		file, err := mem.Create("/p/" + FileName(0, LogSuffix))
-		require.NoError(t, err)
-		_, err = file.Write(data)
-		require.NoError(t, err)
-		require.NoError(t, file.Close())
+		writeFile(t, mem, "/p/"+FileName(0, LogSuffix), data)
 		cfg := testConfig()
 		cfg.IndexIntervalBytes = 64
 		cfg.RecoveryBufferBytes = 4096
@@ -75,11 +71,7 @@ func FuzzSealedRead(f *testing.F) {
 		}
 		mem := vfs.NewMem()
 		require.NoError(t, mem.MkdirAll("/p"))
-		file, err := mem.Create("/p/" + FileName(base, LogSuffix))
-		require.NoError(t, err)
-		_, err = file.Write(data)
-		require.NoError(t, err)
-		require.NoError(t, file.Close())
+		writeFile(t, mem, "/p/"+FileName(base, LogSuffix), data)
 		cfg := testConfig()
 		cfg.IndexIntervalBytes = 64
 		s, err := Open(mem, "/p", base, cfg, OpenOptions{})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kafkalite/kafkalite/index"
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -81,17 +82,8 @@ func writeHex(t *testing.T, path string, b []byte) {
 
 func readHex(t *testing.T, path string) []byte { return readHexBytes(t, path) }
 
+// readHexBytes reads a hex file as writeHex writes it (package golden).
 func readHexBytes(t testing.TB, path string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var sb strings.Builder
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "#") {
-			sb.WriteString(strings.TrimSpace(line))
-		}
-	}
-	b, err := hex.DecodeString(sb.String())
-	require.NoError(t, err)
-	return b
+	return golden.ReadFile(t, path)
 }

@@ -18,15 +18,21 @@ func recoverRaw(t *testing.T, e testFS, data []byte) (*Segment, RecoverResult, e
 	_ = e.fs.Remove(path(e, 0, IndexSuffix))
 	_ = e.fs.Remove(path(e, 0, TimeIndexSuffix))
 	_ = e.fs.Remove(path(e, 0, LogSuffix))
-	f, err := e.fs.Create(path(e, 0, LogSuffix))
-	require.NoError(t, err)
-	_, err = f.Write(data)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
+	writeFile(t, e.fs, path(e, 0, LogSuffix), data)
 	s, err := Open(e.fs, e.dir, 0, testConfig(), OpenOptions{Active: true})
 	require.Error(t, err, "no .index: recovery needed")
 	res, rerr := s.Recover(RecoverOptions{})
 	return s, res, rerr
+}
+
+// writeFile creates the file name in fsys holding data.
+func writeFile(t testing.TB, fsys vfs.FS, name string, data []byte) {
+	t.Helper()
+	f, err := fsys.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
 }
 
 // checkIndexes verifies that every index entry points at a batch start whose

@@ -44,15 +44,8 @@ const (
 // Writes to one path must be serialised by the caller: two at once would
 // share the temporary file.
 func WriteFileAtomic(fsys vfs.FS, path string, data []byte) error {
-	tmp := path + TempSuffix
-	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := replaceFile(fsys, path, data, true); err != nil {
 		return err
-	}
-	if err := writeSynced(fsys, tmp, data); err != nil {
-		return errors.Join(err, removeTemp(fsys, tmp))
-	}
-	if err := fsys.Rename(tmp, path); err != nil {
-		return errors.Join(err, removeTemp(fsys, tmp))
 	}
 	return fsys.SyncDir(filepath.Dir(path))
 }
@@ -64,25 +57,7 @@ func WriteFileAtomic(fsys vfs.FS, path string, data []byte) error {
 // readers detect damage and can rebuild them (producer snapshots, with their
 // CRC); [SyncFile] makes the new contents durable later.
 func WriteFileReplace(fsys vfs.FS, path string, data []byte) error {
-	tmp := path + TempSuffix
-	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return err
-	}
-	n, err := f.Write(data)
-	if err == nil && n != len(data) {
-		err = io.ErrShortWrite
-	}
-	if err := errors.Join(err, f.Close()); err != nil {
-		return errors.Join(err, removeTemp(fsys, tmp))
-	}
-	if err := fsys.Rename(tmp, path); err != nil {
-		return errors.Join(err, removeTemp(fsys, tmp))
-	}
-	return nil
+	return replaceFile(fsys, path, data, false)
 }
 
 // SyncFile makes the contents of the file path durable (not its directory
@@ -95,8 +70,27 @@ func SyncFile(fsys vfs.FS, path string) error {
 	return errors.Join(f.Sync(), f.Close())
 }
 
-// writeSynced creates name, writes data, syncs and closes it.
-func writeSynced(fsys vfs.FS, name string, data []byte) error {
+// replaceFile is the common part of [WriteFileAtomic] and
+// [WriteFileReplace]: it removes a stale path+".tmp", writes data to a new
+// one (synced if sync is set), closes it and renames it over path. After a
+// failure past the removal it removes the temporary file.
+func replaceFile(fsys vfs.FS, path string, data []byte, sync bool) error {
+	tmp := path + TempSuffix
+	if err := removeTemp(fsys, tmp); err != nil {
+		return err
+	}
+	if err := writeFile(fsys, tmp, data, sync); err != nil {
+		return errors.Join(err, removeTemp(fsys, tmp))
+	}
+	if err := fsys.Rename(tmp, path); err != nil {
+		return errors.Join(err, removeTemp(fsys, tmp))
+	}
+	return nil
+}
+
+// writeFile creates name, writes data, syncs it if sync is set, and closes
+// it.
+func writeFile(fsys vfs.FS, name string, data []byte, sync bool) error {
 	f, err := fsys.Create(name)
 	if err != nil {
 		return err
@@ -105,14 +99,14 @@ func writeSynced(fsys vfs.FS, name string, data []byte) error {
 	if err == nil && n != len(data) {
 		err = io.ErrShortWrite
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	return errors.Join(err, f.Close())
 }
 
-// removeTemp removes a temporary file after a failed write; a missing file
-// is not an error.
+// removeTemp removes a temporary file (a stale one, or after a failed
+// write); a missing file is not an error.
 func removeTemp(fsys vfs.FS, tmp string) error {
 	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -1,24 +1,18 @@
 package groupcodec
 
 import (
-	"encoding/hex"
 	"errors"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/kafkalite/kafkalite/internal/wire"
 	"github.com/stretchr/testify/require"
 )
 
 // h decodes space-separated hex, for hand-written bad inputs.
-func h(s string) []byte {
-	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func h(s string) []byte { return golden.Hex(s) }
 
 // decoders maps a name to each decoder, for tests that feed all of them.
 var decoders = map[string]func([]byte) error{
@@ -132,9 +126,9 @@ func TestDecodeBadInput(t *testing.T) {
 // its decoder consumes and requires an error.
 func TestDecodeTruncated(t *testing.T) {
 	for _, tc := range goldenCases() {
-		b := readGolden(t, tc.file)
+		b := readGolden(t, tc.File)
 		need := len(b)
-		switch tc.file {
+		switch tc.File {
 		case "sticky-user-data-v1.hex", "subscription-v5-future.hex":
 			// Sticky user data v1 without its generation is v0 (with up to
 			// three ignored bytes); the future subscription's last field is
@@ -142,8 +136,8 @@ func TestDecodeTruncated(t *testing.T) {
 			need -= 4
 		}
 		for n := range need {
-			_, err := tc.decode(b[:n])
-			require.Error(t, err, "%s cut at %d", tc.file, n)
+			_, err := tc.Decode(b[:n])
+			require.Error(t, err, "%s cut at %d", tc.File, n)
 			requireDecodeError(t, err)
 		}
 	}

@@ -2,10 +2,9 @@ package groupcodec
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,25 +24,8 @@ import (
 // Seeds: every file in testdata/golden (each target gets them all) and the
 // inputs below.
 
-func addGoldenSeeds(f *testing.F, extra ...[]byte) {
-	f.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.hex"))
-	require.NoError(f, err)
-	require.NotEmpty(f, names)
-	for _, name := range names {
-		raw, err := os.ReadFile(name)
-		require.NoError(f, err)
-		b, err := parseHex(raw)
-		require.NoError(f, err, name)
-		f.Add(b)
-	}
-	for _, b := range extra {
-		f.Add(b)
-	}
-}
-
 func FuzzOffsetCommitValue(f *testing.F) {
-	addGoldenSeeds(f, nil, []byte{0, 4}, h("0004 0000000000000001 ffffffff 01 0000000000000000 01 00 10 00"))
+	golden.AddSeeds(f, golden.Dir, nil, []byte{0, 4}, h("0004 0000000000000001 ffffffff 01 0000000000000000 01 00 10 00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, version, n, err := parseOffsetCommitValue(b)
 		if err != nil {
@@ -76,7 +58,7 @@ func FuzzOffsetCommitValue(f *testing.F) {
 }
 
 func FuzzGroupMetadataValue(f *testing.F) {
-	addGoldenSeeds(f, nil, h("0004 01 00000000 00 00 0000000000000000 01 00"))
+	golden.AddSeeds(f, golden.Dir, nil, h("0004 01 00000000 00 00 0000000000000000 01 00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, version, n, err := parseGroupMetadataValue(b)
 		if err != nil {
@@ -108,7 +90,7 @@ func FuzzGroupMetadataValue(f *testing.F) {
 }
 
 func FuzzSubscription(f *testing.F) {
-	addGoldenSeeds(f, nil, h("0000 00000000 ffffffff"), h("7fff 00000000 ffffffff 00000000 ffffffff ffff"))
+	golden.AddSeeds(f, golden.Dir, nil, h("0000 00000000 ffffffff"), h("7fff 00000000 ffffffff 00000000 ffffffff ffff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, version, n, err := parseSubscription(b)
 		if err != nil {
@@ -135,7 +117,7 @@ func FuzzSubscription(f *testing.F) {
 }
 
 func FuzzAssignment(f *testing.F) {
-	addGoldenSeeds(f, nil, h("0000 00000000 ffffffff"), h("0100 00000001 0000 00000000 00000000"))
+	golden.AddSeeds(f, golden.Dir, nil, h("0000 00000000 ffffffff"), h("0100 00000001 0000 00000000 00000000"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, version, n, err := parseAssignment(b)
 		if err != nil {
@@ -164,7 +146,7 @@ func FuzzAssignment(f *testing.F) {
 // ParseGroupMetadataKey, and decodes the bytes after the key's type as a
 // value of that type: ParseValue must not panic either.
 func FuzzKey(f *testing.F) {
-	addGoldenSeeds(f, nil, []byte{0, 3}, h("0010 0001 67 0002 72 65"), h("ffff"))
+	golden.AddSeeds(f, golden.Dir, nil, []byte{0, 3}, h("0010 0001 67 0002 72 65"), h("ffff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, err := ParseKey(b)
 		if err != nil {
@@ -226,7 +208,7 @@ func FuzzKey(f *testing.F) {
 }
 
 func FuzzStickyUserData(f *testing.F) {
-	addGoldenSeeds(f, nil, h("00000000"), h("00000000 000000"))
+	golden.AddSeeds(f, golden.Dir, nil, h("00000000"), h("00000000 000000"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		u, n, err := parseStickyUserData(b)
 		if err != nil {

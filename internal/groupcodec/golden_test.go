@@ -6,23 +6,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
-// goldenCase is one file of testdata/golden, written by hand from Kafka's
-// schemas (testdata/README): what it decodes to and, where the encoder can
-// produce it, how.
-type goldenCase struct {
-	file   string
-	decode func(b []byte) (any, error)
-	want   any
-	// encode produces the file's bytes with this package's encoders; nil for
-	// files that are decoded only (legacy type 0, unknown tags, future
-	// versions, sticky v0).
-	encode func() ([]byte, error)
-}
-
-func goldenCases() []goldenCase {
+// goldenCases are the files of testdata/golden, written by hand from
+// Kafka's schemas (testdata/README). Encode is nil for files that are
+// decoded only (legacy type 0, unknown tags, future versions, sticky v0).
+func goldenCases() []golden.Case {
 	decOCKey := func(b []byte) (any, error) { return ParseOffsetCommitKey(b) }
 	decOC := func(b []byte) (any, error) { return ParseOffsetCommitValue(b) }
 	decGM := func(b []byte) (any, error) { return ParseGroupMetadataValue(b) }
@@ -30,75 +21,75 @@ func goldenCases() []goldenCase {
 	decAsg := func(b []byte) (any, error) { return ParseAssignment(b) }
 	decSticky := func(b []byte) (any, error) { return ParseStickyUserData(b) }
 
-	cases := []goldenCase{
-		{file: "offset-commit-key-v1.hex", decode: decOCKey, want: goldenOffsetCommitKey,
-			encode: func() ([]byte, error) { return AppendOffsetCommitKey(nil, goldenOffsetCommitKey) }},
-		{file: "offset-commit-key-v0.hex", decode: decOCKey, want: goldenOffsetCommitKey},
-		{file: "group-metadata-key-v2.hex",
-			decode: func(b []byte) (any, error) { return ParseGroupMetadataKey(b) },
-			want:   GroupMetadataKey{Group: "orders-app"},
-			encode: func() ([]byte, error) { return AppendGroupMetadataKey(nil, GroupMetadataKey{Group: "orders-app"}) }},
+	cases := []golden.Case{
+		{File: "offset-commit-key-v1.hex", Decode: decOCKey, Want: goldenOffsetCommitKey,
+			Encode: func() ([]byte, error) { return AppendOffsetCommitKey(nil, goldenOffsetCommitKey) }},
+		{File: "offset-commit-key-v0.hex", Decode: decOCKey, Want: goldenOffsetCommitKey},
+		{File: "group-metadata-key-v2.hex",
+			Decode: func(b []byte) (any, error) { return ParseGroupMetadataKey(b) },
+			Want:   GroupMetadataKey{Group: "orders-app"},
+			Encode: func() ([]byte, error) { return AppendGroupMetadataKey(nil, GroupMetadataKey{Group: "orders-app"}) }},
 
 		// The versions Kafka 4.1+ writes, from the default encoder.
-		{file: "offset-commit-value-v4.hex", decode: decOC, want: offsetCommitAt(4),
-			encode: func() ([]byte, error) { return AppendOffsetCommitValue(nil, offsetCommitAt(4)) }},
-		{file: "offset-commit-value-v1.hex", decode: decOC, want: offsetCommitAt(1),
-			encode: func() ([]byte, error) { return AppendOffsetCommitValue(nil, offsetCommitAt(1)) }},
-		{file: "offset-commit-value-v4-no-topic-id.hex", decode: decOC, want: NewOffsetCommitValue(4711, "", 1700000000000),
-			encode: func() ([]byte, error) {
+		{File: "offset-commit-value-v4.hex", Decode: decOC, Want: offsetCommitAt(4),
+			Encode: func() ([]byte, error) { return AppendOffsetCommitValue(nil, offsetCommitAt(4)) }},
+		{File: "offset-commit-value-v1.hex", Decode: decOC, Want: offsetCommitAt(1),
+			Encode: func() ([]byte, error) { return AppendOffsetCommitValue(nil, offsetCommitAt(1)) }},
+		{File: "offset-commit-value-v4-no-topic-id.hex", Decode: decOC, Want: NewOffsetCommitValue(4711, "", 1700000000000),
+			Encode: func() ([]byte, error) {
 				return AppendOffsetCommitValue(nil, NewOffsetCommitValue(4711, "", 1700000000000))
 			}},
-		{file: "offset-commit-value-v4-kafka-4.1.hex", decode: decOC, want: NewOffsetCommitValue(2217128, "", 1758335260726),
-			encode: func() ([]byte, error) {
+		{File: "offset-commit-value-v4-kafka-4.1.hex", Decode: decOC, Want: NewOffsetCommitValue(2217128, "", 1758335260726),
+			Encode: func() ([]byte, error) {
 				return AppendOffsetCommitValue(nil, NewOffsetCommitValue(2217128, "", 1758335260726))
 			}},
-		{file: "offset-commit-value-v4-unknown-tag.hex", decode: decOC, want: offsetCommitAt(4)},
+		{File: "offset-commit-value-v4-unknown-tag.hex", Decode: decOC, Want: offsetCommitAt(4)},
 
-		{file: "group-metadata-value-v3.hex", decode: decGM, want: goldenGroup(3),
-			encode: func() ([]byte, error) { return AppendGroupMetadataValue(nil, goldenGroup(4)) }},
-		{file: "group-metadata-value-v3-empty.hex", decode: decGM,
-			want: GroupMetadataValue{CurrentStateTimestamp: NoCurrentStateTimestamp},
-			encode: func() ([]byte, error) {
+		{File: "group-metadata-value-v3.hex", Decode: decGM, Want: goldenGroup(3),
+			Encode: func() ([]byte, error) { return AppendGroupMetadataValue(nil, goldenGroup(4)) }},
+		{File: "group-metadata-value-v3-empty.hex", Decode: decGM,
+			Want: GroupMetadataValue{CurrentStateTimestamp: NoCurrentStateTimestamp},
+			Encode: func() ([]byte, error) {
 				return AppendGroupMetadataValue(nil, GroupMetadataValue{CurrentStateTimestamp: NoCurrentStateTimestamp})
 			}},
 
-		{file: "subscription-v3-minimal.hex", decode: decSub, want: minimalSubscription,
-			encode: func() ([]byte, error) { return AppendSubscription(nil, minimalSubscription) }},
-		{file: "subscription-v5-future.hex", decode: decSub, want: minimalSubscription},
-		{file: "assignment-v3-minimal.hex", decode: decAsg, want: minimalAssignment,
-			encode: func() ([]byte, error) { return AppendAssignment(nil, minimalAssignment) }},
-		{file: "subscription-v3.hex", decode: decSub, want: goldenSubscription,
-			encode: func() ([]byte, error) { return AppendSubscription(nil, goldenSubscription) }},
-		{file: "assignment-v3.hex", decode: decAsg, want: goldenAssignment,
-			encode: func() ([]byte, error) { return AppendAssignment(nil, goldenAssignment) }},
+		{File: "subscription-v3-minimal.hex", Decode: decSub, Want: minimalSubscription,
+			Encode: func() ([]byte, error) { return AppendSubscription(nil, minimalSubscription) }},
+		{File: "subscription-v5-future.hex", Decode: decSub, Want: minimalSubscription},
+		{File: "assignment-v3-minimal.hex", Decode: decAsg, Want: minimalAssignment,
+			Encode: func() ([]byte, error) { return AppendAssignment(nil, minimalAssignment) }},
+		{File: "subscription-v3.hex", Decode: decSub, Want: goldenSubscription,
+			Encode: func() ([]byte, error) { return AppendSubscription(nil, goldenSubscription) }},
+		{File: "assignment-v3.hex", Decode: decAsg, Want: goldenAssignment,
+			Encode: func() ([]byte, error) { return AppendAssignment(nil, goldenAssignment) }},
 
-		{file: "sticky-user-data-v1.hex", decode: decSticky, want: goldenSticky,
-			encode: func() ([]byte, error) { return AppendStickyUserData(nil, goldenSticky) }},
-		{file: "sticky-user-data-v0.hex", decode: decSticky,
-			want: StickyUserData{PreviousAssignment: goldenSticky.PreviousAssignment, Generation: NoGenerationID}},
-		{file: "cooperative-sticky-user-data.hex",
-			decode: func(b []byte) (any, error) { return ParseCooperativeStickyUserData(b) },
-			want:   int32(7),
-			encode: func() ([]byte, error) { return AppendCooperativeStickyUserData(nil, 7), nil }},
+		{File: "sticky-user-data-v1.hex", Decode: decSticky, Want: goldenSticky,
+			Encode: func() ([]byte, error) { return AppendStickyUserData(nil, goldenSticky) }},
+		{File: "sticky-user-data-v0.hex", Decode: decSticky,
+			Want: StickyUserData{PreviousAssignment: goldenSticky.PreviousAssignment, Generation: NoGenerationID}},
+		{File: "cooperative-sticky-user-data.hex",
+			Decode: func(b []byte) (any, error) { return ParseCooperativeStickyUserData(b) },
+			Want:   int32(7),
+			Encode: func() ([]byte, error) { return AppendCooperativeStickyUserData(nil, 7), nil }},
 	}
 
 	// Every version, from the explicit-version encoders, starting from a
 	// value with every field set: the encoder must drop what the version
 	// lacks.
 	for v := range int16(OffsetCommitValueMaxVersion + 1) {
-		cases = append(cases, goldenCase{file: fmt.Sprintf("offset-commit-value-v%d.hex", v), decode: decOC, want: offsetCommitAt(v),
-			encode: func() ([]byte, error) { return AppendOffsetCommitValueVersion(nil, goldenOffsetCommit, v) }})
+		cases = append(cases, golden.Case{File: fmt.Sprintf("offset-commit-value-v%d.hex", v), Decode: decOC, Want: offsetCommitAt(v),
+			Encode: func() ([]byte, error) { return AppendOffsetCommitValueVersion(nil, goldenOffsetCommit, v) }})
 	}
 	for v := range int16(GroupMetadataValueMaxVersion + 1) {
-		cases = append(cases, goldenCase{file: fmt.Sprintf("group-metadata-value-v%d.hex", v), decode: decGM, want: goldenGroup(v),
-			encode: func() ([]byte, error) { return AppendGroupMetadataValueVersion(nil, goldenGroup(4), v) }})
+		cases = append(cases, golden.Case{File: fmt.Sprintf("group-metadata-value-v%d.hex", v), Decode: decGM, Want: goldenGroup(v),
+			Encode: func() ([]byte, error) { return AppendGroupMetadataValueVersion(nil, goldenGroup(4), v) }})
 	}
 	for v := range int16(ConsumerProtocolVersion + 1) {
 		cases = append(cases,
-			goldenCase{file: fmt.Sprintf("subscription-v%d.hex", v), decode: decSub, want: subscriptionAt(v),
-				encode: func() ([]byte, error) { return AppendSubscriptionVersion(nil, goldenSubscription, v) }},
-			goldenCase{file: fmt.Sprintf("assignment-v%d.hex", v), decode: decAsg, want: goldenAssignment,
-				encode: func() ([]byte, error) { return AppendAssignmentVersion(nil, goldenAssignment, v) }})
+			golden.Case{File: fmt.Sprintf("subscription-v%d.hex", v), Decode: decSub, Want: subscriptionAt(v),
+				Encode: func() ([]byte, error) { return AppendSubscriptionVersion(nil, goldenSubscription, v) }},
+			golden.Case{File: fmt.Sprintf("assignment-v%d.hex", v), Decode: decAsg, Want: goldenAssignment,
+				Encode: func() ([]byte, error) { return AppendAssignmentVersion(nil, goldenAssignment, v) }})
 	}
 	return cases
 }
@@ -106,31 +97,7 @@ func goldenCases() []goldenCase {
 // TestGolden decodes every golden file to its value and, where the encoder
 // can produce it, compares the encoder's bytes with the file byte for byte.
 func TestGolden(t *testing.T) {
-	seen := map[string]bool{}
-	for _, tc := range goldenCases() {
-		name := tc.file
-		if tc.encode == nil {
-			name += "/decode-only"
-		}
-		t.Run(name, func(t *testing.T) {
-			seen[tc.file] = true
-			b := readGolden(t, tc.file)
-			got, err := tc.decode(b)
-			require.NoError(t, err)
-			require.Equal(t, tc.want, got)
-			if tc.encode != nil {
-				enc, err := tc.encode()
-				require.NoError(t, err)
-				require.Equal(t, fmt.Sprintf("% x", b), fmt.Sprintf("% x", enc), "encoder output differs from %s", tc.file)
-			}
-		})
-	}
-	// Every file in testdata/golden is checked.
-	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.hex"))
-	require.NoError(t, err)
-	for _, n := range names {
-		require.True(t, seen[filepath.Base(n)], "%s is not in goldenCases", n)
-	}
+	golden.Check(t, goldenCases())
 }
 
 // TestGoldenKeysAndValues decodes the golden keys and values through the

@@ -1,46 +1,19 @@
 package groupcodec
 
 import (
-	"encoding/hex"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 )
 
-// readGolden reads testdata/golden/name, a hex file: '#' starts a comment,
-// white space is ignored.
-func readGolden(t testing.TB, name string) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "golden", name))
-	require.NoError(t, err)
-	b, err := parseHex(raw)
-	require.NoError(t, err, name)
-	return b
-}
-
-func parseHex(raw []byte) ([]byte, error) {
-	var sb strings.Builder
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		sb.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	return hex.DecodeString(sb.String())
-}
+// readGolden returns the bytes of testdata/golden/name.
+func readGolden(t testing.TB, name string) []byte { return golden.Read(t, name) }
 
 // requireDecodeError checks that err is a *DecodeError matching ErrCorrupt
 // and returns it.
 func requireDecodeError(t testing.TB, err error) *DecodeError {
 	t.Helper()
-	require.Error(t, err)
-	var de *DecodeError
-	require.ErrorAs(t, err, &de)
-	require.ErrorIs(t, err, ErrCorrupt)
-	return de
+	return golden.RequireError[*DecodeError](t, err, ErrCorrupt)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -86,10 +59,14 @@ var (
 	}
 )
 
-// offsetCommitAt returns goldenOffsetCommit as version decodes it: the
-// fields the version lacks at their defaults.
+// offsetCommitAt returns goldenOffsetCommit as version decodes it.
 func offsetCommitAt(version int16) OffsetCommitValue {
-	v := goldenOffsetCommit
+	return offsetCommitAsRead(goldenOffsetCommit, version)
+}
+
+// offsetCommitAsRead returns v as version decodes it: the fields the
+// version lacks at their defaults.
+func offsetCommitAsRead(v OffsetCommitValue, version int16) OffsetCommitValue {
 	if version < 3 {
 		v.LeaderEpoch = NoLeaderEpoch
 	}
@@ -126,6 +103,13 @@ func goldenGroup(version int16) GroupMetadataValue {
 				RebalanceTimeout: 300000, SessionTimeout: 45000, Subscription: []byte{1, 2, 3}, Assignment: []byte{}},
 		},
 	}
+	return groupAsRead(v, version)
+}
+
+// groupAsRead returns v as version decodes it: the fields the version lacks
+// at their defaults.
+func groupAsRead(v GroupMetadataValue, version int16) GroupMetadataValue {
+	v.Members = append([]MemberMetadata(nil), v.Members...)
 	if version < 2 {
 		v.CurrentStateTimestamp = NoCurrentStateTimestamp
 	}
@@ -142,7 +126,12 @@ func goldenGroup(version int16) GroupMetadataValue {
 
 // subscriptionAt returns goldenSubscription as version decodes it.
 func subscriptionAt(version int16) Subscription {
-	s := goldenSubscription
+	return subscriptionAsRead(goldenSubscription, version)
+}
+
+// subscriptionAsRead returns s as version decodes it: the fields the
+// version lacks at their defaults.
+func subscriptionAsRead(s Subscription, version int16) Subscription {
 	if version < 3 {
 		s.RackID = nil
 	}

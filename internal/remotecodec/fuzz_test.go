@@ -1,10 +1,9 @@
 package remotecodec
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -16,15 +15,7 @@ import (
 // than 1 and unknown tags, which the encoder writes canonically or drops.
 // Seeds: every golden file.
 func FuzzDecode(f *testing.F) {
-	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.hex"))
-	require.NoError(f, err)
-	for _, name := range names {
-		raw, err := os.ReadFile(name)
-		require.NoError(f, err)
-		b, err := parseHex(raw)
-		require.NoError(f, err, name)
-		f.Add(b)
-	}
+	golden.AddSeeds(f, golden.Dir)
 	for _, s := range []string{"", "01", "01 02 00", "01 04 00", "00 00 00", "01 00 01"} {
 		f.Add(h(s))
 	}

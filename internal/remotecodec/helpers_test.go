@@ -1,27 +1,16 @@
 package remotecodec
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/internal/testkit/golden"
-	"github.com/stretchr/testify/require"
 )
 
 // readGolden returns the bytes of testdata/golden/name.
 func readGolden(t testing.TB, name string) []byte { return golden.Read(t, name) }
 
-// parseHex decodes annotated hex (package golden).
-func parseHex(raw []byte) ([]byte, error) { return golden.ParseHex(raw) }
-
 // h decodes inline hex with spaces.
-func h(s string) []byte {
-	b, err := parseHex([]byte(s))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func h(s string) []byte { return golden.Hex(s) }
 
 // uuid decodes 32 hex digits.
 func uuid(s string) [16]byte {
@@ -30,12 +19,11 @@ func uuid(s string) [16]byte {
 	return u
 }
 
+// requireDecodeError checks that err is a *DecodeError matching ErrCorrupt
+// and returns it.
 func requireDecodeError(t testing.TB, err error) *DecodeError {
 	t.Helper()
-	require.ErrorIs(t, err, ErrCorrupt)
-	var de *DecodeError
-	require.True(t, errors.As(err, &de), "%v is not a *DecodeError", err)
-	return de
+	return golden.RequireError[*DecodeError](t, err, ErrCorrupt)
 }
 
 // The records of the golden files, as internal/testkit/kafkacheck's

@@ -83,33 +83,30 @@ func AppendValueVersion(dst []byte, rec Record, version int16) ([]byte, error) {
 
 // deref returns the record a pointer points to, failing for nil.
 func deref(rec Record) (Record, error) {
-	nilRecord := fmt.Errorf("%w: nil record", ErrInvalid)
 	switch r := rec.(type) {
 	case nil:
-		return nil, nilRecord
+		return nil, errNilRecord()
 	case *RemoteLogSegmentMetadataRecord:
-		if r == nil {
-			return nil, nilRecord
-		}
-		return *r, nil
+		return derefPtr(r)
 	case *RemoteLogSegmentMetadataUpdateRecord:
-		if r == nil {
-			return nil, nilRecord
-		}
-		return *r, nil
+		return derefPtr(r)
 	case *RemotePartitionDeleteMetadataRecord:
-		if r == nil {
-			return nil, nilRecord
-		}
-		return *r, nil
+		return derefPtr(r)
 	case *RemoteLogSegmentMetadataSnapshotRecord:
-		if r == nil {
-			return nil, nilRecord
-		}
-		return *r, nil
+		return derefPtr(r)
 	}
 	return rec, nil
 }
+
+// derefPtr returns *r, failing for a nil r.
+func derefPtr[R Record](r *R) (Record, error) {
+	if r == nil {
+		return nil, errNilRecord()
+	}
+	return *r, nil
+}
+
+func errNilRecord() error { return fmt.Errorf("%w: nil record", ErrInvalid) }
 
 func writeTopicIdPartition(w *writer, field string, tp TopicIdPartition) {
 	w.String(field+".name", tp.Name, true)

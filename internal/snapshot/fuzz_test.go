@@ -1,10 +1,9 @@
 package snapshot
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,15 +17,7 @@ import (
 // Seeds: the hex files in testdata/ and the inputs below, each one rule
 // short of valid.
 func FuzzDecode(f *testing.F) {
-	names, err := filepath.Glob(filepath.Join("testdata", "*.hex"))
-	require.NoError(f, err)
-	for _, name := range names {
-		raw, err := os.ReadFile(name)
-		require.NoError(f, err)
-		b, err := parseHex(raw)
-		require.NoError(f, err, name)
-		f.Add(b)
-	}
+	golden.AddSeeds(f, "testdata")
 	two := Encode(nil, goldenTwo)
 	f.Add([]byte{})
 	f.Add(two[:9])

@@ -4,11 +4,10 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash/crc32"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,22 +16,7 @@ import (
 // is ignored.
 func readHex(t testing.TB, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", name))
-	require.NoError(t, err)
-	b, err := parseHex(raw)
-	require.NoError(t, err, name)
-	return b
-}
-
-func parseHex(raw []byte) ([]byte, error) {
-	var sb strings.Builder
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		sb.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	return hex.DecodeString(sb.String())
+	return golden.ReadFile(t, filepath.Join("testdata", name))
 }
 
 // goldenTwo are the entries of testdata/two-entries.hex.

@@ -2,10 +2,9 @@ package txncodec
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,24 +14,8 @@ import (
 // value; and for version 0 and keys that encoding is the consumed bytes
 // exactly (the non-flexible encoding is canonical). Seeds: every golden file.
 
-func addGoldenSeeds(f *testing.F, extra ...[]byte) {
-	f.Helper()
-	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.hex"))
-	require.NoError(f, err)
-	for _, name := range names {
-		raw, err := os.ReadFile(name)
-		require.NoError(f, err)
-		b, err := parseHex(raw)
-		require.NoError(f, err, name)
-		f.Add(b)
-	}
-	for _, b := range extra {
-		f.Add(b)
-	}
-}
-
 func FuzzKey(f *testing.F) {
-	addGoldenSeeds(f, []byte{}, h("00 00 00 00"), h("00 01 00 00"))
+	golden.AddSeeds(f, golden.Dir, []byte{}, h("00 00 00 00"), h("00 01 00 00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		k, n, err := parseKey(b)
 		if err != nil {
@@ -50,7 +33,7 @@ func FuzzKey(f *testing.F) {
 }
 
 func FuzzValue(f *testing.F) {
-	addGoldenSeeds(f, []byte{}, h("00 01"), h("00 01 0000000000000001 0000 00000000 01 02 01 00 00 0000000000000000 0000000000000000 00"))
+	golden.AddSeeds(f, golden.Dir, []byte{}, h("00 01"), h("00 01 0000000000000001 0000 00000000 01 02 01 00 00 0000000000000000 0000000000000000 00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, version, n, err := parseValue(b)
 		if err != nil {

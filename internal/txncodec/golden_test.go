@@ -5,58 +5,40 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
-type goldenCase struct {
-	file   string
-	decode func(b []byte) (any, error)
-	want   any
-	encode func() ([]byte, error) // nil: decoded only
-}
-
-func goldenCases() []goldenCase {
+func goldenCases() []golden.Case {
 	dec := func(b []byte) (any, error) { return ParseValue(b) }
-	return []goldenCase{
-		{file: "key-v0.hex", decode: func(b []byte) (any, error) { return ParseKey(b) },
-			want:   Key{TransactionalID: "orders-txn"},
-			encode: func() ([]byte, error) { return AppendKey(nil, Key{TransactionalID: "orders-txn"}) }},
-		{file: "value-v0.hex", decode: dec, want: goldenOngoing(),
-			encode: func() ([]byte, error) { return AppendValueVersion(nil, goldenOngoing(), 0) }},
-		{file: "value-v1.hex", decode: dec, want: goldenOngoing(),
-			encode: func() ([]byte, error) { return AppendValue(nil, goldenOngoing()) }},
-		{file: "value-v1-tagged.hex", decode: dec, want: goldenTagged(),
-			encode: func() ([]byte, error) { return AppendValue(nil, goldenTagged()) }},
-		{file: "value-v1-empty.hex", decode: dec, want: goldenEmpty(),
-			encode: func() ([]byte, error) { return AppendValue(nil, goldenEmpty()) }},
-		{file: "value-v1-unknown-tag.hex", decode: dec, want: goldenEmpty()},
+	return []golden.Case{
+		{File: "key-v0.hex", Decode: func(b []byte) (any, error) { return ParseKey(b) },
+			Want:   Key{TransactionalID: "orders-txn"},
+			Encode: func() ([]byte, error) { return AppendKey(nil, Key{TransactionalID: "orders-txn"}) }},
+		{File: "value-v0.hex", Decode: dec, Want: goldenOngoing(),
+			Encode: func() ([]byte, error) { return AppendValueVersion(nil, goldenOngoing(), 0) }},
+		{File: "value-v1.hex", Decode: dec, Want: goldenOngoing(),
+			Encode: func() ([]byte, error) { return AppendValue(nil, goldenOngoing()) }},
+		{File: "value-v1-tagged.hex", Decode: dec, Want: goldenTagged(),
+			Encode: func() ([]byte, error) { return AppendValue(nil, goldenTagged()) }},
+		{File: "value-v1-empty.hex", Decode: dec, Want: goldenEmpty(),
+			Encode: func() ([]byte, error) { return AppendValue(nil, goldenEmpty()) }},
+		{File: "value-v1-unknown-tag.hex", Decode: dec, Want: goldenEmpty()},
 	}
 }
 
 func TestGolden(t *testing.T) {
 	cases := goldenCases()
-	names, err := filepath.Glob(filepath.Join("testdata", "golden", "*.hex"))
+	names, err := filepath.Glob(filepath.Join(golden.Dir, "*.hex"))
 	require.NoError(t, err)
 	require.Len(t, names, len(cases), "every golden file has a case")
-	for _, c := range cases {
-		t.Run(c.file, func(t *testing.T) {
-			b := readGolden(t, c.file)
-			got, err := c.decode(b)
-			require.NoError(t, err)
-			require.Equal(t, c.want, got)
-			if c.encode != nil {
-				enc, err := c.encode()
-				require.NoError(t, err)
-				require.Equal(t, b, enc, "encoder bytes differ from the golden file")
-			}
-		})
-	}
+	golden.Check(t, cases)
 }
 
 func TestGoldenFilesHaveComments(t *testing.T) {
 	for _, c := range goldenCases() {
-		raw, err := os.ReadFile(filepath.Join("testdata", "golden", c.file))
+		raw, err := os.ReadFile(filepath.Join(golden.Dir, c.File))
 		require.NoError(t, err)
-		require.Contains(t, string(raw), "#", c.file)
+		require.Contains(t, string(raw), "#", c.File)
 	}
 }

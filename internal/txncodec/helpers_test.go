@@ -1,34 +1,22 @@
 package txncodec
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/kafkalite/kafkalite/internal/testkit/golden"
-	"github.com/stretchr/testify/require"
 )
 
 // readGolden returns the bytes of testdata/golden/name.
 func readGolden(t testing.TB, name string) []byte { return golden.Read(t, name) }
 
-// parseHex decodes annotated hex (package golden).
-func parseHex(raw []byte) ([]byte, error) { return golden.ParseHex(raw) }
-
 // h decodes inline hex with spaces.
-func h(s string) []byte {
-	b, err := parseHex([]byte(s))
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
+func h(s string) []byte { return golden.Hex(s) }
 
+// requireDecodeError checks that err is a *DecodeError matching ErrCorrupt
+// and returns it.
 func requireDecodeError(t testing.TB, err error) *DecodeError {
 	t.Helper()
-	require.ErrorIs(t, err, ErrCorrupt)
-	var de *DecodeError
-	require.True(t, errors.As(err, &de), "%v is not a *DecodeError", err)
-	return de
+	return golden.RequireError[*DecodeError](t, err, ErrCorrupt)
 }
 
 // goldenOngoing is the transaction of the golden files.

@@ -242,11 +242,9 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 // produce sends "g<gen>:<topic>:<seq>" records, keyed, compressed with
 // codec, until ctx ends.
 func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
+	cfg := producerConfig(codec)
 	cfg.Acks = acks
 	cfg.EnableIdempotence = acks == producer.AcksAll
-	cfg.Linger = time.Millisecond
 	cfg.BatchSize = 512
 	p, err := producer.New(d, cfg)
 	if err != nil {
@@ -257,19 +255,41 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 	if acks == producer.AcksLeader {
 		acksName = "1"
 	}
+	return sendUntilDone(ctx, p, func(seq int) (*producer.Record, func(producer.RecordMetadata)) {
+		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
+		key := []byte("k" + strconv.Itoa(seq%11))
+		return &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata) {
+			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
+		}
+	})
+}
+
+// producerConfig returns the configuration every producer of the workload
+// starts from: Kafka's defaults, compressed with codec, lingering 1 ms.
+func producerConfig(codec record.Compression) producer.Config {
+	cfg := producer.DefaultConfig()
+	cfg.CompressionType = codec
+	cfg.Linger = time.Millisecond
+	return cfg
+}
+
+// sendUntilDone sends the records next makes for seq 0, 1, ... until ctx
+// ends, calling the function next returns with each one's metadata when it
+// is acknowledged. It stops early with the error of a Send, or the errors
+// of the callbacks so far, when ctx has not ended.
+func sendUntilDone(ctx context.Context, p *producer.Producer, next func(seq int) (*producer.Record, func(producer.RecordMetadata))) error {
 	var failed error
 	var mu sync.Mutex
 	for seq := 0; ctx.Err() == nil; seq++ {
-		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
-		key := []byte("k" + strconv.Itoa(seq%11))
-		_, err := p.Send(ctx, &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata, err error) {
+		rec, acked := next(seq)
+		_, err := p.Send(ctx, rec, func(md producer.RecordMetadata, err error) {
 			if err != nil {
 				mu.Lock()
 				failed = errors.Join(failed, err)
 				mu.Unlock()
 				return
 			}
-			w.printf("ack %s %d %d %s %s", md.Topic, md.Partition, md.Offset, value, acksName)
+			acked(md)
 		})
 		if err != nil && ctx.Err() == nil {
 			return err
@@ -288,18 +308,14 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 // topic, one in seven a tombstone, acks=all, compressed with codec, and
 // prints "cack <offset> <key> <value or -null->" for each acknowledged one.
 func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
-	cfg.Linger = time.Millisecond
+	cfg := producerConfig(codec)
 	cfg.BatchSize = 512
 	p, err := producer.New(d, cfg)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, p.Close(context.WithoutCancel(ctx))) }()
-	var failed error
-	var mu sync.Mutex
-	for seq := 0; ctx.Err() == nil; seq++ {
+	return sendUntilDone(ctx, p, func(seq int) (*producer.Record, func(producer.RecordMetadata)) {
 		key := "k" + strconv.Itoa((seq*7+gen)%compactKeys)
 		value, shown := fmt.Sprintf("g%d:%s:%d", gen, TopicCompact, seq), ""
 		var v []byte
@@ -308,26 +324,10 @@ func produceCompacted(ctx context.Context, d *log.Dir, w *lineWriter, gen int, c
 		} else {
 			v, shown = []byte(value), value
 		}
-		_, err := p.Send(ctx, &producer.Record{Topic: TopicCompact, Key: []byte(key), Value: v}, func(md producer.RecordMetadata, err error) {
-			if err != nil {
-				mu.Lock()
-				failed = errors.Join(failed, err)
-				mu.Unlock()
-				return
-			}
+		return &producer.Record{Topic: TopicCompact, Key: []byte(key), Value: v}, func(md producer.RecordMetadata) {
 			w.printf("cack %d %s %s", md.Offset, key, shown)
-		})
-		if err != nil && ctx.Err() == nil {
-			return err
 		}
-		mu.Lock()
-		f := failed
-		mu.Unlock()
-		if f != nil && ctx.Err() == nil {
-			return f
-		}
-	}
-	return nil
+	})
 }
 
 // tombstoneShown stands for a null value in "cack" lines.
@@ -337,10 +337,8 @@ const tombstoneShown = "-null-"
 // TopicTxn, compressed with codec, committing three in four and aborting
 // the rest.
 func transact(ctx context.Context, d *log.Dir, w *lineWriter, gen int, codec record.Compression) (err error) {
-	cfg := producer.DefaultConfig()
-	cfg.CompressionType = codec
+	cfg := producerConfig(codec)
 	cfg.TransactionalID = transactionalID
-	cfg.Linger = time.Millisecond
 	p, err := producer.New(d, cfg)
 	if err != nil {
 		return err

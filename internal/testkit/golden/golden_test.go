@@ -27,3 +27,8 @@ func TestParseHex(t *testing.T) {
 		require.Equal(t, tt.want, got, "%q", tt.in)
 	}
 }
+
+func TestHex(t *testing.T) {
+	require.Equal(t, []byte{0, 4, 0xff}, Hex("0004 ff # a comment"))
+	require.Panics(t, func() { Hex("0") })
+}

@@ -2,10 +2,8 @@ package interop
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 )
 
 // Cross-check of internal/groupcodec (__consumer_offsets) against franz-go's
@@ -42,18 +41,7 @@ const groupGoldenDir = "../../groupcodec/testdata/golden"
 // anywhere on a line.
 func readGroupGolden(t *testing.T, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(groupGoldenDir, name))
-	require.NoError(t, err)
-	var digits strings.Builder
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		digits.WriteString(strings.Join(strings.Fields(line), ""))
-	}
-	b, err := hex.DecodeString(digits.String())
-	require.NoError(t, err, name)
-	return b
+	return golden.ReadFile(t, filepath.Join(groupGoldenDir, name))
 }
 
 // ---- kmsg → groupcodec values, with Kafka's defaults for absent fields.

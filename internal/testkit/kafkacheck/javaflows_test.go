@@ -386,19 +386,28 @@ func checkServerDir(t *testing.T, k *Kafka, dir string) *DumpOutput {
 	return out
 }
 
+// dumpedBatches returns the batches DumpLogSegments printed for the .log
+// files of topic-partition under dir, in order.
+func dumpedBatches(t *testing.T, out *DumpOutput, dir string, tp TopicPartition) []DumpedBatch {
+	t.Helper()
+	var batches []DumpedBatch
+	for _, path := range Paths(PartitionFiles(t, dir, tp, ".log")) {
+		f := out.File(path)
+		require.NotNil(t, f, "%s dumped", path)
+		batches = append(batches, f.Batches...)
+	}
+	return batches
+}
+
 // dumpedValues returns the payloads of the data records DumpLogSegments
 // printed for the .log files of topic-partition under dir, in order.
 func dumpedValues(t *testing.T, out *DumpOutput, dir string, tp TopicPartition) []string {
 	t.Helper()
 	var values []string
-	for _, path := range Paths(PartitionFiles(t, dir, tp, ".log")) {
-		f := out.File(path)
-		require.NotNil(t, f, "%s dumped", path)
-		for _, b := range f.Batches {
-			for _, r := range b.Records {
-				if !b.IsControl && r.Payload != nil {
-					values = append(values, *r.Payload)
-				}
+	for _, b := range dumpedBatches(t, out, dir, tp) {
+		for _, r := range b.Records {
+			if !b.IsControl && r.Payload != nil {
+				values = append(values, *r.Payload)
 			}
 		}
 	}
@@ -410,13 +419,9 @@ func dumpedValues(t *testing.T, out *DumpOutput, dir string, tp TopicPartition) 
 func dumpedCodecs(t *testing.T, out *DumpOutput, dir string, tp TopicPartition) []string {
 	t.Helper()
 	var codecs []string
-	for _, path := range Paths(PartitionFiles(t, dir, tp, ".log")) {
-		f := out.File(path)
-		require.NotNil(t, f, "%s dumped", path)
-		for _, b := range f.Batches {
-			if !slices.Contains(codecs, b.CompressCodec) {
-				codecs = append(codecs, b.CompressCodec)
-			}
+	for _, b := range dumpedBatches(t, out, dir, tp) {
+		if !slices.Contains(codecs, b.CompressCodec) {
+			codecs = append(codecs, b.CompressCodec)
 		}
 	}
 	return codecs

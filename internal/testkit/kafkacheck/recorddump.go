@@ -28,16 +28,8 @@ type KafkaRecord struct {
 // Java's source-file launcher against Kafka's jars: one JVM for all files.
 func (k *Kafka) RecordBytes(t testing.TB, files []string) []KafkaRecord {
 	t.Helper()
-	src := filepath.Join(moduleDir(), "testdata", "java", "RecordDump.java")
-	stdout, stderr := k.runBoth(t, src, files...)
-	for _, l := range scanLines(stderr) {
-		require.True(t, strings.HasPrefix(l, "SLF4J: "), "RecordDump wrote to stderr: %s", l)
-	}
-	lines := scanLines(stdout)
-	require.NotEmpty(t, lines)
-	require.Equal(t, "ok", lines[len(lines)-1], "RecordDump finished:\n%s", tail(stdout))
 	var out []KafkaRecord
-	for _, l := range lines[:len(lines)-1] {
+	for _, l := range k.runJavaSource(t, "RecordDump", files...) {
 		f := strings.Split(l, "\t")
 		require.True(t, len(f) >= 6 && len(f)%2 == 0 && f[0] == "rec", "RecordDump line %q", l)
 		r := KafkaRecord{File: f[1], Key: unb64(t, f[4]), Value: unb64(t, f[5])}
@@ -66,4 +58,21 @@ func unb64(t testing.TB, s string) []byte {
 		b = []byte{}
 	}
 	return b
+}
+
+// runJavaSource runs testdata/java/<name>.java with Java's source-file
+// launcher and returns the lines it printed before its last, which must be
+// "ok"; it fails t if the program wrote anything to stderr but SLF4J's
+// notices.
+func (k *Kafka) runJavaSource(t testing.TB, name string, args ...string) []string {
+	t.Helper()
+	src := filepath.Join(moduleDir(), "testdata", "java", name+".java")
+	stdout, stderr := k.runBoth(t, src, args...)
+	for _, l := range scanLines(stderr) {
+		require.True(t, strings.HasPrefix(l, "SLF4J: "), "%s wrote to stderr: %s", name, l)
+	}
+	lines := scanLines(stdout)
+	require.NotEmpty(t, lines)
+	require.Equal(t, "ok", lines[len(lines)-1], "%s finished:\n%s", name, tail(stdout))
+	return lines[:len(lines)-1]
 }

@@ -244,14 +244,7 @@ func TestRemoteCodec(t *testing.T) {
 		args = append(args, c.name+"="+hex.EncodeToString(c.b))
 	}
 
-	src := filepath.Join(moduleDir(), "testdata", "java", "RemoteMetaDump.java")
-	stdout, stderr := k.runBoth(t, src, args...)
-	for _, l := range scanLines(stderr) {
-		require.True(t, strings.HasPrefix(l, "SLF4J: "), "RemoteMetaDump wrote to stderr: %s", l)
-	}
-	lines := scanLines(stdout)
-	require.NotEmpty(t, lines)
-	require.Equal(t, "ok", lines[len(lines)-1], "RemoteMetaDump finished:\n%s", tail(stdout))
+	lines := k.runJavaSource(t, "RemoteMetaDump", args...)
 
 	kafkaBytes := map[string][]byte{}
 	for _, f := range Lines(lines, "enc") {

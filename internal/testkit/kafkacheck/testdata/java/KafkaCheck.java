@@ -5,11 +5,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 
 import org.apache.kafka.clients.admin.Admin;
@@ -329,37 +331,52 @@ public final class KafkaCheck {
                     String topic = args[i];
                     c.partitionsFor(topic).forEach(pi -> tps.add(new TopicPartition(topic, pi.partition())));
                 }
-                tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
+                tps.sort(BY_TOPIC_PARTITION);
                 Map<TopicPartition, Long> ends = c.endOffsets(tps);
                 for (TopicPartition tp : tps) {
                     OUT.println("end\t" + isolation + "\t" + tp.topic() + "\t" + tp.partition() + "\t" + ends.get(tp));
                 }
                 c.assign(tps);
                 c.seekToBeginning(tps);
-                long deadline = System.currentTimeMillis() + 60_000;
-                while (true) {
-                    boolean done = true;
-                    for (TopicPartition tp : tps) {
-                        done = done && c.position(tp) >= ends.get(tp);
+                pollUntilCaughtUp(c, tps, ends, r -> {
+                    StringBuilder b = new StringBuilder("record\t").append(isolation).append('\t').append(r.topic())
+                            .append('\t').append(r.partition()).append('\t').append(r.offset())
+                            .append('\t').append(r.leaderEpoch().orElse(-1))
+                            .append('\t').append(r.timestamp()).append('\t').append(r.timestampType().name)
+                            .append('\t').append(enc(r.key())).append('\t').append(enc(r.value()));
+                    for (Header h : r.headers()) {
+                        b.append('\t').append(enc(h.key().getBytes(StandardCharsets.UTF_8))).append('\t').append(enc(h.value()));
                     }
-                    if (done) {
-                        break;
-                    }
-                    if (System.currentTimeMillis() > deadline) {
-                        throw new IllegalStateException("not caught up with " + ends + " after 60 s");
-                    }
-                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                        StringBuilder b = new StringBuilder("record\t").append(isolation).append('\t').append(r.topic())
-                                .append('\t').append(r.partition()).append('\t').append(r.offset())
-                                .append('\t').append(r.leaderEpoch().orElse(-1))
-                                .append('\t').append(r.timestamp()).append('\t').append(r.timestampType().name)
-                                .append('\t').append(enc(r.key())).append('\t').append(enc(r.value()));
-                        for (Header h : r.headers()) {
-                            b.append('\t').append(enc(h.key().getBytes(StandardCharsets.UTF_8))).append('\t').append(enc(h.value()));
-                        }
-                        OUT.println(b);
-                    }
-                }
+                    OUT.println(b);
+                });
+            }
+        }
+    }
+
+    /** BY_TOPIC_PARTITION orders partitions by topic, then by number. */
+    private static final Comparator<TopicPartition> BY_TOPIC_PARTITION =
+            Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
+
+    /**
+     * pollUntilCaughtUp polls c, assigned tps, passing each record to each, until its position in
+     * every partition of tps has reached ends; it fails after 60 s.
+     */
+    private static void pollUntilCaughtUp(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> tps,
+            Map<TopicPartition, Long> ends, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> each) {
+        long deadline = System.currentTimeMillis() + 60_000;
+        while (true) {
+            boolean done = true;
+            for (TopicPartition tp : tps) {
+                done = done && c.position(tp) >= ends.get(tp);
+            }
+            if (done) {
+                return;
+            }
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("not caught up with " + ends + " after 60 s");
+            }
+            for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                each.accept(r);
             }
         }
     }
@@ -368,18 +385,22 @@ public final class KafkaCheck {
         try (Admin a = admin(bootstrap)) {
             for (int i = 2; i < args.length; i++) {
                 String group = args[i];
-                Map<TopicPartition, OffsetAndMetadata> m = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-                List<TopicPartition> tps = new ArrayList<>(m.keySet());
-                tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
-                for (TopicPartition tp : tps) {
-                    OffsetAndMetadata om = m.get(tp);
-                    if (om != null) {
+                committedOffsets(a, group).forEach((tp, om) ->
                         OUT.println("committed\t" + group + "\t" + tp.topic() + "\t" + tp.partition() + "\t" + om.offset()
-                                + "\t" + om.leaderEpoch().orElse(-1) + "\t" + om.metadata());
-                    }
-                }
+                                + "\t" + om.leaderEpoch().orElse(-1) + "\t" + om.metadata()));
             }
         }
+    }
+
+    /** committedOffsets returns group's committed offsets, ordered by topic and partition. */
+    private static Map<TopicPartition, OffsetAndMetadata> committedOffsets(Admin a, String group) throws Exception {
+        Map<TopicPartition, OffsetAndMetadata> sorted = new TreeMap<>(BY_TOPIC_PARTITION);
+        a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get().forEach((tp, om) -> {
+            if (om != null) {
+                sorted.put(tp, om);
+            }
+        });
+        return sorted;
     }
 
     private static void tryLock(String file) throws Exception {
@@ -393,15 +414,8 @@ public final class KafkaCheck {
 
     private static void groupOffsets(String bootstrap, String group) throws Exception {
         try (Admin a = admin(bootstrap)) {
-            Map<TopicPartition, OffsetAndMetadata> m = a.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get();
-            List<TopicPartition> tps = new ArrayList<>(m.keySet());
-            tps.sort((x, y) -> x.topic().equals(y.topic()) ? Integer.compare(x.partition(), y.partition()) : x.topic().compareTo(y.topic()));
-            for (TopicPartition tp : tps) {
-                OffsetAndMetadata om = m.get(tp);
-                if (om != null) {
-                    OUT.println("off\t" + tp.topic() + "\t" + tp.partition() + "\t" + om.offset() + "\t" + om.metadata());
-                }
-            }
+            committedOffsets(a, group).forEach((tp, om) ->
+                    OUT.println("off\t" + tp.topic() + "\t" + tp.partition() + "\t" + om.offset() + "\t" + om.metadata()));
         }
     }
 
@@ -456,22 +470,8 @@ public final class KafkaCheck {
             for (TopicPartition tp : tps) {
                 c.seek(tp, start.get(tp));
             }
-            long deadline = System.currentTimeMillis() + 60_000;
-            while (true) {
-                boolean done = true;
-                for (TopicPartition tp : tps) {
-                    done = done && c.position(tp) >= ends.get(tp);
-                }
-                if (done) {
-                    break;
-                }
-                if (System.currentTimeMillis() > deadline) {
-                    throw new IllegalStateException("not caught up with " + ends + " after 60 s");
-                }
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    OUT.println("from\t" + r.topic() + "\t" + recLine(r).substring("rec\t".length()));
-                }
-            }
+            pollUntilCaughtUp(c, tps, ends,
+                    r -> OUT.println("from\t" + r.topic() + "\t" + recLine(r).substring("rec\t".length())));
         }
     }
 
