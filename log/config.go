@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/kafkalite/kafkalite/internal/logging"
@@ -86,6 +87,27 @@ type Config struct {
 	// arrive together; in process the members are already there, so
 	// kafkalite's default is 0.
 	GroupInitialRebalanceDelay time.Duration
+	// ConsumerGroupSessionTimeout mirrors
+	// group.consumer.session.timeout.ms (default 45000): a member of a
+	// consumer group (KIP-848's protocol) that does not heartbeat for this
+	// long is removed. At least 1 ms.
+	ConsumerGroupSessionTimeout time.Duration
+	// ConsumerGroupHeartbeatInterval mirrors
+	// group.consumer.heartbeat.interval.ms (default 5000): how often the
+	// coordinator asks consumer group members to heartbeat. At least 1 ms,
+	// below ConsumerGroupSessionTimeout.
+	ConsumerGroupHeartbeatInterval time.Duration
+	// ConsumerGroupAssignors mirrors group.consumer.assignors (default
+	// uniform, range): the server-side assignors consumer groups may use,
+	// the first the default. Kafka names them by class
+	// (org.apache.kafka.coordinator.group.assignor.UniformAssignor) or by
+	// name; kafkalite has "uniform" and "range" and takes either spelling.
+	ConsumerGroupAssignors []string
+	// ConsumerGroupMaxSize mirrors group.consumer.max.size: the members a
+	// consumer group takes, more being refused (GROUP_MAX_SIZE_REACHED).
+	// Kafka's default is 2147483647; kafkalite's is 1000, a bound on what
+	// one client id can make the coordinator keep. At least 1.
+	ConsumerGroupMaxSize int
 	// ProducerIDExpiration mirrors producer.id.expiration.ms (default
 	// 86400000, 1 day): a partition forgets an idempotent producer whose
 	// latest batch is at least that old, unless it has a transaction open.
@@ -230,6 +252,10 @@ func DefaultConfig() Config {
 		OffsetsRetention:                    7 * 24 * time.Hour,
 		OffsetsRetentionCheckInterval:       10 * time.Minute,
 		GroupMaxCount:                       100_000,
+		ConsumerGroupSessionTimeout:         45 * time.Second,
+		ConsumerGroupHeartbeatInterval:      5 * time.Second,
+		ConsumerGroupAssignors:              []string{"uniform", "range"},
+		ConsumerGroupMaxSize:                1000,
 		ProducerIDExpiration:                24 * time.Hour,
 		ProducerIDExpirationCheckInterval:   10 * time.Minute,
 		TransactionStateNumPartitions:       1,
@@ -272,6 +298,15 @@ func (c Config) Validate() error {
 	v.Millis("offsets.retention.check.interval.ms", c.OffsetsRetentionCheckInterval, 1, false)
 	v.Check(c.GroupMaxCount >= 1, "GroupMaxCount", c.GroupMaxCount, "must be at least 1")
 	v.Check(c.GroupInitialRebalanceDelay >= 0, "group.initial.rebalance.delay.ms", c.GroupInitialRebalanceDelay, "must not be negative")
+	v.Millis("group.consumer.session.timeout.ms", c.ConsumerGroupSessionTimeout, 1, false)
+	v.Millis("group.consumer.heartbeat.interval.ms", c.ConsumerGroupHeartbeatInterval, 1, false)
+	v.Check(c.ConsumerGroupHeartbeatInterval < c.ConsumerGroupSessionTimeout, "group.consumer.heartbeat.interval.ms",
+		c.ConsumerGroupHeartbeatInterval.Milliseconds(), "must be below group.consumer.session.timeout.ms")
+	v.Check(len(c.ConsumerGroupAssignors) > 0, "group.consumer.assignors", strings.Join(c.ConsumerGroupAssignors, ","), "must name at least one assignor")
+	for _, a := range c.ConsumerGroupAssignors {
+		v.Check(ConsumerGroupAssignorName(a) != "", "group.consumer.assignors", a, "must be uniform or range")
+	}
+	v.Check(c.ConsumerGroupMaxSize >= 1, "group.consumer.max.size", c.ConsumerGroupMaxSize, "must be at least 1")
 	v.IntRange("transaction.state.log.num.partitions", c.TransactionStateNumPartitions, 1)
 	for prop, d := range map[string]time.Duration{
 		"producer.id.expiration.ms":                                   c.ProducerIDExpiration,
@@ -363,4 +398,17 @@ func (c *Config) clock() func() time.Time {
 		return c.Now
 	}
 	return time.Now
+}
+
+// ConsumerGroupAssignorName returns the name ("uniform" or "range") of a
+// server-side assignor given by name or by Kafka's class name, and ""
+// for another.
+func ConsumerGroupAssignorName(a string) string {
+	switch a {
+	case "uniform", "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+		return "uniform"
+	case "range", "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+		return "range"
+	}
+	return ""
 }

@@ -199,8 +199,22 @@ var brokerProps = func() map[string]brokerProp {
 				return err
 			},
 			func(c *Config) string { return strconv.FormatInt(int64(c.OffsetsRetention/time.Minute), 10) }),
-		"offsets.retention.check.interval.ms":                         configMillis(func(c *Config) *time.Duration { return &c.OffsetsRetentionCheckInterval }, false),
-		"group.initial.rebalance.delay.ms":                            configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
+		"offsets.retention.check.interval.ms":  configMillis(func(c *Config) *time.Duration { return &c.OffsetsRetentionCheckInterval }, false),
+		"group.initial.rebalance.delay.ms":     configMillis(func(c *Config) *time.Duration { return &c.GroupInitialRebalanceDelay }, false),
+		"group.consumer.session.timeout.ms":    configMillis(func(c *Config) *time.Duration { return &c.ConsumerGroupSessionTimeout }, false),
+		"group.consumer.heartbeat.interval.ms": configMillis(func(c *Config) *time.Duration { return &c.ConsumerGroupHeartbeatInterval }, false),
+		"group.consumer.max.size":              props.IntProp(func(c *Config) *int { return &c.ConsumerGroupMaxSize }),
+		"group.consumer.assignors": props.Func(
+			func(c *Config, v string) error {
+				c.ConsumerGroupAssignors = nil
+				for _, a := range strings.Split(v, ",") {
+					if a = strings.TrimSpace(a); a != "" {
+						c.ConsumerGroupAssignors = append(c.ConsumerGroupAssignors, a)
+					}
+				}
+				return nil
+			},
+			func(c *Config) string { return strings.Join(c.ConsumerGroupAssignors, ",") }),
 		"transaction.state.log.num.partitions":                        props.IntProp(func(c *Config) *int { return &c.TransactionStateNumPartitions }),
 		"producer.id.expiration.ms":                                   configMillis(func(c *Config) *time.Duration { return &c.ProducerIDExpiration }, false),
 		"producer.id.expiration.check.interval.ms":                    configMillis(func(c *Config) *time.Duration { return &c.ProducerIDExpirationCheckInterval }, false),

@@ -48,6 +48,13 @@ type GroupCoordinator struct {
 	checkInterval time.Duration // offsets.retention.check.interval.ms
 	maxGroups     int           // log.Config.GroupMaxCount
 	partitions    []*log.Log    // of __consumer_offsets
+	// The consumer groups' settings (group.consumer.*): the server
+	// assignors by name, the members a group takes, the session timeout
+	// and the heartbeat interval.
+	assignors                 []string
+	consumerMaxSize           int
+	consumerSessionTimeout    time.Duration
+	consumerHeartbeatInterval time.Duration
 
 	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
@@ -90,6 +97,26 @@ func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 		retention: cfg.OffsetsRetention, checkInterval: cfg.OffsetsRetentionCheckInterval, maxGroups: cfg.GroupMaxCount,
 		partitions: parts, groups: map[string]*group{}, pendingTxn: map[txnKey]map[string]map[TopicPartition]pendingOffset{},
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	for _, a := range cfg.ConsumerGroupAssignors {
+		if name := log.ConsumerGroupAssignorName(a); name != "" && !slices.Contains(c.assignors, name) {
+			c.assignors = append(c.assignors, name)
+		}
+	}
+	if len(c.assignors) == 0 {
+		c.assignors = []string{AssignorUniform, AssignorRange}
+	}
+	c.consumerMaxSize, c.consumerSessionTimeout, c.consumerHeartbeatInterval =
+		cfg.ConsumerGroupMaxSize, cfg.ConsumerGroupSessionTimeout, cfg.ConsumerGroupHeartbeatInterval
+	def := log.DefaultConfig()
+	if c.consumerMaxSize <= 0 {
+		c.consumerMaxSize = def.ConsumerGroupMaxSize
+	}
+	if c.consumerSessionTimeout <= 0 {
+		c.consumerSessionTimeout = def.ConsumerGroupSessionTimeout
+	}
+	if c.consumerHeartbeatInterval <= 0 {
+		c.consumerHeartbeatInterval = def.ConsumerGroupHeartbeatInterval
+	}
 	if c.checkInterval <= 0 {
 		c.checkInterval = 10 * time.Minute
 	}
@@ -213,7 +240,13 @@ func (c *GroupCoordinator) CommitOffsets(ctx context.Context, m GroupMetadata, o
 		return err
 	}
 	groupID := m.GroupID
-	g, err := c.lockCommits(ctx, groupID, func(g *group) error { return g.checkCommitter(m.MemberID, m.GenerationID) })
+	tps := slices.Collect(maps.Keys(offsets))
+	g, err := c.lockCommits(ctx, groupID, func(g *group) error {
+		if g.cg != nil {
+			return c.checkConsumerCommitLocked(g, m.MemberID, m.GenerationID, tps)
+		}
+		return g.checkCommitter(m.MemberID, m.GenerationID)
+	})
 	if err != nil {
 		return err
 	}
@@ -344,6 +377,9 @@ func (c *GroupCoordinator) ListGroups() []GroupListing {
 	for i, id := range ids {
 		g := c.groups[id]
 		out[i] = GroupListing{GroupID: id, Type: TypeClassic, ProtocolType: g.protocolType, State: g.state}
+		if g.cg != nil {
+			out[i].Type, out[i].State = TypeConsumer, g.cg.state()
+		}
 	}
 	return out
 }
@@ -357,6 +393,11 @@ func (c *GroupCoordinator) DescribeGroup(groupID string) (GroupDescription, erro
 	g, ok := c.groups[groupID]
 	if !ok {
 		return GroupDescription{}, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+	}
+	if g.cg != nil {
+		// Kafka's DescribeGroups describes classic groups only; a
+		// consumer group is ConsumerGroupDescribe's.
+		return GroupDescription{}, fmt.Errorf("%w: %s is a consumer group, not a classic group", ErrUnknownGroup, groupID)
 	}
 	d := GroupDescription{GroupID: g.id, Type: TypeClassic, State: g.state, Generation: g.generation, ProtocolType: g.protocolType,
 		Protocol: g.protocol, Leader: g.leader, Offsets: maps.Clone(g.offsets)}
@@ -394,14 +435,14 @@ func (c *GroupCoordinator) DeleteGroup(ctx context.Context, groupID string) erro
 			<-g.commitMu
 			continue // expired meanwhile, maybe created again
 		}
-		if len(g.members) > 0 {
+		if n := g.memberCount(); n > 0 {
 			c.mu.Unlock()
 			<-g.commitMu
-			return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, len(g.members))
+			return fmt.Errorf("%w: %s has %d members", ErrGroupNotEmpty, groupID, n)
 		}
 		tps := slices.Collect(maps.Keys(g.offsets))
 		delete(c.groups, groupID)
-		l, end, err := c.appendTombstonesLocked(groupID, tps, true)
+		l, end, err := c.appendTombstonesLocked(g, tps, true)
 		c.mu.Unlock()
 		<-g.commitMu
 		if err != nil {
@@ -442,8 +483,12 @@ func (c *GroupCoordinator) DeleteOffsets(ctx context.Context, groupID string, tp
 		}
 		refused := map[TopicPartition]error{}
 		var del []TopicPartition
+		var consumerTopics map[string]assignTopic
+		if g.cg != nil {
+			consumerTopics = c.subscribedTopicsLocked(g.cg)
+		}
 		for _, tp := range tps {
-			subscribed := false
+			_, subscribed := consumerTopics[tp.Topic]
 			for _, m := range g.members {
 				if slices.Contains(m.topics, tp.Topic) {
 					subscribed = true
@@ -456,7 +501,7 @@ func (c *GroupCoordinator) DeleteOffsets(ctx context.Context, groupID string, tp
 			}
 			del = append(del, tp)
 		}
-		l, end, err := c.appendTombstonesLocked(groupID, del, false)
+		l, end, err := c.appendTombstonesLocked(g, del, false)
 		if err == nil {
 			for _, tp := range del {
 				delete(g.offsets, tp)

@@ -15,23 +15,26 @@
 // decoded into the call's arguments and its errors mapped to Kafka's codes
 // (each error's doc names its code):
 //
-//	JoinGroup             GroupCoordinator.JoinGroup (PendingMember for MEMBER_ID_REQUIRED)
-//	SyncGroup             GroupCoordinator.SyncGroup
-//	Heartbeat             GroupCoordinator.Heartbeat
-//	LeaveGroup            GroupCoordinator.LeaveGroup, per member
-//	OffsetCommit          GroupCoordinator.CommitOffsets
-//	OffsetFetch           GroupCoordinator.FetchOffsets (PendingTxnOffsets for require_stable)
-//	OffsetDelete          GroupCoordinator.DeleteOffsets
-//	ListGroups            GroupCoordinator.ListGroups
-//	DescribeGroups        GroupCoordinator.DescribeGroup, per group
-//	DeleteGroups          GroupCoordinator.DeleteGroup, per group
-//	TxnOffsetCommit       GroupCoordinator.TxnCommitOffsets
-//	InitProducerId        TxnCoordinator.InitProducerID
-//	AddPartitionsToTxn    TxnCoordinator.AddPartitions
-//	AddOffsetsToTxn       TxnCoordinator.AddOffsets
-//	EndTxn                TxnCoordinator.EndTxn
-//	DescribeTransactions  TxnCoordinator.DescribeTransaction, per id
-//	ListTransactions      TxnCoordinator.ListTransactions
+//	JoinGroup               GroupCoordinator.JoinGroup (PendingMember for MEMBER_ID_REQUIRED)
+//	SyncGroup               GroupCoordinator.SyncGroup
+//	Heartbeat               GroupCoordinator.Heartbeat
+//	LeaveGroup              GroupCoordinator.LeaveGroup, per member
+//	ConsumerGroupHeartbeat  GroupCoordinator.ConsumerGroupHeartbeat
+//	ConsumerGroupDescribe   GroupCoordinator.DescribeConsumerGroup, per group
+//	OffsetCommit            GroupCoordinator.CommitOffsets
+//	OffsetFetch             GroupCoordinator.FetchOffsets (PendingTxnOffsets for require_stable;
+//	                        CheckConsumerOffsetFetch first for a member of a consumer group)
+//	OffsetDelete            GroupCoordinator.DeleteOffsets
+//	ListGroups              GroupCoordinator.ListGroups
+//	DescribeGroups          GroupCoordinator.DescribeGroup, per group
+//	DeleteGroups            GroupCoordinator.DeleteGroup, per group
+//	TxnOffsetCommit         GroupCoordinator.TxnCommitOffsets
+//	InitProducerId          TxnCoordinator.InitProducerID
+//	AddPartitionsToTxn      TxnCoordinator.AddPartitions
+//	AddOffsetsToTxn         TxnCoordinator.AddOffsets
+//	EndTxn                  TxnCoordinator.EndTxn
+//	DescribeTransactions    TxnCoordinator.DescribeTransaction, per id
+//	ListTransactions        TxnCoordinator.ListTransactions
 //
 // What stays the broker's: FindCoordinator (a single node coordinates
 // everything), and the checks of a request's shape before the call (an
@@ -41,13 +44,25 @@
 //
 // # Groups
 //
-// The groups are Kafka's classic groups ([TypeClassic]): Kafka splits a
+// A group is of one of two types, sharing the offsets, listing and
+// deletion above. Kafka's classic groups ([TypeClassic]) split a
 // rebalance between the broker (membership, generations) and the group
-// leader's client (the assignment, with the leader's own assignor). Kafka
-// 4's other group types (KIP-848's consumer groups, where the coordinator
-// assigns, and share groups) have requests of their own; they would be
-// other [GroupType] values beside it, with their own verbs, sharing the
-// offsets, listing and deletion above.
+// leader's client (the assignment, with the leader's own assignor).
+// KIP-848's consumer groups ([TypeConsumer]) leave it to the coordinator:
+// members heartbeat with their subscription and the partitions they own;
+// the coordinator bumps the group epoch when members or subscriptions (or
+// the subscribed topics) change, computes a target assignment with a
+// server assignor ([AssignorUniform], [AssignorRange]), and moves each
+// member to its part one heartbeat at a time, giving a partition only once
+// its previous owner has revoked it. A member that stops heartbeating is
+// removed after group.consumer.session.timeout.ms, one that does not
+// revoke within its rebalance timeout is fenced. The group's state is
+// Kafka's records in __consumer_offsets (the group epoch, each member's
+// subscription, target and current assignment), restored on open. An
+// empty group of one type becomes the other when a member of the other
+// protocol joins; a group with members refuses the other protocol (Kafka
+// converts one online under group.consumer.migration.policy, which
+// kafkalite does not offer). Share groups are not served.
 //
 // Members are network clients (a broker's JoinGroup and SyncGroup) or
 // consumers in the coordinator's own process (package consumer's), in one

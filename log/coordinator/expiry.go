@@ -84,6 +84,9 @@ func (c *GroupCoordinator) scheduleLocked(g *group) {
 // rebalance (the rebalance's deadline bounds those), the rebalance's
 // deadline and a new group's initial delay.
 func (g *group) nextDeadline() time.Time {
+	if g.cg != nil {
+		return g.cg.deadline()
+	}
 	var next time.Time
 	earlier := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -141,6 +144,10 @@ func (c *GroupCoordinator) tickLocked(now time.Time) {
 
 // expireMembersLocked is tickLocked's work on one group.
 func (c *GroupCoordinator) expireMembersLocked(g *group, now time.Time) {
+	if g.cg != nil {
+		c.expireConsumerMembersLocked(g, now)
+		return
+	}
 	for id, deadline := range g.pending {
 		if now.After(deadline) {
 			delete(g.pending, id)
@@ -199,7 +206,7 @@ func (c *GroupCoordinator) expireGroups(now time.Time) (offsets, groups int) {
 		if len(tps) > 0 || remove {
 			var l *log.Log
 			var end int64
-			if l, end, err = c.appendTombstonesLocked(g.id, tps, remove); err == nil {
+			if l, end, err = c.appendTombstonesLocked(g, tps, remove); err == nil {
 				for _, tp := range tps {
 					delete(g.offsets, tp)
 					delete(g.offsetPos, tp)
@@ -242,6 +249,20 @@ func (c *GroupCoordinator) expiredLocked(g *group, now time.Time) ([]TopicPartit
 	var tps []TopicPartition
 	expired := func(tp TopicPartition, base time.Time) bool {
 		return now.Sub(base) >= c.retention && !c.pendingTxnOffsetLocked(g.id, tp)
+	}
+	if g.cg != nil && len(g.cg.members) > 0 {
+		// A consumer group: as a classic one, the offsets of topics no
+		// member subscribes to, once Stable.
+		if g.cg.state() != StateStable {
+			return nil, false
+		}
+		subscribed := c.subscribedTopicsLocked(g.cg)
+		for tp, om := range g.offsets {
+			if _, ok := subscribed[tp.Topic]; !ok && expired(tp, time.UnixMilli(om.CommitTimestamp)) {
+				tps = append(tps, tp)
+			}
+		}
+		return tps, false
 	}
 	if len(g.members) > 0 {
 		if g.protocolType != consumerProtocolType || g.state != StateStable || g.rebalanceDone != nil {

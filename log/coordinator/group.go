@@ -62,6 +62,10 @@ type group struct {
 	// dueAt is the time of the group's entry in the coordinator's heap of
 	// deadlines (expiry.go); zero when it has none.
 	dueAt time.Time
+	// cg is the group's state when it is a consumer group (KIP-848's
+	// protocol, TypeConsumer); nil for a classic group, whose state is the
+	// fields above.
+	cg *consumerGroup
 }
 
 // member is a group member: an in-process consumer (assignors set) or a
@@ -97,6 +101,14 @@ type member struct {
 	// leader's bytes); nil when an in-process leader assigned, and then
 	// encoded from assignment.
 	assignmentBytes []byte
+}
+
+// memberCount is the number of members, of either protocol.
+func (g *group) memberCount() int {
+	if g.cg != nil {
+		return len(g.cg.members)
+	}
+	return len(g.members)
 }
 
 func newGroup(id string, now time.Time) *group {
@@ -274,6 +286,13 @@ func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResul
 	if err != nil {
 		c.mu.Unlock()
 		return joinResult{}, err
+	}
+	if g.cg != nil {
+		if len(g.cg.members) > 0 {
+			c.mu.Unlock()
+			return joinResult{}, fmt.Errorf("%w: group %s is a consumer group (KIP-848's protocol) with members", ErrInconsistentProtocol, req.GroupID)
+		}
+		c.dropConsumerGroupLocked(g) // an empty consumer group becomes a classic one
 	}
 	m := g.members[req.MemberID]
 	if len(g.members) > 0 && (protocolType != g.protocolType || len(g.commonProtocols(protocols, m)) == 0) {

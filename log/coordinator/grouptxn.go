@@ -3,6 +3,8 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/kafkalite/kafkalite/internal/groupcodec"
 	"github.com/kafkalite/kafkalite/record"
@@ -62,7 +64,10 @@ func (c *GroupCoordinator) TxnCommitOffsets(ctx context.Context, transactionalID
 			if ok {
 				err = c.checkInstanceLocked(m)
 			}
-			if err == nil {
+			switch {
+			case err == nil && g.cg != nil:
+				err = c.checkConsumerCommitLocked(g, memberID, generation, slices.Collect(maps.Keys(offsets)))
+			case err == nil:
 				err = g.checkCommitter(memberID, generation)
 			}
 			if err != nil {

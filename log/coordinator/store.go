@@ -88,7 +88,8 @@ func (c *GroupCoordinator) appendOffsets(ctx context.Context, groupID string, of
 // the offset to sync to (the caller syncs without the lock). Nothing to
 // delete returns the partition and 0. REQUIRES c.mu held, and the group's
 // commit lock: no commit of it is between its append and its effect.
-func (c *GroupCoordinator) appendTombstonesLocked(groupID string, tps []TopicPartition, group bool) (*log.Log, int64, error) {
+func (c *GroupCoordinator) appendTombstonesLocked(g *group, tps []TopicPartition, group bool) (*log.Log, int64, error) {
+	groupID := g.id
 	var keys, values [][]byte
 	for _, tp := range tps {
 		k, err := groupcodec.AppendOffsetCommitKey(nil, groupcodec.OffsetCommitKey{Group: groupID, Topic: tp.Topic, Partition: tp.Partition})
@@ -97,7 +98,13 @@ func (c *GroupCoordinator) appendTombstonesLocked(groupID string, tps []TopicPar
 		}
 		keys, values = append(keys, k), append(values, nil)
 	}
-	if group {
+	switch {
+	case group && g.cg != nil:
+		// A consumer group's own records (its members have none left).
+		for _, k := range consumerGroupTombstones(groupID) {
+			keys, values = append(keys, k), append(values, nil)
+		}
+	case group:
 		k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: groupID})
 		if err != nil {
 			return nil, 0, err
@@ -272,7 +279,15 @@ func (c *GroupCoordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *
 			return
 		}
 		if r.Value == nil {
-			delete(c.groups, k.Group)
+			// The classic group's metadata goes; its offsets have their
+			// own tombstones (before it, when the group was deleted; not
+			// at all when it became a consumer group).
+			if g, ok := c.groups[k.Group]; ok {
+				g.stored = nil
+				if len(g.offsets) == 0 && g.cg == nil {
+					delete(c.groups, k.Group)
+				}
+			}
 			return
 		}
 		v, err := groupcodec.ParseGroupMetadataValue(r.Value)
@@ -283,9 +298,14 @@ func (c *GroupCoordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *
 		g := c.groupLocked(k.Group)
 		g.generation = max(g.generation, v.Generation)
 		g.stored = &v
+	case groupcodecTypeGroup, groupcodec.TypeConsumerGroupPartitionMetadata, groupcodecTypeMember,
+		groupcodecTypeTargetMeta, groupcodecTypeTargetMember, groupcodecTypeCurrent, groupcodec.TypeConsumerGroupRegularExpression:
+		if err := c.loadConsumerRecord(r.Key, r.Value); err != nil {
+			c.logger.Warn("skipping an unreadable consumer group record", "offset", r.Offset, "err", err)
+		}
 	default:
-		// Other coordinator record types (the new consumer protocol, share
-		// groups) are not used by kafkalite; Kafka skips unknown ones too.
+		// Other coordinator record types (share and streams groups) are
+		// not used by kafkalite; Kafka skips unknown ones too.
 	}
 }
 
@@ -304,6 +324,10 @@ const inProcessHost = "in-process"
 // ended with the directory's last opening. Without them, or without the
 // leader, the restored members rebalance at once.
 func (c *GroupCoordinator) restoreLocked(g *group) {
+	if g.cg != nil {
+		c.restoreConsumerGroupLocked(g, c.now())
+		return
+	}
 	v := g.stored
 	g.stored = nil
 	if v == nil {
