@@ -36,7 +36,9 @@ import (
 // # Where kafkalite differs from Kafka
 //
 //   - group.protocol=consumer (KIP-848) is an error matching
-//     [ErrNotSupported]: kafkalite's groups speak the classic protocol.
+//     [ErrNotSupported]: the directory's coordinator serves the protocol
+//     to network clients (the wire server), but this consumer speaks the
+//     classic protocol only.
 //   - allow.auto.create.topics defaults to false (Kafka: true), so that a
 //     typo in a topic name fails instead of creating a topic.
 //   - session.timeout.ms and heartbeat.interval.ms must be at least 1 ms
@@ -511,7 +513,7 @@ func (c Config) Validate() error {
 	case strings.EqualFold(c.GroupProtocol, groupProtocolClassic):
 	case strings.EqualFold(c.GroupProtocol, groupProtocolConsumer):
 		v.AddErr("group.protocol", c.GroupProtocol,
-			"the consumer group protocol (KIP-848) is not supported by kafkalite; use classic", ErrNotSupported)
+			"the in-process consumer speaks the classic protocol only (the coordinator serves KIP-848's to network clients); use classic", ErrNotSupported)
 	default:
 		v.Add("group.protocol", c.GroupProtocol, "must be one of classic, consumer")
 	}

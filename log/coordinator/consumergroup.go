@@ -343,7 +343,7 @@ func (c *GroupCoordinator) checkHeartbeat(req ConsumerHeartbeat) error {
 		return bad("member epoch %d", e)
 	}
 	if req.SubscribedTopicRegex != nil && *req.SubscribedTopicRegex != "" {
-		if _, err := regexp.Compile(*req.SubscribedTopicRegex); err != nil {
+		if _, err := compileSubscription(*req.SubscribedTopicRegex); err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidRegularExpression, err)
 		}
 	}
@@ -744,14 +744,15 @@ func (c *GroupCoordinator) subscribedTopicsLocked(cg *consumerGroup) map[string]
 			}
 		}
 		if m.regex != "" {
-			if re, err := regexp.Compile(m.regex); err == nil {
+			if re, err := compileSubscription(m.regex); err == nil {
 				regexes = append(regexes, re)
 			}
 		}
 	}
 	if len(regexes) > 0 {
+		// Internal topics too, as Kafka's coordinator matches them.
 		for _, t := range c.dir.Topics() {
-			if _, ok := out[t]; ok || strings.HasPrefix(t, "__") {
+			if _, ok := out[t]; ok {
 				continue
 			}
 			for _, re := range regexes {
@@ -765,6 +766,16 @@ func (c *GroupCoordinator) subscribedTopicsLocked(cg *consumerGroup) map[string]
 		}
 	}
 	return out
+}
+
+// compileSubscription compiles a subscription's regular expression to
+// match whole topic names, as Kafka's coordinator matches them
+// (Pattern.matcher(topic).matches()).
+func compileSubscription(expr string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, err
+	}
+	return regexp.Compile("^(?:" + expr + ")$")
 }
 
 // topicFor returns a topic's id and partition count, false if it does not
@@ -816,7 +827,7 @@ func (c *GroupCoordinator) computeTargetLocked(g *group, topics map[string]assig
 			}
 		}
 		if m.regex != "" {
-			if re, err := regexp.Compile(m.regex); err == nil {
+			if re, err := compileSubscription(m.regex); err == nil {
 				for name, at := range topics {
 					if re.MatchString(name) {
 						subs[at.id] = true

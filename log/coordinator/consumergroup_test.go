@@ -567,7 +567,8 @@ func TestConsumerGroupStaticMembers(t *testing.T) {
 }
 
 func TestConsumerGroupRegexSubscription(t *testing.T) {
-	e := newConsumerEnv(t, map[string]int32{"orders-eu": 1, "orders-us": 1, "payments": 1})
+	// An expression matches whole names: not xorders-eu.
+	e := newConsumerEnv(t, map[string]int32{"orders-eu": 1, "orders-us": 1, "payments": 1, "xorders-eu": 1})
 	re := "orders-.*"
 	a := e.newClient("g", "a")
 	a.regex = &re
@@ -579,6 +580,13 @@ func TestConsumerGroupRegexSubscription(t *testing.T) {
 	a.mustHeartbeat()
 	require.Equal(t, 4, a.count())
 	require.ElementsMatch(t, []TopicID{e.id("orders-eu"), e.id("orders-us"), e.id("orders-ap")}, slices.Collect(maps.Keys(a.owned)))
+
+	// Internal topics match too, as Kafka's coordinator matches them.
+	internal := "__consumer_offsets"
+	b := e.newClient("g2", "b")
+	b.regex = &internal
+	b.mustHeartbeat()
+	require.Equal(t, []TopicID{e.id(internal)}, slices.Collect(maps.Keys(b.owned)))
 }
 
 func TestRangeAssignor(t *testing.T) {

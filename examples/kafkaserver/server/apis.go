@@ -52,8 +52,8 @@ func init() {
 		kmsg.SyncGroup.Int16():               {0, 5, (*Server).handleSyncGroup},
 		kmsg.Heartbeat.Int16():               {0, 4, (*Server).handleHeartbeat},
 		kmsg.LeaveGroup.Int16():              {0, 5, (*Server).handleLeaveGroup},
-		kmsg.OffsetCommit.Int16():            {0, 8, (*Server).handleOffsetCommit},
-		kmsg.OffsetFetch.Int16():             {0, 8, (*Server).handleOffsetFetch},
+		kmsg.OffsetCommit.Int16():            {0, 9, (*Server).handleOffsetCommit},
+		kmsg.OffsetFetch.Int16():             {0, 9, (*Server).handleOffsetFetch},
 		kmsg.ListGroups.Int16():              {0, 5, (*Server).handleListGroups},
 		kmsg.DescribeGroups.Int16():          {0, 5, (*Server).handleDescribeGroups},
 		kmsg.DeleteGroups.Int16():            {0, 2, (*Server).handleDeleteGroups},
@@ -66,6 +66,8 @@ func init() {
 		kmsg.DescribeTransactions.Int16():    {0, 0, (*Server).handleDescribeTransactions},
 		kmsg.DescribeProducers.Int16():       {0, 0, (*Server).handleDescribeProducers},
 		kmsg.IncrementalAlterConfigs.Int16(): {0, 1, (*Server).handleIncrementalAlterConfigs},
+		kmsg.ConsumerGroupHeartbeat.Int16():  {0, 1, (*Server).handleConsumerGroupHeartbeat},
+		kmsg.ConsumerGroupDescribe.Int16():   {0, 1, (*Server).handleConsumerGroupDescribe},
 	}
 }
 

@@ -41,6 +41,11 @@ const (
 	errMemberIDRequired           int16 = 79
 	errGroupMaxSizeReached        int16 = 81
 	errFencedInstanceID           int16 = 82
+	errFencedMemberEpoch          int16 = 110
+	errUnreleasedInstanceID       int16 = 111
+	errUnsupportedAssignor        int16 = 112
+	errStaleMemberEpoch           int16 = 113
+	errInvalidRegularExpression   int16 = 130
 	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
 	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
 	coordinatorKeyTypeTransaction int8  = 1
@@ -76,16 +81,45 @@ func groupCode(err error) int16 {
 		return errGroupMaxSizeReached
 	case errors.Is(err, coordinator.ErrClosed), errors.Is(err, log.ErrClosed):
 		return errCoordinatorNotAvailable
+	case errors.Is(err, coordinator.ErrFencedMemberEpoch):
+		return errFencedMemberEpoch
+	case errors.Is(err, coordinator.ErrStaleMemberEpoch):
+		return errStaleMemberEpoch
+	case errors.Is(err, coordinator.ErrUnreleasedInstanceID):
+		return errUnreleasedInstanceID
+	case errors.Is(err, coordinator.ErrUnsupportedAssignor):
+		return errUnsupportedAssignor
+	case errors.Is(err, coordinator.ErrInvalidRegularExpression):
+		return errInvalidRegularExpression
+	case errors.Is(err, coordinator.ErrInvalidHeartbeat):
+		return errInvalidRequest
+	case errors.Is(err, coordinator.ErrGroupMaxSize):
+		return errGroupMaxSizeReached
 	}
 	return codeOf(err)
 }
 
-func (s *Server) handleFindCoordinator(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	node, host, port := s.broker()
-	// One node coordinates every group and every transactional id.
-	answer := func(int8) (int16, *string) { return errNone, nil }
+	// One node coordinates every group and every transactional id. As
+	// Kafka's, the coordinator's internal topic is made on the first
+	// lookup (__consumer_offsets, __transaction_state): a client may look
+	// for it then.
+	answer := func(kind int8) (int16, *string) {
+		var err error
+		if kind == coordinatorKeyTypeTransaction {
+			_, err = s.txns(ctx)
+		} else {
+			_, err = s.coordinator(ctx)
+		}
+		if err != nil {
+			msg := err.Error()
+			return errCoordinatorNotAvailable, &msg
+		}
+		return errNone, nil
+	}
 	if req.Version >= 4 {
 		for _, key := range req.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
@@ -364,6 +398,12 @@ func (s *Server) handleOffsetFetch(ctx context.Context, kreq kmsg.Request) (kmsg
 	}
 	if req.Version >= 8 {
 		for _, g := range req.Groups {
+			if err := coord.CheckConsumerOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch); err != nil {
+				rg := kmsg.NewOffsetFetchResponseGroup()
+				rg.Group, rg.ErrorCode = g.Group, groupCode(err)
+				resp.Groups = append(resp.Groups, rg)
+				continue
+			}
 			topics := map[string][]int32{}
 			for _, t := range g.Topics {
 				topics[t.Topic] = t.Partitions
