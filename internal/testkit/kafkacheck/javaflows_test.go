@@ -206,9 +206,18 @@ func checkJavaByTime(t *testing.T, k *Kafka, s *kafkaServer, topics []string, ba
 // (the first member commits before giving partitions away); and, while
 // both still poll, kafka-consumer-groups --describe shows both members,
 // each with its partitions, at the committed end.
-func checkJavaGroupPair(t *testing.T, k *Kafka, s *kafkaServer) {
-	const topic, group, partitions, perRound = "java-pair", "java-pair", 4, 10
-	p := startJava(t, k, "group-pair", s.addr, topic, fmt.Sprint(partitions), group)
+//
+// With protocol "consumer" the consumers use KIP-848's protocol
+// (group.protocol=consumer): the coordinator assigns, and the group is a
+// consumer group (kafka-consumer-groups describes it through
+// ConsumerGroupDescribe).
+func checkJavaGroupPair(t *testing.T, k *Kafka, s *kafkaServer, protocol string) {
+	const partitions, perRound = 4, 10
+	topic, group, command := "java-pair", "java-pair", "group-pair"
+	if protocol == "consumer" {
+		topic, group, command = "java-pair-848", "java-pair-848", "group-pair-consumer"
+	}
+	p := startJava(t, k, command, s.addr, topic, fmt.Sprint(partitions), group)
 	p.await("caught-up")
 	owner := map[string]string{} // partition → client id
 	for range 2 {
@@ -381,6 +390,9 @@ func checkServerDir(t *testing.T, k *Kafka, dir string) *DumpOutput {
 		if files := byTopic[topic]; len(files) > 0 {
 			internal := k.Dump(t, files, "--deep-iteration", decoder)
 			require.Empty(t, internal.Problems, "DumpLogSegments %s reports no problem", decoder)
+			if topic == OffsetsTopic {
+				requireConsumerGroupRecords(t, internal)
+			}
 		}
 	}
 	return out
@@ -425,4 +437,36 @@ func dumpedCodecs(t *testing.T, out *DumpOutput, dir string, tp TopicPartition) 
 		}
 	}
 	return codecs
+}
+
+// requireConsumerGroupRecords: Kafka's --offsets-decoder decodes the
+// records of the KIP-848 group checkJavaGroupPair made: the group's epoch,
+// both members' subscriptions to its topic, and their current
+// assignments, by the field names of Kafka's schemas.
+func requireConsumerGroupRecords(t *testing.T, out *DumpOutput) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, f := range out.Files {
+		for _, b := range f.Batches {
+			for _, r := range b.Records {
+				if r.Key == nil || !strings.Contains(*r.Key, `"groupId":"java-pair-848"`) || r.Payload == nil || *r.Payload == "<DELETE>" {
+					continue // a tombstone (a member left) prints <DELETE>
+				}
+				for _, typ := range []string{"3", "5", "6", "7", "8"} {
+					if strings.Contains(*r.Key, `"type":"`+typ+`"`) {
+						seen[typ]++
+					}
+				}
+				if strings.Contains(*r.Key, `"type":"5"`) {
+					require.Contains(t, *r.Payload, `"subscribedTopicNames":["java-pair-848"]`, "a member's subscription as Kafka decodes it")
+				}
+				if strings.Contains(*r.Key, `"type":"8"`) {
+					require.Contains(t, *r.Payload, `"memberEpoch"`, "a member's current assignment as Kafka decodes it")
+				}
+			}
+		}
+	}
+	for _, typ := range []string{"3", "5", "6", "7", "8"} {
+		require.Positive(t, seen[typ], "DumpLogSegments --offsets-decoder decoded no consumer group record of type %s (decoded: %v)", typ, seen)
+	}
 }

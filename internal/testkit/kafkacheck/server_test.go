@@ -244,7 +244,8 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 		require.Equal(t, "0", c[3], "after --reset-offsets --to-earliest: %v", c)
 	}
 
-	t.Run("group of two", func(t *testing.T) { checkJavaGroupPair(t, k, s) })
+	t.Run("group of two", func(t *testing.T) { checkJavaGroupPair(t, k, s, "classic") })
+	t.Run("group of two, KIP-848", func(t *testing.T) { checkJavaGroupPair(t, k, s, "consumer") })
 
 	// Transactions: the Java transactional producer commits one and
 	// aborts one; read_committed sees only the first.

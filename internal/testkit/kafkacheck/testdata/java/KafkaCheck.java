@@ -110,7 +110,8 @@ public final class KafkaCheck {
             case "try-lock" -> tryLock(args[1]);
             case "end-offsets" -> endOffsets(bootstrap, args[2], args[3]);
             case "by-time" -> byTime(bootstrap, args);
-            case "group-pair" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
+            case "group-pair" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "classic");
+            case "group-pair-consumer" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
             case "stream" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
@@ -589,6 +590,15 @@ public final class KafkaCheck {
     }
 
     private static Properties memberProps(String bootstrap, String group, String clientId) {
+        return memberProps(bootstrap, group, clientId, "classic");
+    }
+
+    /**
+     * memberProps with the group protocol: "consumer" is KIP-848's, whose
+     * session and heartbeat settings are the coordinator's
+     * (group.consumer.*), so the consumer refuses its own.
+     */
+    private static Properties memberProps(String bootstrap, String group, String clientId, String protocol) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -596,7 +606,10 @@ public final class KafkaCheck {
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-        if (group != null) {
+        if (group != null && protocol.equals("consumer")) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+            p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+        } else if (group != null) {
             p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
             // Heartbeats often, so that a member learns of a rebalance soon.
             p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "500");
@@ -684,12 +697,12 @@ public final class KafkaCheck {
         return n == partitions && all.size() == partitions;
     }
 
-    private static void groupPair(String bootstrap, String topic, int partitions, String group) throws Exception {
+    private static void groupPair(String bootstrap, String topic, int partitions, String group, String protocol) throws Exception {
         createTopic(bootstrap, topic, partitions);
         try (KafkaProducer<byte[], byte[]> p = idempotentProducer(bootstrap)) {
             Map<TopicPartition, Long> ends = sendRound(p, topic, partitions, 0, 10);
-            Member a = new Member("a", topic, memberProps(bootstrap, group, "member-a"), null, false);
-            Member b = new Member("b", topic, memberProps(bootstrap, group, "member-b"), null, false);
+            Member a = new Member("a", topic, memberProps(bootstrap, group, "member-a", protocol), null, false);
+            Member b = new Member("b", topic, memberProps(bootstrap, group, "member-b", protocol), null, false);
             try {
                 a.start();
                 final Map<TopicPartition, Long> first = ends;
