@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,8 +14,10 @@ import (
 // GroupDescription describes a consumer group (kafka-consumer-groups
 // --describe).
 type GroupDescription struct {
-	GroupID    string
-	State      string // Empty, PreparingRebalance, Stable, ...
+	GroupID string
+	State   string // Empty, PreparingRebalance, Stable, ...; a consumer group's Assigning, Reconciling
+	// Generation is a classic group's generation, a consumer group's
+	// (KIP-848) group epoch.
 	Generation int32
 	Assignor   string
 	Members    []MemberDescription
@@ -52,18 +55,46 @@ func DescribeGroup(ctx context.Context, dir *log.Dir, groupID string) (GroupDesc
 	if err != nil {
 		return GroupDescription{}, err
 	}
+	var out GroupDescription
+	var offsets map[TopicPartition]coordinator.OffsetAndMetadata
 	d, err := coord.DescribeGroup(groupID)
-	if err != nil {
+	switch {
+	case errors.Is(err, coordinator.ErrUnknownGroup):
+		// A consumer group (KIP-848's protocol), or no group.
+		cd, cerr := coord.DescribeConsumerGroup(groupID)
+		if cerr != nil {
+			return GroupDescription{}, err
+		}
+		out = GroupDescription{GroupID: cd.GroupID, State: string(cd.State), Generation: cd.GroupEpoch, Assignor: cd.AssignorName}
+		names := map[coordinator.TopicID]string{}
+		for _, t := range dir.Topics() {
+			if id, ok := topicID(dir, t); ok {
+				names[id] = t
+			}
+		}
+		for _, m := range cd.Members {
+			md := MemberDescription{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, Topics: m.SubscribedTopicNames}
+			for _, tp := range m.Assignment {
+				for _, p := range tp.Partitions {
+					md.Assignment = append(md.Assignment, TopicPartition{Topic: names[tp.TopicID], Partition: p})
+				}
+			}
+			out.Members = append(out.Members, md)
+		}
+		offsets = coord.FetchOffsets(groupID, nil)
+	case err != nil:
 		return GroupDescription{}, err
+	default:
+		out = GroupDescription{GroupID: d.GroupID, State: string(d.State), Generation: d.Generation, Assignor: d.Protocol}
+		for _, m := range d.Members {
+			md := MemberDescription{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, Topics: m.Topics,
+				Assignment: slices.Clone(m.Assignment)}
+			out.Members = append(out.Members, md)
+		}
+		offsets = d.Offsets
 	}
-	out := GroupDescription{GroupID: d.GroupID, State: string(d.State), Generation: d.Generation, Assignor: d.Protocol,
-		Offsets: map[TopicPartition]OffsetAndMetadata{}, Lag: map[TopicPartition]int64{}}
-	for _, m := range d.Members {
-		md := MemberDescription{MemberID: m.MemberID, ClientID: m.ClientID, InstanceID: m.InstanceID, Topics: m.Topics,
-			Assignment: slices.Clone(m.Assignment)}
-		out.Members = append(out.Members, md)
-	}
-	for tp, om := range d.Offsets {
+	out.Offsets, out.Lag = map[TopicPartition]OffsetAndMetadata{}, map[TopicPartition]int64{}
+	for tp, om := range offsets {
 		out.Offsets[tp] = OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 		if l, err := dir.Partition(tp.Topic, tp.Partition); err == nil {
 			out.Lag[tp] = max(l.HighWatermark()-om.Offset, 0)

@@ -35,10 +35,6 @@ import (
 //
 // # Where kafkalite differs from Kafka
 //
-//   - group.protocol=consumer (KIP-848) is an error matching
-//     [ErrNotSupported]: the directory's coordinator serves the protocol
-//     to network clients (the wire server), but this consumer speaks the
-//     classic protocol only.
 //   - allow.auto.create.topics defaults to false (Kafka: true), so that a
 //     typo in a topic name fails instead of creating a topic.
 //   - session.timeout.ms and heartbeat.interval.ms must be at least 1 ms
@@ -429,9 +425,18 @@ type Config struct {
 	// __consumer_offsets. Subscribing to one by name always works.
 	ExcludeInternalTopics bool
 	// GroupProtocol mirrors group.protocol (default "classic", compared
-	// ignoring case): the group membership protocol. "consumer" (KIP-848)
-	// is an error matching [ErrNotSupported].
+	// ignoring case): the group membership protocol. "consumer" is
+	// KIP-848's: the coordinator assigns (PartitionAssignmentStrategy,
+	// SessionTimeout and HeartbeatInterval are then unused: the group's
+	// are group.consumer.* of the directory), the member reconciles
+	// partition by partition, and the listener hears of revoked and
+	// assigned partitions as Kafka's consumer tells it.
 	GroupProtocol string
+	// GroupRemoteAssignor mirrors group.remote.assignor (default unset):
+	// the server assignor a member of group.protocol=consumer asks for
+	// ("uniform" or "range"; unset, the group's default). It must be
+	// unset with group.protocol=classic.
+	GroupRemoteAssignor string
 	// Logger receives the consumer's log lines; nil means slog.Default()
 	// at level Warn and above (a member dropped from its group warns).
 	Logger *slog.Logger
@@ -511,9 +516,10 @@ func (c Config) Validate() error {
 	}
 	switch {
 	case strings.EqualFold(c.GroupProtocol, groupProtocolClassic):
+		if c.GroupRemoteAssignor != "" {
+			v.Add("group.remote.assignor", c.GroupRemoteAssignor, "cannot be set when group.protocol=classic")
+		}
 	case strings.EqualFold(c.GroupProtocol, groupProtocolConsumer):
-		v.AddErr("group.protocol", c.GroupProtocol,
-			"the in-process consumer speaks the classic protocol only (the coordinator serves KIP-848's to network clients); use classic", ErrNotSupported)
 	default:
 		v.Add("group.protocol", c.GroupProtocol, "must be one of classic, consumer")
 	}
@@ -575,8 +581,11 @@ func assignorsProblem(as []assignor.Assignor, group bool) string {
 // partition.assignment.strategy lists Java class names, resolved by
 // [assignor.ByClassName] to kafkalite's equivalents (kafkalite also accepts
 // protocol names, by [assignor.ByName]) and must not repeat one;
-// group.remote.assignor and share.acknowledgement.mode must be unset,
-// because group.protocol is classic. interceptor.classes must be empty:
+// group.remote.assignor must be unset with group.protocol=classic, and
+// partition.assignment.strategy, heartbeat.interval.ms and
+// session.timeout.ms must be with group.protocol=consumer (the
+// coordinator owns them); share.acknowledgement.mode must be unset (share
+// groups are not supported). interceptor.classes must be empty:
 // Java classes cannot be loaded. key.deserializer and value.deserializer
 // are accepted and ignored: deserializers are Go code. Any ssl.* or sasl.*
 // name is accepted as a security setting, which has no meaning in-process.
@@ -584,7 +593,7 @@ func assignorsProblem(as []assignor.Assignor, group bool) string {
 // Accepted and unused (Apache Kafka 4.x ConsumerConfig.java):
 // bootstrap.servers, client.dns.lookup, config.providers,
 // connections.max.idle.ms, default.api.timeout.ms, enable.metrics.push,
-// group.remote.assignor (must be unset), interceptor.classes (must be
+// interceptor.classes (must be
 // empty), internal.leave.group.on.close,
 // internal.throw.on.fetch.stable.offset.unsupported, key.deserializer,
 // metadata.max.age.ms, metadata.recovery.rebootstrap.trigger.ms,
@@ -603,6 +612,16 @@ func parseConfig(m map[string]string) (Config, []string, error) {
 	c := DefaultConfig()
 	unused, errs := props.Sift(m, consumerProps, props.InClient(ignoredConsumerProps), unknownProperty, propError)
 	errs = append(errs, props.Apply(&c, m, consumerProps, props.SortedKeys(consumerProps), propError)...)
+	if strings.EqualFold(c.GroupProtocol, groupProtocolConsumer) {
+		// ConsumerConfig's check: the coordinator owns these with
+		// KIP-848's protocol.
+		for _, k := range []string{"partition.assignment.strategy", "heartbeat.interval.ms", "session.timeout.ms"} {
+			if v, ok := m[k]; ok {
+				errs = append(errs, &ConfigError{Component: "consumer", Property: k, Value: v,
+					Reason: "cannot be set when group.protocol=consumer"})
+			}
+		}
+	}
 	_, hasGroup := m["group.id"]
 	if v, ok := m["enable.auto.commit"]; ok && !hasGroup && c.EnableAutoCommit {
 		// ConsumerConfig.maybeOverrideEnableAutoCommit.
@@ -697,6 +716,9 @@ var consumerProps = map[string]consumerProp{
 	"group.protocol": {
 		Set: func(c *Config, v string) error { c.GroupProtocol = props.Trim(v); return nil },
 		Get: func(c *Config) (string, bool) { return c.GroupProtocol, true }},
+	"group.remote.assignor": {
+		Set: func(c *Config, v string) error { c.GroupRemoteAssignor = props.Trim(v); return nil },
+		Get: func(c *Config) (string, bool) { return c.GroupRemoteAssignor, c.GroupRemoteAssignor != "" }},
 }
 
 // builtinAssignorClasses: Kafka's assignor classes, which resolve to
@@ -787,7 +809,7 @@ var ignoredConsumerProps = map[string]func(string) error{
 	"security.protocol": nil, "security.providers": nil, "config.providers": nil,
 	// Settings of group.protocol=consumer and of share groups: Kafka
 	// rejects them with group.protocol=classic.
-	"group.remote.assignor": checkUnsetWithClassic, "share.acknowledgement.mode": checkUnsetWithClassic,
+	"share.acknowledgement.mode": checkUnsetWithClassic,
 	// Kafka's internal settings.
 	"internal.leave.group.on.close":                     props.CheckBool,
 	"internal.throw.on.fetch.stable.offset.unsupported": props.CheckBool,
@@ -800,11 +822,12 @@ func checkNoInterceptors(v string) error {
 	return nil
 }
 
-// checkUnsetWithClassic is ConsumerConfig's check of the settings that
-// group.protocol=classic does not take (kafkalite has only classic).
+// checkUnsetWithClassic is ConsumerConfig's check of share groups'
+// setting, which kafkalite's consumer does not take (share groups are
+// not served).
 func checkUnsetWithClassic(v string) error {
 	if props.Trim(v) != "" {
-		return errors.New("cannot be set when group.protocol=classic, the only protocol kafkalite supports")
+		return errors.New("share groups are not supported; it must be unset")
 	}
 	return nil
 }

@@ -392,6 +392,10 @@ func TestParseConfigValues(t *testing.T) {
 		{map[string]string{"allow.auto.create.topics": "true"}, func(t *testing.T, c Config) { assert.True(t, c.AllowAutoCreateTopics) }},
 		{map[string]string{"exclude.internal.topics": "false"}, func(t *testing.T, c Config) { assert.False(t, c.ExcludeInternalTopics) }},
 		{map[string]string{"group.protocol": " Classic "}, func(t *testing.T, c Config) { assert.Equal(t, "Classic", c.GroupProtocol) }},
+		{map[string]string{"group.protocol": "consumer", "group.remote.assignor": " range "}, func(t *testing.T, c Config) {
+			assert.Equal(t, "consumer", c.GroupProtocol)
+			assert.Equal(t, "range", c.GroupRemoteAssignor)
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(propstest.Name(tc.props), func(t *testing.T) {
@@ -523,12 +527,13 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"check.crcs": "1"}, "check.crcs", "not true or false", nil},
 		{map[string]string{"allow.auto.create.topics": "no"}, "allow.auto.create.topics", "not true or false", nil},
 		{map[string]string{"exclude.internal.topics": ""}, "exclude.internal.topics", "not true or false", nil},
-		{map[string]string{"group.protocol": "consumer"}, "group.protocol", "KIP-848", ErrNotSupported},
-		{map[string]string{"group.protocol": "CONSUMER"}, "group.protocol", "KIP-848", ErrNotSupported},
+		{map[string]string{"group.protocol": "consumer", "session.timeout.ms": "10000"}, "session.timeout.ms", "cannot be set when group.protocol=consumer", nil},
+		{map[string]string{"group.protocol": "CONSUMER", "heartbeat.interval.ms": "100"}, "heartbeat.interval.ms", "cannot be set when group.protocol=consumer", nil},
+		{map[string]string{"group.protocol": "consumer", "partition.assignment.strategy": "range"}, "partition.assignment.strategy", "cannot be set when group.protocol=consumer", nil},
 		{map[string]string{"group.protocol": "share"}, "group.protocol", "must be one of classic, consumer", nil},
 		{map[string]string{"group.protocol": ""}, "group.protocol", "must be one of classic, consumer", nil},
 		{map[string]string{"group.remote.assignor": "uniform"}, "group.remote.assignor", "group.protocol=classic", nil},
-		{map[string]string{"share.acknowledgement.mode": "explicit"}, "share.acknowledgement.mode", "group.protocol=classic", nil},
+		{map[string]string{"share.acknowledgement.mode": "explicit"}, "share.acknowledgement.mode", "share groups are not supported", nil},
 		{map[string]string{"interceptor.classes": "com.example.Audit"}, "interceptor.classes", "cannot load Java interceptor classes", nil},
 		{map[string]string{"request.timeout.ms": "-1"}, "request.timeout.ms", "at least 0", nil},
 		{map[string]string{"default.api.timeout.ms": "x"}, "default.api.timeout.ms", "not an int", nil},
@@ -598,7 +603,6 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 		"socket.connection.setup.timeout.max.ms":            "30000",
 		"security.providers":                                "",
 		"config.providers":                                  "",
-		"group.remote.assignor":                             " ",
 		"share.acknowledgement.mode":                        "",
 		"internal.leave.group.on.close":                     "true",
 		"internal.throw.on.fetch.stable.offset.unsupported": "false",
@@ -654,7 +658,7 @@ func TestValidate(t *testing.T) {
 			c.GroupID = "g"
 			c.PartitionAssignmentStrategy = []assignor.Assignor{assignor.Range(), cooperativeOnly{"coop"}}
 		}, "partition.assignment.strategy", nil},
-		{"consumer protocol", func(c *Config) { c.GroupProtocol = "consumer" }, "group.protocol", ErrNotSupported},
+		{"remote assignor with the classic protocol", func(c *Config) { c.GroupRemoteAssignor = "uniform" }, "group.remote.assignor", nil},
 		{"empty protocol", func(c *Config) { c.GroupProtocol = "" }, "group.protocol", nil},
 	}
 	for _, tc := range tests {
@@ -667,7 +671,7 @@ func TestValidate(t *testing.T) {
 
 	t.Run("several", func(t *testing.T) {
 		c := DefaultConfig()
-		c.MaxPollRecords, c.IsolationLevel, c.FetchMinBytes, c.GroupProtocol = 0, IsolationLevel(2), -1, "consumer"
+		c.MaxPollRecords, c.IsolationLevel, c.FetchMinBytes, c.GroupProtocol = 0, IsolationLevel(2), -1, "share"
 		assert.Equal(t, []string{"fetch.min.bytes", "group.protocol", "isolation.level", "max.poll.records"},
 			configErrors.Properties(t, c.Validate()))
 	})

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,7 +62,7 @@ type Consumer struct {
 	// lastAutoCommit is when Assign-mode auto-commit last ran.
 	lastAutoCommit time.Time
 
-	group *membership // nil unless subscribed
+	group groupMember // nil unless subscribed
 
 	asyncMu   sync.Mutex    // protects lastAsync
 	lastAsync chan struct{} // closed when the latest CommitAsync is done
@@ -938,11 +939,16 @@ func (c *Consumer) subscribe(topics []string, re *regexp.Regexp, listener Rebala
 	if c.mode == modeAssign {
 		return fmt.Errorf("%w: Subscribe after Assign", ErrIllegalState)
 	}
-	if len(c.cfg.PartitionAssignmentStrategy) == 0 {
+	consumerProtocol := strings.EqualFold(c.cfg.GroupProtocol, groupProtocolConsumer)
+	if len(c.cfg.PartitionAssignmentStrategy) == 0 && !consumerProtocol {
 		return fmt.Errorf("%w: Subscribe needs partition.assignment.strategy", ErrIllegalState)
 	}
 	c.mode = modeSubscribe
-	if c.group == nil {
+	switch {
+	case c.group != nil:
+	case consumerProtocol:
+		c.group = newProtocolMember(c)
+	default:
 		c.group = newMembership(c)
 	}
 	c.group.setSubscription(topics, re, listener)

@@ -48,7 +48,12 @@
 // nothing, without spinning), and the transaction's COMMIT or ABORT marker
 // releases what it held back.
 //
+// Groups speak either protocol: the classic one (the default), whose
+// leader's assignor splits the partitions, or KIP-848's
+// (group.protocol=consumer), whose coordinator assigns with its server
+// assignor (group.remote.assignor) while the member heartbeats and
+// reconciles, revoking before it takes.
+//
 // Differences from Kafka, on purpose: group.initial.rebalance.delay.ms is
-// 0 in process (log.Config.GroupInitialRebalanceDelay); the new consumer
-// group protocol (group.protocol=consumer, KIP-848) is not supported.
+// 0 in process (log.Config.GroupInitialRebalanceDelay).
 package consumer

@@ -96,8 +96,7 @@ type membership struct {
 	// startsChanged wakes the heartbeat goroutine when a join replaced
 	// rebalanceStarts, so that it waits on the new signal (one slot).
 	startsChanged chan struct{}
-	hbStop        chan struct{}
-	hbDone        chan struct{}
+	hb            heartbeater
 
 	owned      []TopicPartition
 	lastCommit time.Time
@@ -308,12 +307,19 @@ func (m *membership) revoke(ctx context.Context, c *Consumer, tps []TopicPartiti
 // listener may call it (CommitSync, Seek, Position...); with no partitions
 // only if evenEmpty.
 func (m *membership) callback(_ context.Context, c *Consumer, f func(RebalanceListener), tps []TopicPartition, evenEmpty bool) {
-	if m.listener == nil || (len(tps) == 0 && !evenEmpty) {
+	runListener(c, m.listener, f, tps, evenEmpty)
+}
+
+// runListener runs a listener method with the consumer released, so that
+// the listener may call it (CommitSync, Seek, Position...); with no
+// partitions only if evenEmpty.
+func runListener(c *Consumer, l RebalanceListener, f func(RebalanceListener), tps []TopicPartition, evenEmpty bool) {
+	if l == nil || (len(tps) == 0 && !evenEmpty) {
 		return
 	}
 	c.exit()
 	defer c.inUse.Store(1) // the caller (Poll, Close...) holds the consumer again
-	f(m.listener)
+	f(l)
 }
 
 func (m *membership) autoCommit(ctx context.Context, c *Consumer) {
@@ -329,15 +335,7 @@ func (m *membership) autoCommit(ctx context.Context, c *Consumer) {
 // or a Poll loop that stalled past max.poll.interval.ms (the member leaves,
 // as Kafka's heartbeat thread makes it).
 func (m *membership) startHeartbeat(c *Consumer) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.hbStop != nil {
-		return
-	}
-	m.hbStop, m.hbDone = make(chan struct{}), make(chan struct{})
-	stop, done := m.hbStop, m.hbDone
-	go func() {
-		defer close(done)
+	m.hb.start(func(stop <-chan struct{}) {
 		t := time.NewTicker(c.cfg.HeartbeatInterval)
 		defer t.Stop()
 		for {
@@ -382,7 +380,7 @@ func (m *membership) startHeartbeat(c *Consumer) {
 				m.markRejoin(false)
 			}
 		}
-	}()
+	})
 }
 
 // clearRebalanceStarts forgets the rebalance signal ch, unless a join
@@ -395,11 +393,38 @@ func (m *membership) clearRebalanceStarts(ch <-chan struct{}) {
 	}
 }
 
-func (m *membership) stopHeartbeat() {
-	m.mu.Lock()
-	stop, done := m.hbStop, m.hbDone
-	m.hbStop, m.hbDone = nil, nil
-	m.mu.Unlock()
+func (m *membership) stopHeartbeat() { m.hb.stop() }
+
+// heartbeater is a member's heartbeat goroutine: started once, stopped
+// and waited for by stop (Close, Unsubscribe, a leave).
+type heartbeater struct {
+	mu     sync.Mutex
+	stopCh chan struct{}
+	done   chan struct{}
+}
+
+// start runs loop on a goroutine of its own unless one runs; loop returns
+// when stop is closed.
+func (h *heartbeater) start(loop func(stop <-chan struct{})) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.stopCh != nil {
+		return
+	}
+	h.stopCh, h.done = make(chan struct{}), make(chan struct{})
+	stop, done := h.stopCh, h.done
+	go func() {
+		defer close(done)
+		loop(stop)
+	}()
+}
+
+// stop stops the goroutine, if one runs, and waits for it.
+func (h *heartbeater) stop() {
+	h.mu.Lock()
+	stop, done := h.stopCh, h.done
+	h.stopCh, h.done = nil, nil
+	h.mu.Unlock()
 	if stop != nil {
 		close(stop)
 		<-done
