@@ -32,11 +32,21 @@ func TestFlowConfluentKafkaTimestamps(t *testing.T) { flowTimes(t, confluentFlow
 // group split a topic's two partitions after a rebalance, commit, and a
 // third member resumes after their commits; with librdkafka's default
 // assignors (an eager rebalance) and with cooperative-sticky.
+//
+// With group.protocol=consumer (KIP-848) the coordinator assigns, with its
+// uniform and range assignors (group.remote.assignor).
 func TestFlowConfluentKafkaGroup(t *testing.T) {
 	for _, assignor := range []string{"", "cooperative-sticky"} {
 		t.Run(cmp.Or(assignor, "eager"), func(t *testing.T) {
 			f := confluentFlow(t)
 			f.env = []string{"FLOW_ASSIGNOR=" + assignor}
+			flowGroup(t, f)
+		})
+	}
+	for _, assignor := range []string{"uniform", "range"} {
+		t.Run("consumer-protocol/"+assignor, func(t *testing.T) {
+			f := confluentFlow(t)
+			f.env = []string{"FLOW_GROUP_PROTOCOL=consumer", "FLOW_ASSIGNOR=" + assignor}
 			flowGroup(t, f)
 		})
 	}

@@ -2,9 +2,11 @@
 # flows_librdkafka_test.go; flowlib.py lists the modes and their
 # arguments. FLOW_ASSIGNOR in the environment, when set, is the group
 # members' partition.assignment.strategy (librdkafka's default: range,
-# roundrobin).
+# roundrobin); FLOW_GROUP_PROTOCOL=consumer makes them KIP-848 members
+# (group.protocol=consumer), FLOW_ASSIGNOR then their
+# group.remote.assignor.
 #
-#   [FLOW_ASSIGNOR=cooperative-sticky] python3 flow_confluent.py MODE [BOOTSTRAP ARGS...]
+#   [FLOW_GROUP_PROTOCOL=consumer] [FLOW_ASSIGNOR=cooperative-sticky] python3 flow_confluent.py MODE [BOOTSTRAP ARGS...]
 import os
 import sys
 
@@ -37,7 +39,13 @@ class Client:
                                   "enable.auto.commit": False})
         if isolation:
             conf["isolation.level"] = isolation
-        if os.environ.get("FLOW_ASSIGNOR"):
+        if os.environ.get("FLOW_GROUP_PROTOCOL") == "consumer":
+            # KIP-848: the coordinator assigns; librdkafka refuses the
+            # classic protocol's assignor setting with it.
+            conf["group.protocol"] = "consumer"
+            if os.environ.get("FLOW_ASSIGNOR"):
+                conf["group.remote.assignor"] = os.environ["FLOW_ASSIGNOR"]
+        elif os.environ.get("FLOW_ASSIGNOR"):
             conf["partition.assignment.strategy"] = os.environ["FLOW_ASSIGNOR"]
         return Reader(Consumer(conf))
 
