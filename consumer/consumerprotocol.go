@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kafkalite/kafkalite/internal/access"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
 )
@@ -378,22 +379,30 @@ func topicID(dir *log.Dir, topic string) (coordinator.TopicID, bool) {
 }
 
 // startHeartbeat starts the heartbeat goroutine once: every heartbeat
-// interval the coordinator gives it sends a heartbeat with the owned
-// partitions; a Poll loop stalled past max.poll.interval.ms leaves the
-// group, as Kafka's consumer does.
+// interval the coordinator gives it, and whenever the coordinator says the
+// group changed, it sends a heartbeat with the owned partitions; a Poll
+// loop stalled past max.poll.interval.ms leaves the group, as Kafka's
+// consumer does.
 func (m *protocolMember) startHeartbeat(c *Consumer) {
+	changes := func() <-chan struct{} { return c.coord.ConsumerGroupChanges(access.Internal{}, c.cfg.GroupID) }
 	m.hb.start(func(stop <-chan struct{}) {
+		changed := changes()
 		for {
 			m.mu.Lock()
 			interval := m.interval
 			m.mu.Unlock()
 			t := time.NewTimer(interval)
+			// The coordinator's change signal wakes the member at once: in
+			// one process, a partition moves as soon as it is free.
 			select {
 			case <-stop:
 				t.Stop()
 				return
 			case <-t.C:
+			case <-changed:
+				t.Stop()
 			}
+			changed = changes() // before the heartbeat: a change after it is seen
 			m.mu.Lock()
 			joined, id, epoch := m.joined, m.memberID, m.epoch
 			m.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
+	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
 )
 
@@ -229,4 +230,65 @@ func TestConsumerProtocolFenced(t *testing.T) {
 	l.mu.Unlock()
 	_, epoch := a.group.identity()
 	require.Positive(t, epoch, "joined again")
+}
+
+// TestConsumerProtocolMovesAtOnce: in one process partitions move when
+// the coordinator's group changes, not at the next heartbeat interval:
+// with an interval of an hour, three members still split the topic.
+func TestConsumerProtocolMovesAtOnce(t *testing.T) {
+	e := newEnvFor(t, matrix.Case{})
+	require.NoError(t, e.dir.Close())
+	e.cfg.ConsumerGroupHeartbeatInterval = time.Hour
+	e.cfg.ConsumerGroupSessionTimeout = 2 * time.Hour
+	e.open()
+	e.topic("t", 6)
+	var cs []*Consumer
+	for range 3 {
+		c := protocolConsumer(e)
+		require.NoError(t, c.Subscribe([]string{"t"}, nil))
+		cs = append(cs, c)
+	}
+	pollUntil(t, cs, func() bool {
+		return len(cs[0].Assignment()) == 2 && len(cs[1].Assignment()) == 2 && len(cs[2].Assignment()) == 2
+	})
+}
+
+// BenchmarkConsumerGroupRebalance: three members of a new group split a
+// topic's six partitions, with each protocol; an op ends when each owns
+// two (in process, the default settings otherwise).
+func BenchmarkConsumerGroupRebalance(b *testing.B) {
+	for _, protocol := range []string{"classic", "consumer"} {
+		b.Run("protocol="+protocol, func(b *testing.B) {
+			d, err := log.Open(context.Background(), b.TempDir(), log.DefaultConfig())
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = d.Close() })
+			_, err = d.CreateTopic(context.Background(), "t", 6, nil)
+			require.NoError(b, err)
+			n := 0
+			for b.Loop() {
+				n++
+				var cs []*Consumer
+				for range 3 {
+					cfg := DefaultConfig()
+					cfg.GroupID, cfg.GroupProtocol, cfg.EnableAutoCommit = fmt.Sprint("bench-", n), protocol, false
+					c, err := New(d, cfg)
+					require.NoError(b, err)
+					require.NoError(b, c.Subscribe([]string{"t"}, nil))
+					cs = append(cs, c)
+				}
+				for !(len(cs[0].Assignment()) == 2 && len(cs[1].Assignment()) == 2 && len(cs[2].Assignment()) == 2) {
+					for _, c := range cs {
+						ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+						_, _ = c.Poll(ctx)
+						cancel()
+					}
+				}
+				b.StopTimer()
+				for _, c := range cs {
+					require.NoError(b, c.Close(context.Background()))
+				}
+				b.StartTimer()
+			}
+		})
+	}
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/kafkalite/kafkalite/internal/access"
 )
 
 // TypeConsumer is the group type of KIP-848's consumer protocol: members
@@ -171,6 +173,9 @@ type consumerGroup struct {
 	owners map[TopicID]map[int32]int32
 	// sessionTimeout is group.consumer.session.timeout.ms.
 	sessionTimeout time.Duration
+	// changed is closed, and replaced, at every change of the group's
+	// state (ConsumerGroupChanges).
+	changed chan struct{}
 }
 
 // consumerMember is a consumer group member.
@@ -191,7 +196,28 @@ type consumerMember struct {
 
 func newConsumerGroup(sessionTimeout time.Duration) *consumerGroup {
 	return &consumerGroup{members: map[string]*consumerMember{}, target: map[string]partitionEpochs{},
-		owners: map[TopicID]map[int32]int32{}, sessionTimeout: sessionTimeout}
+		owners: map[TopicID]map[int32]int32{}, sessionTimeout: sessionTimeout, changed: make(chan struct{})}
+}
+
+// notify wakes the waiters of ConsumerGroupChanges.
+func (cg *consumerGroup) notify() {
+	close(cg.changed)
+	cg.changed = make(chan struct{})
+}
+
+// ConsumerGroupChanges returns a channel closed at the next change of the
+// consumer group's state (a member joined, left or moved, a new target
+// assignment); nil when there is no such consumer group. An in-process
+// member (package consumer's) heartbeats when it closes instead of at its
+// next interval, so that partitions move within the process at once; the
+// access token makes it this module's own.
+func (c *GroupCoordinator) ConsumerGroupChanges(_ access.Internal, groupID string) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if g, ok := c.groups[groupID]; ok && g.cg != nil {
+		return g.cg.changed
+	}
+	return nil
 }
 
 // state is the group's state as Kafka computes it.
@@ -291,6 +317,9 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(ctx context.Context, req Consu
 	res, err := c.consumerHeartbeatLocked(req, &recs)
 	if len(recs.keys) > 0 {
 		c.writeConsumerRecordsLocked(req.GroupID, &recs)
+		if g, ok := c.groups[req.GroupID]; ok && g.cg != nil {
+			g.cg.notify()
+		}
 	}
 	return res, err
 }
@@ -713,6 +742,7 @@ func (c *GroupCoordinator) expireConsumerMembersLocked(g *group, now time.Time) 
 	}
 	if len(recs.keys) > 0 {
 		c.writeConsumerRecordsLocked(g.id, &recs)
+		g.cg.notify()
 	}
 }
 
