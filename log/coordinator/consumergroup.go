@@ -16,6 +16,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/kafkalite/kafkalite/internal/access"
+	"github.com/kafkalite/kafkalite/log"
 )
 
 // TypeConsumer is the group type of KIP-848's consumer protocol: members
@@ -293,9 +294,9 @@ type consumerRecords struct {
 // computes the target assignment with the group's server assignor, and
 // moves the member towards its part of it: partitions another member
 // still owns are given only once that member has revoked them. The
-// changes are written to __consumer_offsets in Kafka's records (not
-// waiting for an fsync: a member the coordinator forgets in a crash is
-// fenced at its next heartbeat and rejoins).
+// changes are written to __consumer_offsets in Kafka's records, durably
+// (fsynced) when it returns, as a commit is; a heartbeat that changes
+// nothing writes nothing.
 //
 // A first heartbeat (MemberEpoch JoinEpoch) creates the group, converting
 // an empty classic group (one with offsets only); a classic group with
@@ -306,7 +307,12 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(ctx context.Context, req Consu
 		return ConsumerHeartbeatResult{}, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	unlocked := false
+	defer func() {
+		if !unlocked {
+			c.mu.Unlock()
+		}
+	}()
 	if c.closed {
 		return ConsumerHeartbeatResult{}, ErrClosed
 	}
@@ -315,10 +321,24 @@ func (c *GroupCoordinator) ConsumerGroupHeartbeat(ctx context.Context, req Consu
 	}
 	var recs consumerRecords
 	res, err := c.consumerHeartbeatLocked(req, &recs)
+	var l *log.Log
+	var end int64
 	if len(recs.keys) > 0 {
-		c.writeConsumerRecordsLocked(req.GroupID, &recs)
+		l, end = c.writeConsumerRecordsLocked(req.GroupID, &recs)
 		if g, ok := c.groups[req.GroupID]; ok && g.cg != nil {
 			g.cg.notify()
+		}
+	}
+	c.mu.Unlock()
+	unlocked = true
+	if err == nil && l != nil {
+		// Durable before the answer, as a commit is: the member acts on
+		// what it is told, and a crash must not take it back. The state
+		// changed already, so ctx no longer stops it: an answer lost to
+		// a cancellation would make the member heartbeat again with an
+		// epoch one behind.
+		if serr := l.Sync(context.WithoutCancel(ctx), end); serr != nil {
+			return ConsumerHeartbeatResult{}, serr
 		}
 	}
 	return res, err
@@ -741,6 +761,7 @@ func (c *GroupCoordinator) expireConsumerMembersLocked(g *group, now time.Time) 
 		}
 	}
 	if len(recs.keys) > 0 {
+		// Not synced: a member expired again after a crash is the same.
 		c.writeConsumerRecordsLocked(g.id, &recs)
 		g.cg.notify()
 	}

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -134,13 +133,18 @@ func consumerGroupTombstones(groupID string) [][]byte {
 }
 
 // writeConsumerRecordsLocked appends a consumer group change's records in
-// one batch, not waiting for the fsync (see ConsumerGroupHeartbeat).
-// REQUIRES c.mu held.
-func (c *GroupCoordinator) writeConsumerRecordsLocked(groupID string, recs *consumerRecords) {
-	_, err := c.appendRecords(context.Background(), groupID, nil, recs.keys, recs.values, false)
-	if err != nil && !errors.Is(err, log.ErrClosed) {
-		c.logger.Warn("writing consumer group records failed", "group", groupID, "err", err)
+// one batch and returns the partition and the offset to sync to (the
+// caller syncs without the lock; 0 when nothing was written). REQUIRES
+// c.mu held.
+func (c *GroupCoordinator) writeConsumerRecordsLocked(groupID string, recs *consumerRecords) (*log.Log, int64) {
+	l, res, err := c.appendBatch(groupID, nil, recs.keys, recs.values)
+	if err != nil {
+		if !errors.Is(err, log.ErrClosed) {
+			c.logger.Warn("writing consumer group records failed", "group", groupID, "err", err)
+		}
+		return nil, 0
 	}
+	return l, res.LastOffset + 1
 }
 
 // dropConsumerGroupLocked turns an empty consumer group back into a plain

@@ -4,6 +4,8 @@
 # flowlib.py lists the modes and their arguments:
 #
 #   python3 flow_kafkapython.py MODE [BOOTSTRAP ARGS...]
+import time
+
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
@@ -100,6 +102,16 @@ class Reader(flowlib.Wrapper):
                 self.w.seek(tp, offsets[tp.partition])
 
     def subscribe(self, topic, on_revoke=None):
+        # The topic's metadata first: kafka-python 3.0.12 otherwise joins
+        # before it knows the topic's partitions, assigns nothing, and
+        # joins again ~200 ms later, and at times it then stops
+        # heartbeating and fetching for good (4 of 20 runs here; the
+        # server sees its session expire). Kafka's broker delays a new
+        # group's first rebalance 3 s (group.initial.rebalance.delay.ms),
+        # which hides it; this server's groups start at once.
+        deadline = time.time() + 30
+        while not self.w.partitions_for_topic(topic) and time.time() < deadline:
+            time.sleep(0.05)
         self.w.subscribe([topic], listener=Revoked(on_revoke) if on_revoke else None)
 
     def poll(self):
