@@ -82,6 +82,9 @@ func newProtocolMember(c *Consumer) *protocolMember {
 		interval: c.cfg.HeartbeatInterval}
 }
 
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
 // newMemberID makes a member id as Kafka's clients do for KIP-848: a
 // random UUID, in Kafka's base64 form.
 func newMemberID() string {
@@ -386,7 +389,9 @@ func topicID(dir *log.Dir, topic string) (coordinator.TopicID, bool) {
 func (m *protocolMember) startHeartbeat(c *Consumer) {
 	changes := func() <-chan struct{} { return c.coord.ConsumerGroupChanges(access.Internal{}, c.cfg.GroupID) }
 	m.hb.start(func(stop <-chan struct{}) {
-		changed := changes()
+		// The first heartbeat goes at once: the group may have changed
+		// between Poll's join and this goroutine's start, unseen.
+		var changed <-chan struct{} = closedChan
 		for {
 			m.mu.Lock()
 			interval := m.interval
