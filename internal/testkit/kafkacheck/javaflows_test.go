@@ -291,9 +291,17 @@ func restartValues(p int32) []string {
 // every offset (again only what it had not committed, if it lost its
 // membership) and its committed offsets reach the end; y keeps its
 // membership, as Kafka's coordinator keeps it.
-func checkJavaRestart(t *testing.T, k *Kafka, s *kafkaServer) {
-	const topic, group, partitions, batch = restartTopic, restartTopic, restartPartitions, restartRecords / 4
-	p := startJava(t, k, "stream", s.addr, topic, fmt.Sprint(partitions), group)
+//
+// With protocol "consumer", y is a member of a KIP-848 consumer group,
+// whose records the server loads again: y keeps its member epoch across
+// the restart as it keeps its generation in a classic group.
+func checkJavaRestart(t *testing.T, k *Kafka, s *kafkaServer, protocol string) {
+	const partitions, batch = restartPartitions, restartRecords / 4
+	topic, group, command := restartTopic, restartTopic, "stream"
+	if protocol == "consumer" {
+		topic, group, command = restartTopic+"-848", restartTopic+"-848", "stream-consumer"
+	}
+	p := startJava(t, k, command, s.addr, topic, fmt.Sprint(partitions), group)
 	p.send(fmt.Sprintf("send\t0\t%d", batch), fmt.Sprintf("wait\t%d", batch))
 	p.await("received")
 	p.send(fmt.Sprintf("send\t%d\t%d", batch, 2*batch)) // in flight as the server stops

@@ -277,7 +277,8 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 		"describe-producers", "--topic", "java-tx", "--partition", "0")
 	require.Contains(t, producers, "ProducerId")
 
-	t.Run("restart", func(t *testing.T) { checkJavaRestart(t, k, s) })
+	t.Run("restart", func(t *testing.T) { checkJavaRestart(t, k, s, "classic") })
+	t.Run("restart, KIP-848", func(t *testing.T) { checkJavaRestart(t, k, s, "consumer") })
 	// The transaction coordinator the restarted server loaded knows the
 	// id, its producer and its last transaction's end.
 	txdesc := k.Run(t, "", "org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server", s.addr,

@@ -112,7 +112,8 @@ public final class KafkaCheck {
             case "by-time" -> byTime(bootstrap, args);
             case "group-pair" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "classic");
             case "group-pair-consumer" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
-            case "stream" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
+            case "stream" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "classic");
+            case "stream-consumer" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
         OUT.println("ok");
@@ -729,14 +730,14 @@ public final class KafkaCheck {
         }
     }
 
-    private static void stream(String bootstrap, String topic, int partitions, String group) throws Exception {
+    private static void stream(String bootstrap, String topic, int partitions, String group, String protocol) throws Exception {
         createTopic(bootstrap, topic, partitions);
         List<TopicPartition> tps = new ArrayList<>();
         for (int i = 0; i < partitions; i++) {
             tps.add(new TopicPartition(topic, i));
         }
         Member x = new Member("x", topic, memberProps(bootstrap, null, "stream-x"), tps, false);
-        Member y = new Member("y", topic, memberProps(bootstrap, group, "stream-y"), null, true);
+        Member y = new Member("y", topic, memberProps(bootstrap, group, "stream-y", protocol), null, true);
         x.start();
         y.start();
         List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
