@@ -263,6 +263,16 @@ func checkJavaGroupPair(t *testing.T, k *Kafka, s *kafkaServer, protocol string)
 			require.Equal(t, 1, seen[fmt.Sprintf("%d/%d", part, off)], "partition %d offset %d consumed once", part, off)
 		}
 	}
+
+	// The members gone, kafka-consumer-groups resets the group's offsets
+	// (a consumer group's too), which the committed offsets then show.
+	k.Run(t, "", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", s.addr,
+		"--reset-offsets", "--group", group, "--topic", topic, "--to-offset", "3", "--execute")
+	reset := Lines(k.Client(t, "", "committed", s.addr, group), "committed")
+	require.Len(t, reset, partitions, "committed offsets of %s after the reset", group)
+	for _, c := range reset {
+		require.Equal(t, "3", c[3], "after --reset-offsets --to-offset 3: %v", c)
+	}
 }
 
 // The records of checkJavaRestart: record i ("r<i>") goes to partition
