@@ -39,12 +39,7 @@ import (
 // keeps the records in memory only.
 func TestPerfKgo(t *testing.T) {
 	k, records, _ := perfSetup(t)
-	rounds := 3
-	if v := os.Getenv("KAFKALITE_KAFKA_PERF_ROUNDS"); v != "" {
-		var err error
-		rounds, err = strconv.Atoi(v)
-		require.NoError(t, err)
-	}
+	rounds := perfRounds(t)
 	kfake := filepath.Join(t.TempDir(), "kfake")
 	build := exec.Command("go", "build", "-o", kfake, "./cmd/kfake")
 	build.Dir = moduleDir()
@@ -54,31 +49,10 @@ func TestPerfKgo(t *testing.T) {
 	// A broker under test: start returns its bootstrap address, a func
 	// reading its peak resident memory in MB, and a func stopping it and
 	// removing its data (a run of 2,000,000 records leaves 200 MB).
-	type target struct {
-		name  string
-		start func() (string, func() float64, func())
-	}
-	targets := []target{
-		{"Kafka broker", func() (string, func() float64, func()) {
-			b := k.NewBroker(t, nil)
-			b.Start()
-			return b.Bootstrap(), func() float64 { return float64(b.Usage().PeakRSS) / 1e6 }, func() {
-				b.Stop()
-				require.NoError(t, os.RemoveAll(b.Dir))
-			}
-		}},
-		{"kafkaserver", func() (string, func() float64, func()) {
-			s := startKafkaServer(t, k)
-			return s.addr, s.peakMB, func() {
-				s.stop(t)
-				require.NoError(t, os.RemoveAll(s.dir))
-			}
-		}},
-		{"kfake", func() (string, func() float64, func()) {
-			s := startKfake(t, kfake)
-			return s.addr, s.peakMB, func() { s.stop(t) }
-		}},
-	}
+	targets := append(perfBrokers(t, k), perfTarget{"kfake", func() (string, func() float64, func()) {
+		s := startKfake(t, kfake)
+		return s.addr, s.peakMB, func() { s.stop(t) }
+	}})
 
 	// A row's run: what the client measured, and the broker's peak.
 	type run struct {
@@ -141,4 +115,45 @@ func startKfake(t *testing.T, bin string) *kafkaServer {
 	go func() { s.done <- s.cmd.Wait() }()
 	t.Cleanup(func() { s.stop(t) })
 	return s
+}
+
+// perfTarget is a broker a measurement runs against: start returns its
+// bootstrap address, a func reading its peak resident memory in MB, and
+// a func stopping it and removing its data.
+type perfTarget struct {
+	name  string
+	start func() (string, func() float64, func())
+}
+
+// perfBrokers are Kafka's broker (the harness's single node) and
+// kafkalite's wire server, each started fresh.
+func perfBrokers(t *testing.T, k *Kafka) []perfTarget {
+	return []perfTarget{
+		{"Kafka broker", func() (string, func() float64, func()) {
+			b := k.NewBroker(t, nil)
+			b.Start()
+			return b.Bootstrap(), func() float64 { return float64(b.Usage().PeakRSS) / 1e6 }, func() {
+				b.Stop()
+				require.NoError(t, os.RemoveAll(b.Dir))
+			}
+		}},
+		{"kafkaserver", func() (string, func() float64, func()) {
+			s := startKafkaServer(t, k)
+			return s.addr, s.peakMB, func() {
+				s.stop(t)
+				require.NoError(t, os.RemoveAll(s.dir))
+			}
+		}},
+	}
+}
+
+// perfRounds is KAFKALITE_KAFKA_PERF_ROUNDS, default 3.
+func perfRounds(t *testing.T) int {
+	rounds := 3
+	if v := os.Getenv("KAFKALITE_KAFKA_PERF_ROUNDS"); v != "" {
+		var err error
+		rounds, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
+	return rounds
 }

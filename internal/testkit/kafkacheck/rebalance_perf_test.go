@@ -3,9 +3,7 @@ package kafkacheck
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,37 +25,12 @@ import (
 // (KAFKALITE_KAFKA_PERF_ROUNDS, default 3) interleave the brokers.
 func TestPerfRebalance(t *testing.T) {
 	k, _, _ := perfSetup(t)
-	rounds := 3
-	if v := os.Getenv("KAFKALITE_KAFKA_PERF_ROUNDS"); v != "" {
-		var err error
-		rounds, err = strconv.Atoi(v)
-		require.NoError(t, err)
-	}
-	type target struct {
-		name  string
-		start func() (string, func())
-	}
-	targets := []target{
-		{"Kafka broker", func() (string, func()) {
-			b := k.NewBroker(t, nil)
-			b.Start()
-			return b.Bootstrap(), func() {
-				b.Stop()
-				require.NoError(t, os.RemoveAll(b.Dir))
-			}
-		}},
-		{"kafkaserver", func() (string, func()) {
-			s := startKafkaServer(t, k)
-			return s.addr, func() {
-				s.stop(t)
-				require.NoError(t, os.RemoveAll(s.dir))
-			}
-		}},
-	}
+	rounds := perfRounds(t)
+	targets := perfBrokers(t, k)
 	rows := map[string][]time.Duration{}
 	for round := range rounds {
 		for _, tg := range targets {
-			addr, stop := tg.start()
+			addr, _, stop := tg.start()
 			require.NoError(t, createKgoTopic(context.Background(), addr, "rebalance", 6))
 			for _, protocol := range []string{"classic", "consumer"} {
 				d, err := timeRebalance(addr, fmt.Sprintf("rb-%s-%d", protocol, round), protocol)

@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kafkalite/kafkalite/consumer"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 )
 
@@ -138,57 +137,23 @@ func TestConsumerGroupProtocol(t *testing.T) {
 	}
 }
 
-// TestMixedConsumerGroupProtocol: a kafkalite consumer in the server's
-// process and a franz-go client over the network, both with KIP-848's
-// protocol, are members of one consumer group: once it settles each holds
-// two of the four partitions, none held by both, and between them they
-// read every record.
+// TestMixedConsumerGroupProtocol: TestMixedGroup's mixed group with both
+// members on KIP-848's protocol (the server assigns).
 func TestMixedConsumerGroupProtocol(t *testing.T) {
-	srv := servertest.Start(t, nil)
-	prod := client(t, srv.Addr, kgo.ProducerLinger(0))
-	createTopic(t, prod, "shared848", 4)
-	const n = 200
-	produceKeyed(t, prod, "shared848", n)
-
-	remote := startGroupConsumer(t, srv.Addr, "mixed848", "shared848", kgo.CooperativeStickyBalancer(),
-		kgo.ServerSideBalancer(), kgo.HeartbeatInterval(200*time.Millisecond))
-	defer remote.close()
-	cfg := consumer.DefaultConfig()
-	cfg.GroupID, cfg.GroupProtocol = "mixed848", "consumer"
-	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
-	local, err := consumer.New(srv.Dir, cfg)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, local.Close(context.Background())) }()
-	require.NoError(t, local.Subscribe([]string{"shared848"}, nil))
-	seen := map[string]bool{}
-	describe := kmsg.NewPtrConsumerGroupDescribeRequest()
-	describe.Groups = []string{"mixed848"}
-	var remoteParts []int32
-	eventually(t, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		rs, _ := local.Poll(ctx)
-		for _, r := range rs {
-			seen[string(r.Value)] = true
-		}
-		remote.mu.Lock()
-		for v := range remote.got {
-			seen[v] = true
-		}
-		remote.mu.Unlock()
-		resp, err := describe.RequestWith(context.Background(), prod)
-		if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
-			return false
-		}
-		remoteParts = nil
-		for _, m := range resp.Groups[0].Members {
-			if m.MemberID != local.GroupMetadata().MemberID && len(m.Assignment.TopicPartitions) == 1 {
-				remoteParts = m.Assignment.TopicPartitions[0].Partitions
+	mixedGroup(t, "mixed848", "consumer", []kgo.Opt{kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.ServerSideBalancer(),
+		kgo.HeartbeatInterval(200 * time.Millisecond)},
+		func(cl *kgo.Client, localID string) []int32 {
+			describe := kmsg.NewPtrConsumerGroupDescribeRequest()
+			describe.Groups = []string{"mixed848"}
+			resp, err := describe.RequestWith(context.Background(), cl)
+			if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
+				return nil
 			}
-		}
-		return len(seen) == n && len(local.Assignment()) == 2 && len(remoteParts) == 2
-	}, "read %d of %d records; local assignment %v, remote %v", len(seen), n, local.Assignment(), remoteParts)
-	for _, p := range remoteParts {
-		require.False(t, containsPartition(local.Assignment(), p), "partition %d held by both members", p)
-	}
+			for _, m := range resp.Groups[0].Members {
+				if m.MemberID != localID && len(m.Assignment.TopicPartitions) == 1 {
+					return m.Assignment.TopicPartitions[0].Partitions
+				}
+			}
+			return nil
+		})
 }

@@ -28,9 +28,12 @@ type groupConsumer struct {
 
 func startGroupConsumer(t *testing.T, addr, group, topic string, balancer kgo.GroupBalancer, opts ...kgo.Opt) *groupConsumer {
 	t.Helper()
+	if balancer != nil {
+		opts = append([]kgo.Opt{kgo.Balancers(balancer)}, opts...)
+	}
 	gc := &groupConsumer{got: map[string]int{}, tps: map[int32]bool{}, done: make(chan struct{})}
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.Balancers(balancer),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.DisableAutoCommit(), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)...)
 	require.NoError(t, err)
 	gc.cl = cl
@@ -167,25 +170,49 @@ func produceKeyed(t *testing.T, cl *kgo.Client, topic string, n int) {
 // between them they read every record (at least once: partitions move
 // while the group forms).
 func TestMixedGroup(t *testing.T) {
+	mixedGroup(t, "mixed", "classic", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer())},
+		func(cl *kgo.Client, localID string) []int32 {
+			describe := kmsg.NewPtrDescribeGroupsRequest()
+			describe.Groups = []string{"mixed"}
+			resp, err := describe.RequestWith(context.Background(), cl)
+			if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
+				return nil
+			}
+			for _, m := range resp.Groups[0].Members {
+				var as kmsg.ConsumerMemberAssignment
+				if m.MemberID != localID && as.ReadFrom(m.MemberAssignment) == nil && len(as.Topics) == 1 {
+					return as.Topics[0].Partitions
+				}
+			}
+			return nil
+		})
+}
+
+// mixedGroup runs a mixed group: a kafkalite consumer in the server's
+// process (group.protocol protocol) and a franz-go client over the
+// network (remoteOpts) in group; remoteParts asks the server, through
+// cl, for the remote member's partitions once the group is stable (nil
+// before). Once it settles each holds two of the four partitions, none
+// held by both, and between them they read every record.
+func mixedGroup(t *testing.T, group, protocol string, remoteOpts []kgo.Opt, remoteParts func(cl *kgo.Client, localID string) []int32) {
 	srv := servertest.Start(t, nil)
 	prod := client(t, srv.Addr, kgo.ProducerLinger(0))
-	createTopic(t, prod, "shared", 4)
+	topic := group + "-topic"
+	createTopic(t, prod, topic, 4)
 	const n = 200
-	produceKeyed(t, prod, "shared", n)
+	produceKeyed(t, prod, topic, n)
 
-	remote := startGroupConsumer(t, srv.Addr, "mixed", "shared", kgo.RangeBalancer())
+	remote := startGroupConsumer(t, srv.Addr, group, topic, nil, remoteOpts...)
 	defer remote.close()
 	cfg := consumer.DefaultConfig()
-	cfg.GroupID = "mixed"
+	cfg.GroupID, cfg.GroupProtocol = group, protocol
 	cfg.AutoOffsetReset = consumer.OffsetResetEarliest
 	local, err := consumer.New(srv.Dir, cfg)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, local.Close(context.Background())) }()
-	require.NoError(t, local.Subscribe([]string{"shared"}, nil))
+	require.NoError(t, local.Subscribe([]string{topic}, nil))
 	seen := map[string]bool{}
-	describe := kmsg.NewPtrDescribeGroupsRequest()
-	describe.Groups = []string{"mixed"}
-	var remoteParts []int32
+	var parts []int32
 	eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
@@ -198,26 +225,14 @@ func TestMixedGroup(t *testing.T) {
 			seen[v] = true
 		}
 		remote.mu.Unlock()
-		resp, err := describe.RequestWith(context.Background(), prod)
-		if err != nil || len(resp.Groups) != 1 || resp.Groups[0].State != "Stable" || len(resp.Groups[0].Members) != 2 {
-			return false
-		}
-		remoteParts = nil
-		for _, m := range resp.Groups[0].Members {
-			if m.MemberID == local.GroupMetadata().MemberID {
-				continue
-			}
-			var as kmsg.ConsumerMemberAssignment
-			if as.ReadFrom(m.MemberAssignment) == nil && len(as.Topics) == 1 {
-				remoteParts = as.Topics[0].Partitions
-			}
-		}
-		return len(seen) == n && len(local.Assignment()) == 2 && len(remoteParts) == 2
-	}, "read %d of %d records; local assignment %v, remote %v", len(seen), n, local.Assignment(), remoteParts)
-	for _, p := range remoteParts {
+		parts = remoteParts(prod, local.GroupMetadata().MemberID)
+		return len(seen) == n && len(local.Assignment()) == 2 && len(parts) == 2
+	}, "read %d of %d records; local assignment %v, remote %v", len(seen), n, local.Assignment(), parts)
+	for _, p := range parts {
 		require.False(t, containsPartition(local.Assignment(), p), "partition %d held by both members", p)
 	}
 }
+
 func containsPartition(tps []kllog.TopicPartition, p int32) bool {
 	for _, tp := range tps {
 		if tp.Partition == p {
