@@ -101,17 +101,21 @@ class Reader(flowlib.Wrapper):
             else:
                 self.w.seek(tp, offsets[tp.partition])
 
-    def subscribe(self, topic, on_revoke=None):
-        # The topic's metadata first: kafka-python 3.0.12 otherwise joins
-        # before it knows the topic's partitions, assigns nothing, and
-        # joins again ~200 ms later, and at times it then stops
-        # heartbeating and fetching for good (4 of 20 runs here; the
-        # server sees its session expire). Kafka's broker delays a new
-        # group's first rebalance 3 s (group.initial.rebalance.delay.ms),
-        # which hides it; this server's groups start at once.
+    def know(self, topic):
+        """Fetches the topic's metadata before a subscription (flowlib's
+        group flow calls it): kafka-python 3.0.12 otherwise joins before it
+        knows the topic's partitions, assigns nothing, joins again ~200 ms
+        later, and at times then stops heartbeating and fetching for good
+        (4 of 20 runs here; the server sees its session expire). Kafka's
+        broker delays a new group's first rebalance 3 s
+        (group.initial.rebalance.delay.ms), which hides it; this server's
+        groups start at once. (The restart flow does without: primed, the
+        client rejoined after every restart.)"""
         deadline = time.time() + 30
         while not self.w.partitions_for_topic(topic) and time.time() < deadline:
             time.sleep(0.05)
+
+    def subscribe(self, topic, on_revoke=None):
         self.w.subscribe([topic], listener=Revoked(on_revoke) if on_revoke else None)
 
     def poll(self):

@@ -100,6 +100,8 @@ def group(k, topic, group_id):
 
     def member():
         c = k.consumer(group_id)
+        if hasattr(c, "know"):  # a client that must see the topic first (flow_kafkapython.py says why)
+            c.know(topic)
         c.subscribe(topic)
         return c
 
