@@ -563,10 +563,12 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 
 // checkMemberEpoch fences a heartbeat whose epoch is not the member's, but
 // for its previous epoch with a subset of its partitions (the answer that
-// bumped it may have been lost).
+// bumped it may have been lost), and but for epoch 0: a member that gave
+// up its partitions (fenced, say) joins again under its id, as Kafka 4.4
+// accepts it.
 func checkMemberEpoch(m *consumerMember, req ConsumerHeartbeat) error {
 	switch e := req.MemberEpoch; {
-	case e == m.epoch:
+	case e == JoinEpoch, e == m.epoch:
 		return nil
 	case e > m.epoch:
 		return fmt.Errorf("%w: epoch %d is ahead of %d", ErrFencedMemberEpoch, e, m.epoch)

@@ -271,6 +271,7 @@ func TestConsumerGroupFencesEpochs(t *testing.T) {
 	}
 	require.ErrorIs(t, hb(3, a.ownedList()), ErrFencedMemberEpoch, "an epoch from the future")
 	require.ErrorIs(t, hb(1, nil), ErrFencedMemberEpoch, "the previous epoch without saying what it owns")
+	require.ErrorIs(t, hb(1, nil), ErrFencedMemberEpoch, "the previous epoch without saying what it owns")
 	require.NoError(t, hb(1, a.ownedList()), "the previous epoch with a subset of its partitions: the answer may have been lost")
 	require.ErrorIs(t, hb(1, []TopicPartitions{{TopicID: e.id("t"), Partitions: []int32{0, 1}}}), ErrFencedMemberEpoch,
 		"the previous epoch owning more than its assignment")
@@ -282,6 +283,16 @@ func TestConsumerGroupFencesEpochs(t *testing.T) {
 	settle(t, a, b)
 	require.Equal(t, 1, a.count())
 	require.Equal(t, 1, b.count())
+
+	// A fenced member joins again under its id with epoch 0, owning
+	// nothing, as Kafka 4.4 accepts it, and gets its partition back.
+	a.owned, a.epoch = map[TopicID][]int32{}, JoinEpoch
+	res, err := a.heartbeat()
+	require.NoError(t, err)
+	require.Positive(t, res.MemberEpoch)
+	require.Equal(t, 1, a.count())
+	settle(t, a, b)
+	requireNoPartitionTwice(t, a, b)
 }
 
 func TestConsumerGroupRefusesBadHeartbeats(t *testing.T) {
