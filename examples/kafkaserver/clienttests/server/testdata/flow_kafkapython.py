@@ -103,11 +103,12 @@ class Reader(flowlib.Wrapper):
 
     def know(self, topic):
         """Fetches the topic's metadata before a subscription (flowlib's
-        group flow calls it): kafka-python 3.0.12 otherwise joins before it
-        knows the topic's partitions, assigns nothing, joins again ~200 ms
-        later, and at times then stops heartbeating and fetching for good
-        (4 of 20 runs here; the server sees its session expire). Kafka's
-        broker delays a new group's first rebalance 3 s
+        group and transaction flows call it): kafka-python 3.0.12
+        otherwise joins before it knows the topic's partitions, assigns
+        nothing, joins again ~200 ms later, and at times then stops
+        heartbeating and fetching for good (4 of 20 runs of the group flow
+        here, and in the transaction flow; the server sees its session
+        expire). Kafka's broker delays a new group's first rebalance 3 s
         (group.initial.rebalance.delay.ms), which hides it; this server's
         groups start at once. (The restart flow does without: primed, the
         client rejoined after every restart.)"""

@@ -22,7 +22,9 @@
 # (partition, offset, key, value)), partitions() (those it holds, sorted),
 # commit() (False when the group no longer knows the member),
 # offsets_for_times(topic, {partition: ms}) ({partition: offset, -1 for
-# none}) and close().
+# none}) and close(); it may have know(topic), which the group and
+# transaction flows call before subscribing (flow_kafkapython.py says
+# why).
 import collections
 import sys
 import threading
@@ -100,8 +102,7 @@ def group(k, topic, group_id):
 
     def member():
         c = k.consumer(group_id)
-        if hasattr(c, "know"):  # a client that must see the topic first (flow_kafkapython.py says why)
-            c.know(topic)
+        know(c, topic)
         c.subscribe(topic)
         return c
 
@@ -179,6 +180,7 @@ def txn(k, topic, group_id):
     # Consume, transform, produce: the copy and the group's offset commit
     # together.
     c = k.consumer(group_id, isolation="read_committed")
+    know(c, topic)
     c.subscribe(topic)
     recs = pump({"copy": c}, lambda: got["copy"] == 10, show=False)
     p.begin()
@@ -210,3 +212,10 @@ def main(client):
         return
     flow = {"times": times, "group": group, "restart": restart, "txn": txn}[mode]
     flow(client(sys.argv[2]), *sys.argv[3:])
+
+
+def know(c, topic):
+    """Lets a consumer that needs it learn topic's metadata before it
+    subscribes (see know in flow_kafkapython.py)."""
+    if hasattr(c, "know"):
+        c.know(topic)
