@@ -285,7 +285,6 @@ func (cg *consumerGroup) staticMember(instanceID string) *consumerMember {
 // writes, in order.
 type consumerRecords struct {
 	keys, values [][]byte
-	err          error
 }
 
 // ConsumerGroupHeartbeat is Kafka's ConsumerGroupHeartbeat (KIP-848): it
@@ -422,7 +421,7 @@ func (c *GroupCoordinator) consumerGroupLocked(groupID string, create bool, recs
 	} else if g.protocolType != "" {
 		// An empty classic group becomes a consumer group: its
 		// metadata goes, its offsets stay.
-		recs.add(c, groupTombstoneKey(groupID))
+		recs.add(groupTombstoneKey(groupID))
 	}
 	g.cg = newConsumerGroup(c.consumerSessionTimeout)
 	g.protocolType = consumerProtocolType
@@ -504,7 +503,7 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 		old.serverAssignor != u.serverAssignor || old.rackID != u.rackID
 	if isNew || subscriptionChanged || old.instanceID != u.instanceID || old.rebalanceTimeout != u.rebalanceTimeout ||
 		old.clientID != u.clientID || old.clientHost != u.clientHost {
-		recs.add(c, memberKey(g.id, u.id, groupcodecTypeMember), c.memberValue(u))
+		recs.add(memberKey(g.id, u.id, groupcodecTypeMember), c.memberValue(u))
 	}
 	if replaced != nil {
 		delete(cg.members, replaced.id)
@@ -512,8 +511,8 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 		c.removeConsumerMemberRecords(g.id, replaced.id, recs)
 		cg.target[u.id] = cg.target[replaced.id]
 		delete(cg.target, replaced.id)
-		recs.add(c, memberKey(g.id, u.id, groupcodecTypeMember), c.memberValue(u))
-		recs.add(c, memberKey(g.id, u.id, groupcodecTypeTargetMember), targetValue(cg.target[u.id]))
+		recs.add(memberKey(g.id, u.id, groupcodecTypeMember), c.memberValue(u))
+		recs.add(memberKey(g.id, u.id, groupcodecTypeTargetMember), targetValue(cg.target[u.id]))
 	}
 	cg.members[u.id] = u
 	cg.setOwnership(m, u)
@@ -525,7 +524,7 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 	if subscriptionChanged || hash != cg.metadataHash {
 		cg.epoch++
 		cg.metadataHash = hash
-		recs.add(c, groupKey(g.id, groupcodecTypeGroup), groupEpochValue(cg))
+		recs.add(groupKey(g.id, groupcodecTypeGroup), groupEpochValue(cg))
 	}
 
 	// 2. The target assignment, when the epoch moved past it.
@@ -548,7 +547,7 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 	if isNew || before.epoch != u.epoch || before.previousEpoch != u.previousEpoch || before.state != u.state ||
 		!equalEpochs(before.assigned, u.assigned) || !equalEpochs(before.pendingRevocation, u.pendingRevocation) {
 		cg.setOwnership(&before, u)
-		recs.add(c, memberKey(g.id, u.id, groupcodecTypeCurrent), currentValue(u))
+		recs.add(memberKey(g.id, u.id, groupcodecTypeCurrent), currentValue(u))
 	}
 	g.state = cg.state()
 	c.scheduleLocked(g)
@@ -720,7 +719,7 @@ func (c *GroupCoordinator) consumerLeaveLocked(g *group, req ConsumerHeartbeat, 
 		before := *m
 		m.epoch, m.pendingRevocation, m.revokeBy = StaticLeaveEpoch, partitionEpochs{}, time.Time{}
 		cg.setOwnership(&before, m)
-		recs.add(c, memberKey(g.id, m.id, groupcodecTypeCurrent), currentValue(m))
+		recs.add(memberKey(g.id, m.id, groupcodecTypeCurrent), currentValue(m))
 		g.state = cg.state()
 		c.scheduleLocked(g)
 		return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: StaticLeaveEpoch}, nil
@@ -738,7 +737,7 @@ func (c *GroupCoordinator) fenceConsumerMemberLocked(g *group, m *consumerMember
 	cg.setOwnership(m, nil)
 	c.removeConsumerMemberRecords(g.id, m.id, recs)
 	cg.epoch++
-	recs.add(c, groupKey(g.id, groupcodecTypeGroup), groupEpochValue(cg))
+	recs.add(groupKey(g.id, groupcodecTypeGroup), groupEpochValue(cg))
 	if len(cg.members) == 0 {
 		g.emptySince = c.now()
 	}
@@ -893,13 +892,13 @@ func (c *GroupCoordinator) computeTargetLocked(g *group, topics map[string]assig
 	next := assign(c.groupAssignor(cg), members, byID)
 	for _, id := range slices.Sorted(maps.Keys(next)) {
 		if old, ok := cg.target[id]; !ok || !samePartitions(old, next[id]) {
-			recs.add(c, memberKey(g.id, id, groupcodecTypeTargetMember), targetValue(next[id]))
+			recs.add(memberKey(g.id, id, groupcodecTypeTargetMember), targetValue(next[id]))
 		}
 	}
 	cg.target = next
 	cg.assignmentEpoch = cg.epoch
 	cg.assignmentTime = now.UnixMilli()
-	recs.add(c, groupKey(g.id, groupcodecTypeTargetMeta), targetMetaValue(cg))
+	recs.add(groupKey(g.id, groupcodecTypeTargetMeta), targetMetaValue(cg))
 }
 
 // groupAssignor is the assignor the group's members ask for most (ties to

@@ -17,10 +17,10 @@ const (
 	groupcodecTypeCurrent      = groupcodec.TypeConsumerGroupCurrentMemberAssignment
 )
 
-// add appends a record (a nil value is a tombstone); the first encoding
-// error is kept (the heartbeat's checks bound every string, so there is
-// none in practice).
-func (r *consumerRecords) add(c *GroupCoordinator, key []byte, value ...[]byte) {
+// add appends a record (a nil value is a tombstone). A key that did not
+// encode (nil) adds nothing; the heartbeat's checks bound every string, so
+// that none fails.
+func (r *consumerRecords) add(key []byte, value ...[]byte) {
 	if key == nil {
 		return
 	}
@@ -31,7 +31,7 @@ func (r *consumerRecords) add(c *GroupCoordinator, key []byte, value ...[]byte) 
 	r.keys, r.values = append(r.keys, key), append(r.values, v)
 }
 
-// encodeKey encodes a consumer group key, nil (and logged) if it cannot be.
+// encodeKey encodes a consumer group key, nil if it cannot be.
 func encodeKey(k groupcodec.ConsumerGroupKey) []byte {
 	b, err := groupcodec.AppendConsumerGroupKey(nil, k)
 	if err != nil {
@@ -120,9 +120,9 @@ func (c *GroupCoordinator) memberValue(m *consumerMember) []byte {
 // removeConsumerMemberRecords deletes a member's three records, as Kafka's
 // removeMember does.
 func (c *GroupCoordinator) removeConsumerMemberRecords(groupID, memberID string, recs *consumerRecords) {
-	recs.add(c, memberKey(groupID, memberID, groupcodecTypeCurrent), nil)
-	recs.add(c, memberKey(groupID, memberID, groupcodecTypeTargetMember), nil)
-	recs.add(c, memberKey(groupID, memberID, groupcodecTypeMember), nil)
+	recs.add(memberKey(groupID, memberID, groupcodecTypeCurrent), nil)
+	recs.add(memberKey(groupID, memberID, groupcodecTypeTargetMember), nil)
+	recs.add(memberKey(groupID, memberID, groupcodecTypeMember), nil)
 }
 
 // consumerGroupTombstones are the keys that delete an empty consumer
@@ -153,7 +153,7 @@ func (c *GroupCoordinator) writeConsumerRecordsLocked(groupID string, recs *cons
 func (c *GroupCoordinator) dropConsumerGroupLocked(g *group) {
 	var recs consumerRecords
 	for _, k := range consumerGroupTombstones(g.id) {
-		recs.add(c, k, nil)
+		recs.add(k, nil)
 	}
 	c.writeConsumerRecordsLocked(g.id, &recs)
 	g.cg = nil
