@@ -68,6 +68,14 @@ func init() {
 		kmsg.IncrementalAlterConfigs.Int16(): {0, 1, (*Server).handleIncrementalAlterConfigs},
 		kmsg.ConsumerGroupHeartbeat.Int16():  {0, 1, (*Server).handleConsumerGroupHeartbeat},
 		kmsg.ConsumerGroupDescribe.Int16():   {0, 1, (*Server).handleConsumerGroupDescribe},
+		// KIP-932's share groups, at the versions Kafka 4.4 serves.
+		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
+		kmsg.ShareGroupDescribe.Int16():        {1, 1, (*Server).handleShareGroupDescribe},
+		kmsg.ShareFetch.Int16():                {1, 2, (*Server).handleShareFetch},
+		kmsg.ShareAcknowledge.Int16():          {1, 2, (*Server).handleShareAcknowledge},
+		kmsg.DescribeShareGroupOffsets.Int16(): {0, 1, (*Server).handleDescribeShareGroupOffsets},
+		kmsg.AlterShareGroupOffsets.Int16():    {0, 0, (*Server).handleAlterShareGroupOffsets},
+		kmsg.DeleteShareGroupOffsets.Int16():   {0, 0, (*Server).handleDeleteShareGroupOffsets},
 	}
 }
 

@@ -1,14 +1,17 @@
 // Package server serves a kafkalite directory over Kafka's wire protocol,
 // so that unmodified Kafka clients (franz-go, librdkafka, the Java client,
 // sarama, kafka-python, kafkajs) produce to it, fetch from it, join
-// consumer groups and run transactions. It is built on kafkalite's public
-// raw API: log.Log.Append and Sync for Produce, log.Log.Fetch file slices
-// (with the aborted transactions of read_committed) for Fetch, OffsetForTimestamp for ListOffsets, EndOffsetForEpoch for
-// OffsetForLeaderEpoch, the log.Dir's topic administration for the admin
-// APIs; and on the directory's group and transaction coordinators
-// (kafkalite's log/coordinator, which only packages of this
-// repository can import). Requests and responses are encoded with
-// franz-go's kmsg, the generated message package of Kafka's protocol.
+// consumer groups and share groups (KIP-932) and run transactions. It is
+// built on kafkalite's public raw API: log.Log.Append and Sync for
+// Produce, log.Log.Fetch file slices (with the aborted transactions of
+// read_committed) for Fetch, OffsetForTimestamp for ListOffsets,
+// EndOffsetForEpoch for OffsetForLeaderEpoch, the log.Dir's topic
+// administration for the admin APIs, log/share's share-partition manager
+// for ShareFetch and ShareAcknowledge; and on the directory's group and
+// transaction coordinators (kafkalite's log/coordinator, which only
+// packages of this repository can import). Requests and responses are
+// encoded with franz-go's kmsg, the generated message package of Kafka's
+// protocol.
 //
 // The APIs served, and the versions advertised, are listed by
 // [SupportedAPIs] and in the module's README (examples/kafkaserver/README.md).
@@ -27,7 +30,9 @@
 // and responses they do not read (IdleTimeout: a write that makes no
 // progress for that long closes its connection), the partitions they may
 // create (MaxPartitions), failed authentications (one a
-// FailedAuthenticationDelay per connection). A Fetch holds no records in
+// FailedAuthenticationDelay per connection), the share sessions open
+// (MaxShareSessions, each holding only partitions the directory has). A
+// Fetch holds no records in
 // memory: they go out as file slices, read_committed's cut at the last
 // stable offset too. A failed accept (no file descriptor left) is retried
 // after a pause, and the connections open are served meanwhile.
@@ -142,6 +147,11 @@ type Config struct {
 	// are derived from them (a random salt per user and mechanism, 4096
 	// iterations, as kafka-configs makes them).
 	Users map[string]string
+	// MaxShareSessions mirrors group.share.max.share.sessions (Kafka's
+	// default, 2000): the most share sessions (KIP-932's ShareFetch
+	// sessions, one per share group member) open at once; a ShareFetch
+	// that would open another is answered SHARE_SESSION_LIMIT_REACHED.
+	MaxShareSessions int
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *stdlog.Logger
 }
@@ -160,6 +170,7 @@ func DefaultConfig() Config {
 		NumPartitions:             1,
 		MaxPartitions:             parts,
 		FailedAuthenticationDelay: 100 * time.Millisecond,
+		MaxShareSessions:          defaultMaxShareSessions,
 	}
 }
 
@@ -205,6 +216,9 @@ type Server struct {
 	creds  map[string]credential // SCRAM credentials by mechanism and user
 
 	ids topicIDs
+
+	shareSessions shareSessions // KIP-932's share sessions
+	shareLocks    shareLocks    // the share groups' acquisition lock durations
 }
 
 // New returns a server for d.
@@ -225,6 +239,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: NumPartitions %d must be positive", cfg.NumPartitions)
 	case cfg.MaxPartitions <= 0:
 		return nil, fmt.Errorf("server: MaxPartitions %d must be positive", cfg.MaxPartitions)
+	case cfg.MaxShareSessions <= 0:
+		return nil, fmt.Errorf("server: MaxShareSessions %d must be positive", cfg.MaxShareSessions)
 	case cfg.FailedAuthenticationDelay < 0:
 		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must not be negative", cfg.FailedAuthenticationDelay)
 	case cfg.IdleTimeout > 0 && cfg.FailedAuthenticationDelay >= cfg.IdleTimeout:
@@ -249,7 +265,7 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 	}
 	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
-		perIPOverrides: overrides, creds: map[string]credential{}}, nil
+		perIPOverrides: overrides, creds: map[string]credential{}, shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
 }
 
 // resolveOverrides resolves max.connections.per.ip.overrides' hosts to
@@ -540,6 +556,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		st.sasl = &saslState{}
 	}
 	ctx = context.WithValue(ctx, connKey{}, st)
+	defer s.dropShareSessions(ctx, st)
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	go func() {

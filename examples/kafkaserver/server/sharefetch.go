@@ -1,0 +1,462 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/share"
+)
+
+// ShareFetch and ShareAcknowledge (KIP-932): a share group member's
+// acknowledgements go to the directory's share-partition manager
+// (package log/share) first, then a ShareFetch acquires records of its
+// session's partitions, long-polling up to its MaxWaitMillis for MinBytes.
+// The records go out as the batches the manager read (they may hold
+// records other members acquired: the client delivers those of
+// AcquiredRecords only), in memory, at most the request's MaxBytes and
+// Config.FetchMaxBytes.
+
+// defaultLockMillis is share.record.lock.duration.ms's default (30 s),
+// what AcquisitionLockTimeoutMillis says for a group no fetch has
+// acquired for yet.
+const defaultLockMillis = 30000
+
+// shareLocks remembers each group's acquisition lock duration, as the
+// share-partition manager last gave it, for the responses that carry it
+// without acquiring (ShareAcknowledge v2).
+type shareLocks struct {
+	mu sync.Mutex
+	m  map[string]int32
+}
+
+func (l *shareLocks) get(group string) int32 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ms, ok := l.m[group]; ok {
+		return ms
+	}
+	return defaultLockMillis
+}
+
+func (l *shareLocks) set(group string, d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string]int32{}
+	}
+	l.m[group] = int32(d.Milliseconds())
+}
+
+// forget drops a group's entry (the group was deleted).
+func (l *shareLocks) forget(group string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, group)
+}
+
+// shareCode maps an error of a share-partition to Kafka's code.
+func shareCode(err error) int16 {
+	switch {
+	case errors.Is(err, share.ErrInvalidRecordState):
+		return codeInvalidRecordState
+	case errors.Is(err, share.ErrInvalidRequest), errors.Is(err, errShareRequestMalformed):
+		return errInvalidRequest
+	}
+	return codeOf(err)
+}
+
+// shareRequest checks a share request's group and member and returns the
+// share-partition manager: or the code and error to answer with, when the
+// member is not in its share group.
+func (s *Server) shareRequest(ctx context.Context, group, member *string) (shareSessionKey, *share.PartitionManager, int16, error) {
+	key := shareSessionKey{group: deref(group), member: deref(member)}
+	if key.group == "" || key.member == "" {
+		return key, nil, errInvalidRequest, fmt.Errorf("%w: a share request needs its group id and member id", errShareRequestMalformed)
+	}
+	coord, err := s.coordinator(ctx)
+	if err == nil {
+		err = coord.CheckShareMember(key.group, key.member)
+	}
+	if err != nil {
+		return key, nil, groupCode(err), err
+	}
+	mgr, err := share.Partitions(ctx, s.dir)
+	if err != nil {
+		return key, nil, codeOf(err), err
+	}
+	return key, mgr, errNone, nil
+}
+
+// sessionCode is the code of a share session error.
+func sessionCode(err error) int16 {
+	switch {
+	case errors.Is(err, errShareSessionNotFound):
+		return codeShareSessionNotFound
+	case errors.Is(err, errInvalidShareEpoch):
+		return codeInvalidShareEpoch
+	case errors.Is(err, errShareSessionLimit):
+		return codeShareSessionLimit
+	}
+	return errInvalidRequest
+}
+
+// shareNames resolves topic ids once per request.
+type shareNames struct {
+	s     *Server
+	names map[[16]byte]string
+	miss  map[[16]byte]bool
+}
+
+func (n *shareNames) name(id [16]byte) (string, bool) {
+	if name, ok := n.names[id]; ok {
+		return name, true
+	}
+	if n.miss[id] {
+		return "", false
+	}
+	name, ok := n.s.topicByID(id)
+	if n.names == nil {
+		n.names, n.miss = map[[16]byte]string{}, map[[16]byte]bool{}
+	}
+	if ok {
+		n.names[id] = name
+	} else {
+		n.miss[id] = true
+	}
+	return name, ok
+}
+
+// partError is a partition's error code when it cannot be read (unknown
+// topic id, partition), errNone when it can.
+func (n *shareNames) partError(p sharePart) (string, int16, error) {
+	name, ok := n.name(p.topicID)
+	if !ok {
+		return "", errUnknownTopicID, fmt.Errorf("no topic has id %x", p.topicID)
+	}
+	if _, err := n.s.dir.Partition(name, p.partition); err != nil {
+		return "", codeOf(err), err
+	}
+	return name, errNone, nil
+}
+
+// ackBatch is a wire acknowledgement batch.
+type ackBatch struct {
+	first, last int64
+	types       []int8
+}
+
+// acknowledge applies one partition's acknowledgements: the code and
+// error to answer with. Renewals (type 4) need v2's IsRenewAck, as
+// Kafka's KIP-1222 has it.
+func (s *Server) acknowledge(ctx context.Context, mgr *share.PartitionManager, names *shareNames, key shareSessionKey, p sharePart, in []ackBatch, renewAck bool) (int16, error) {
+	name, code, err := names.partError(p)
+	if err != nil {
+		return code, err
+	}
+	acks := make([]share.AckBatch, 0, len(in))
+	for _, b := range in {
+		types := make([]share.AckType, len(b.types))
+		for i, t := range b.types {
+			if t == int8(share.AckRenew) && !renewAck {
+				return errInvalidRequest, fmt.Errorf("%w: a renew acknowledgement in a request without IsRenewAck", errShareRequestMalformed)
+			}
+			types[i] = share.AckType(t)
+		}
+		acks = append(acks, share.AckBatch{FirstOffset: b.first, LastOffset: b.last, Types: types})
+	}
+	if err := mgr.Acknowledge(ctx, key.group, key.member, name, p.partition, acks); err != nil {
+		return shareCode(err), err
+	}
+	return errNone, nil
+}
+
+// shareFetchResponse gathers a ShareFetch response's partitions, each
+// topic once, in the order they come.
+type shareFetchResponse struct {
+	resp  *kmsg.ShareFetchResponse
+	index map[sharePart][2]int
+}
+
+func (r *shareFetchResponse) part(p sharePart) *kmsg.ShareFetchResponseTopicPartition {
+	if at, ok := r.index[p]; ok {
+		return &r.resp.Topics[at[0]].Partitions[at[1]]
+	}
+	ti := -1
+	for i := range r.resp.Topics {
+		if r.resp.Topics[i].TopicID == p.topicID {
+			ti = i
+			break
+		}
+	}
+	if ti < 0 {
+		t := kmsg.NewShareFetchResponseTopic()
+		t.TopicID = p.topicID
+		r.resp.Topics = append(r.resp.Topics, t)
+		ti = len(r.resp.Topics) - 1
+	}
+	rp := kmsg.NewShareFetchResponseTopicPartition()
+	rp.Partition, rp.Records = p.partition, []byte{}
+	r.resp.Topics[ti].Partitions = append(r.resp.Topics[ti].Partitions, rp)
+	if r.index == nil {
+		r.index = map[sharePart][2]int{}
+	}
+	r.index[p] = [2]int{ti, len(r.resp.Topics[ti].Partitions) - 1}
+	return &r.resp.Topics[ti].Partitions[len(r.resp.Topics[ti].Partitions)-1]
+}
+
+func (s *Server) handleShareFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ShareFetchRequest)
+	resp := kmsg.NewPtrShareFetchResponse()
+	resp.AcquisitionLockTimeoutMillis = defaultLockMillis
+	fail := func(code int16, err error) (kmsg.Response, error) {
+		resp.ErrorCode, resp.ErrorMessage = code, messageOf(err)
+		return resp, nil
+	}
+	key, mgr, code, err := s.shareRequest(ctx, req.GroupID, req.MemberID)
+	if err != nil {
+		return fail(code, err)
+	}
+	resp.AcquisitionLockTimeoutMillis = s.shareLocks.get(key.group)
+	names := &shareNames{s: s}
+	out := &shareFetchResponse{resp: resp}
+	// The partitions the request names: those the directory has join the
+	// session; the others are answered with their error, once.
+	var known []sharePart
+	hasAcks := false
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			sp := sharePart{topicID: t.TopicID, partition: p.Partition}
+			hasAcks = hasAcks || len(p.AcknowledgementBatches) > 0
+			if _, code, err := names.partError(sp); err != nil {
+				rp := out.part(sp)
+				rp.ErrorCode, rp.ErrorMessage = code, messageOf(err)
+				continue
+			}
+			known = append(known, sp)
+		}
+	}
+	var forget []sharePart
+	for _, t := range req.ForgottenTopicsData {
+		for _, p := range t.Partitions {
+			forget = append(forget, sharePart{topicID: t.TopicID, partition: p})
+		}
+	}
+	var parts []sharePart
+	switch req.ShareSessionEpoch {
+	case shareInitialEpoch:
+		if hasAcks {
+			// Kafka refuses acknowledgements in a request that opens a
+			// session: the records belong to the session before.
+			return fail(errInvalidRequest, fmt.Errorf("%w: acknowledgements in a ShareFetch that opens a session", errShareRequestMalformed))
+		}
+		if err := s.shareSessions.open(key, stateOf(ctx), known); err != nil {
+			return fail(sessionCode(err), err)
+		}
+		parts = known
+	case shareFinalEpoch:
+		if !s.shareSessions.has(key) {
+			return fail(codeShareSessionNotFound, fmt.Errorf("%w: group %q member %q", errShareSessionNotFound, key.group, key.member))
+		}
+	default:
+		if parts, err = s.shareSessions.advance(key, req.ShareSessionEpoch, known, forget); err != nil {
+			return fail(sessionCode(err), err)
+		}
+	}
+	renewAck := req.Version >= 2 && req.IsRenewAck
+	for _, t := range req.Topics {
+		for _, p := range t.Partitions {
+			if len(p.AcknowledgementBatches) == 0 {
+				continue
+			}
+			batches := make([]ackBatch, len(p.AcknowledgementBatches))
+			for i, b := range p.AcknowledgementBatches {
+				batches[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+			}
+			sp := sharePart{topicID: t.TopicID, partition: p.Partition}
+			code, err := s.acknowledge(ctx, mgr, names, key, sp, batches, renewAck)
+			rp := out.part(sp)
+			rp.AcknowledgeErrorCode, rp.AcknowledgeErrorMessage = code, messageOf(err)
+		}
+	}
+	if req.ShareSessionEpoch == shareFinalEpoch {
+		s.closeShareSession(ctx, mgr, key)
+		return resp, nil
+	}
+	if renewAck {
+		return resp, nil // a renewal acquires nothing (KIP-1222)
+	}
+	if err := s.acquire(ctx, mgr, req, key, names, parts, out); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// acquire acquires records of the session's partitions for a ShareFetch,
+// waiting up to its MaxWaitMillis until MinBytes are acquired. It returns
+// an error only when ctx ends (the connection or the server closes).
+func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *kmsg.ShareFetchRequest, key shareSessionKey, names *shareNames, parts []sharePart, out *shareFetchResponse) error {
+	limit := int(s.cfg.FetchMaxBytes)
+	if req.MaxBytes > 0 {
+		limit = min(limit, int(req.MaxBytes))
+	}
+	maxRecords := int(req.MaxRecords)
+	if maxRecords <= 0 {
+		maxRecords = 500 // Kafka's max.poll.records
+	}
+	deadline := time.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
+	readable := make([]log.TopicPartition, 0, len(parts))
+	tpNames := make([]string, len(parts))
+	for i, p := range parts {
+		name, code, err := names.partError(p)
+		if err != nil {
+			rp := out.part(p)
+			rp.ErrorCode, rp.ErrorMessage = code, messageOf(err)
+			continue
+		}
+		tpNames[i] = name
+		readable = append(readable, log.TopicPartition{Topic: name, Partition: p.partition})
+	}
+	// Each fetch starts at another partition, so that a full response
+	// does not starve the partitions after it.
+	start := 0
+	if len(parts) > 0 {
+		start = int(uint32(req.ShareSessionEpoch) % uint32(len(parts)))
+	}
+	bytes, records := 0, 0
+	for {
+		failed := false
+		for k := range parts {
+			i := (start + k) % len(parts)
+			if tpNames[i] == "" || bytes >= limit || records >= maxRecords {
+				continue
+			}
+			p := parts[i]
+			f, err := mgr.Acquire(ctx, share.FetchRequest{GroupID: key.group, MemberID: key.member, Topic: tpNames[i],
+				Partition: p.partition, MaxRecords: maxRecords - records, MaxBytes: limit - bytes})
+			if err != nil {
+				rp := out.part(p)
+				rp.ErrorCode, rp.ErrorMessage, failed = shareCode(err), messageOf(err), true
+				continue
+			}
+			if f.LockDuration > 0 {
+				s.shareLocks.set(key.group, f.LockDuration)
+				out.resp.AcquisitionLockTimeoutMillis = int32(f.LockDuration.Milliseconds())
+			}
+			if len(f.Acquired) == 0 {
+				continue
+			}
+			b, err := f.Records.Slice.Bytes(nil)
+			f.Records.Release()
+			rp := out.part(p)
+			if err != nil {
+				// The records stay acquired; their locks run out and
+				// they go to the group again.
+				rp.ErrorCode, rp.ErrorMessage, failed = codeOf(err), messageOf(err), true
+				continue
+			}
+			rp.Records = append(rp.Records, b...)
+			bytes += len(b)
+			for _, a := range f.Acquired {
+				ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
+				ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = a.FirstOffset, a.LastOffset, a.DeliveryCount
+				rp.AcquiredRecords = append(rp.AcquiredRecords, ar)
+				records += int(a.LastOffset - a.FirstOffset + 1)
+			}
+		}
+		wait := time.Until(deadline)
+		if failed || records > 0 && bytes >= int(req.MinBytes) || records >= maxRecords || bytes >= limit || wait <= 0 {
+			return nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		err := mgr.Wait(wctx, key.group, readable)
+		cancel()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			deadline = time.Now() // one more round answers what is there
+		}
+	}
+}
+
+// closeShareSession closes the member's session and gives back the
+// records it holds, as Kafka releases them when a session ends.
+func (s *Server) closeShareSession(ctx context.Context, mgr *share.PartitionManager, key shareSessionKey) {
+	s.shareSessions.close(key)
+	if err := mgr.ReleaseMember(context.WithoutCancel(ctx), key.group, key.member); err != nil {
+		s.lg.Warn("kafkaserver: releasing a share member's records failed; their locks run out", "group", key.group, "member", key.member, "err", err)
+	}
+}
+
+// dropShareSessions closes the sessions a connection opened, when it
+// ends: their members' records go back to their groups.
+func (s *Server) dropShareSessions(ctx context.Context, st *connState) {
+	keys := s.shareSessions.dropConn(st)
+	if len(keys) == 0 {
+		return
+	}
+	mgr, err := share.Partitions(context.WithoutCancel(ctx), s.dir)
+	if err != nil {
+		s.lg.Warn("kafkaserver: releasing the records of a closed connection's share sessions failed; their locks run out", "err", err)
+		return
+	}
+	for _, key := range keys {
+		s.closeShareSession(ctx, mgr, key)
+	}
+}
+
+func (s *Server) handleShareAcknowledge(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ShareAcknowledgeRequest)
+	resp := kmsg.NewPtrShareAcknowledgeResponse()
+	resp.AcquisitionLockTimeoutMillis = defaultLockMillis
+	fail := func(code int16, err error) (kmsg.Response, error) {
+		resp.ErrorCode, resp.ErrorMessage = code, messageOf(err)
+		return resp, nil
+	}
+	key, mgr, code, err := s.shareRequest(ctx, req.GroupID, req.MemberID)
+	if err != nil {
+		return fail(code, err)
+	}
+	resp.AcquisitionLockTimeoutMillis = s.shareLocks.get(key.group)
+	switch req.ShareSessionEpoch {
+	case shareInitialEpoch:
+		// Acknowledgements belong to a session: none is open at epoch 0.
+		return fail(codeInvalidShareEpoch, fmt.Errorf("%w: ShareAcknowledge at epoch 0", errInvalidShareEpoch))
+	case shareFinalEpoch:
+		if !s.shareSessions.has(key) {
+			return fail(codeShareSessionNotFound, fmt.Errorf("%w: group %q member %q", errShareSessionNotFound, key.group, key.member))
+		}
+	default:
+		if _, err := s.shareSessions.advance(key, req.ShareSessionEpoch, nil, nil); err != nil {
+			return fail(sessionCode(err), err)
+		}
+	}
+	names := &shareNames{s: s}
+	renewAck := req.Version >= 2 && req.IsRenewAck
+	for _, t := range req.Topics {
+		rt := kmsg.NewShareAcknowledgeResponseTopic()
+		rt.TopicID = t.TopicID
+		for _, p := range t.Partitions {
+			batches := make([]ackBatch, len(p.AcknowledgementBatches))
+			for i, b := range p.AcknowledgementBatches {
+				batches[i] = ackBatch{b.FirstOffset, b.LastOffset, b.AcknowledgeTypes}
+			}
+			rp := kmsg.NewShareAcknowledgeResponseTopicPartition()
+			rp.Partition = p.Partition
+			code, err := s.acknowledge(ctx, mgr, names, key, sharePart{topicID: t.TopicID, partition: p.Partition}, batches, renewAck)
+			rp.ErrorCode, rp.ErrorMessage = code, messageOf(err)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if req.ShareSessionEpoch == shareFinalEpoch {
+		s.closeShareSession(ctx, mgr, key)
+	}
+	return resp, nil
+}
