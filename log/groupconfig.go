@@ -470,6 +470,18 @@ func unboundedGroupConfig(c Config) Config {
 	return c
 }
 
+// GroupConfigWith returns the configuration of a group with overrides
+// (Kafka group property names and values), checked as
+// [Dir.AlterGroupConfig] checks them against c's bounds; nothing is
+// stored. Use it to validate overrides without applying them.
+func (c Config) GroupConfigWith(overrides map[string]string) (GroupConfig, error) {
+	checked, err := checkGroupProps(c, overrides, true)
+	if err != nil {
+		return GroupConfig{}, err
+	}
+	return groupConfigWith(c, checked), nil
+}
+
 // groupConfigWith applies checked overrides to c's defaults.
 func groupConfigWith(c Config, overrides map[string]string) GroupConfig {
 	g := defaultGroupConfig(c)
