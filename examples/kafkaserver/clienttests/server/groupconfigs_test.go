@@ -226,3 +226,45 @@ func TestAlterConfigsReplaces(t *testing.T) {
 	srv.RestartAfterPowerLoss(t)
 	require.Equal(t, map[string]string{"share.auto.offset.reset": "by_duration:PT1H"}, srv.Dir.GroupConfigOverrides("p"))
 }
+
+// TestListGroupsFilters: ListGroups' type filter (v5) and state filter
+// (v4), matched without regard to case as Kafka matches them; a type
+// the coordinator has no group of ("share") lists none, and so does one
+// Kafka does not know.
+func TestListGroupsFilters(t *testing.T) {
+	srv := servertest.StartInMemory(t, nil)
+	cl := client(t, srv.Addr)
+	createTopic(t, cl, "t", 1)
+	ctx := context.Background()
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "committer", -1
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "t"
+	cp := kmsg.NewOffsetCommitRequestTopicPartition()
+	cp.Offset = 0
+	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{ct}
+	cr, err := commit.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Zero(t, cr.Topics[0].Partitions[0].ErrorCode)
+
+	list := func(types, states []string) []string {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.TypesFilter, req.StatesFilter = types, states
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		require.Zero(t, resp.ErrorCode)
+		var got []string
+		for _, g := range resp.Groups {
+			got = append(got, g.Group+"/"+g.GroupType+"/"+g.GroupState)
+		}
+		return got
+	}
+	require.Equal(t, []string{"committer/classic/Empty"}, list(nil, nil))
+	require.Equal(t, []string{"committer/classic/Empty"}, list([]string{"Classic"}, []string{"empty"}))
+	require.Empty(t, list([]string{"share"}, nil))
+	require.Empty(t, list([]string{"consumer"}, nil))
+	require.Empty(t, list([]string{"streams", "bogus"}, nil))
+	require.Empty(t, list(nil, []string{"Stable"}))
+	require.Equal(t, []string{"committer/classic/Empty"}, list(nil, []string{"Stable", "Empty"}))
+}
