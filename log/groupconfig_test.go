@@ -5,6 +5,8 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,6 +350,31 @@ func TestGroupConfigMaxCount(t *testing.T) {
 	_, err = d.AlterGroupConfig(ctx, "b", nil)
 	require.NoError(t, err)
 	_, err = d.AlterGroupConfig(ctx, "c", set)
+	require.NoError(t, err, "room again once one is removed")
+}
+
+// TestGroupConfigStoreBound: long group ids cannot grow the store past
+// its bound (which would leave a directory Open refuses).
+func TestGroupConfigStoreBound(t *testing.T) {
+	mem := newStoreFS(t)
+	g, err := openGroupConfigs(mem, storeTestDir, DefaultConfig())
+	require.NoError(t, err)
+	g.maxBytes = 4096
+	set := map[string]string{"share.auto.offset.reset": "earliest"}
+	long := strings.Repeat("x", 1500)
+	for i := range 2 {
+		_, err := g.alter(long+strconv.Itoa(i), set)
+		require.NoError(t, err)
+	}
+	_, err = g.alter(long+"2", set)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.Nil(t, g.overridesOf(long+"2"))
+	stored, err := loadGroupConfigStore(mem, storeTestDir, DefaultConfig())
+	require.NoError(t, err)
+	require.Len(t, stored, 2)
+	_, err = g.alter(long+"0", nil)
+	require.NoError(t, err)
+	_, err = g.alter(long+"2", set)
 	require.NoError(t, err, "room again once one is removed")
 }
 

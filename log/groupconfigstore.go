@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"path/filepath"
 	"sync"
 
@@ -48,10 +49,11 @@ import (
 const (
 	groupConfigStoreFile    = "kafkalite-group-configs.json"
 	groupConfigStoreVersion = 1
-	// maxGroupConfigStoreBytes bounds what loadGroupConfigStore reads:
-	// GroupMaxCount (100000 by default) groups with every property set
-	// take about 60 MiB.
-	maxGroupConfigStoreBytes = 256 << 20
+	// maxGroupConfigStoreBytes bounds the store: an alter that would
+	// make it larger is refused, and loadGroupConfigStore reads no more.
+	// GroupMaxCount (100000 by default) groups with a few overrides each
+	// take about 20 MiB; long group ids are what could reach it.
+	maxGroupConfigStoreBytes = 64 << 20
 )
 
 // ErrCorruptGroupConfigStore is matched by [*CorruptGroupConfigStoreError].
@@ -140,9 +142,14 @@ func decodeGroupConfigStore(name string, data []byte, c Config) (map[string]map[
 	return groups, nil
 }
 
+// errGroupConfigStoreFull is saveGroupConfigStore's error for a store
+// that would exceed its bound.
+var errGroupConfigStoreFull = errors.New("log: the group config store would exceed its bound")
+
 // saveGroupConfigStore replaces dir's group config store with groups,
-// atomically and durably (writeRootFile).
-func saveGroupConfigStore(fsys vfs.FS, dir string, groups map[string]map[string]string) error {
+// atomically and durably (writeRootFile); a store above limit bytes is
+// refused with errGroupConfigStoreFull, writing nothing.
+func saveGroupConfigStore(fsys vfs.FS, dir string, groups map[string]map[string]string, limit int) error {
 	doc := groupConfigStoreDoc{Version: new(int), Groups: groups}
 	*doc.Version = groupConfigStoreVersion
 	if doc.Groups == nil {
@@ -152,15 +159,19 @@ func saveGroupConfigStore(fsys vfs.FS, dir string, groups map[string]map[string]
 	if err != nil {
 		return err
 	}
-	return writeRootFile(fsys, dir, groupConfigStoreFile, append(data, '\n'))
+	if data = append(data, '\n'); len(data) > limit {
+		return errGroupConfigStoreFull
+	}
+	return writeRootFile(fsys, dir, groupConfigStoreFile, data)
 }
 
 // groupConfigs holds a Dir's group configuration overrides and writes
 // them to the store.
 type groupConfigs struct {
-	fsys vfs.FS
-	dir  string
-	cfg  Config
+	fsys     vfs.FS
+	dir      string
+	cfg      Config
+	maxBytes int // the store's bound: maxGroupConfigStoreBytes
 
 	writeMu sync.Mutex // serialises alters, from the store's write to their publication; taken before mu
 	mu      sync.RWMutex
@@ -176,7 +187,7 @@ func openGroupConfigs(fsys vfs.FS, dir string, cfg Config) (*groupConfigs, error
 	if err != nil {
 		return nil, err
 	}
-	g := &groupConfigs{fsys: fsys, dir: dir, cfg: cfg, overrides: stored,
+	g := &groupConfigs{fsys: fsys, dir: dir, cfg: cfg, maxBytes: maxGroupConfigStoreBytes, overrides: stored,
 		effective: make(map[string]GroupConfig, len(stored)), defaults: defaultGroupConfig(cfg)}
 	for group, o := range stored {
 		g.effective[group] = groupConfigWith(cfg, o)
@@ -223,10 +234,13 @@ func (g *groupConfigs) alter(group string, m map[string]string) (GroupConfig, er
 	} else {
 		after[group] = checked
 	}
-	if err := saveGroupConfigStore(g.fsys, g.dir, after); err != nil {
+	if err := saveGroupConfigStore(g.fsys, g.dir, after, g.maxBytes); errors.Is(err, errGroupConfigStoreFull) {
+		return GroupConfig{}, newConfigError("group", group,
+			fmt.Sprintf("the group config store would exceed %d bytes", g.maxBytes), nil)
+	} else if err != nil {
 		// The failed write may have left the new store in place
 		// (renamed, not synced): put the old one back.
-		return GroupConfig{}, errors.Join(err, saveGroupConfigStore(g.fsys, g.dir, before))
+		return GroupConfig{}, errors.Join(err, saveGroupConfigStore(g.fsys, g.dir, before, math.MaxInt))
 	}
 	eff := groupConfigWith(g.cfg, checked)
 	g.mu.Lock()
@@ -272,7 +286,8 @@ func (d *Dir) DescribeGroupConfig(group string) []GroupConfigEntry {
 // [ErrNotSupported]; see [GroupConfig]) and nothing is changed. Values are
 // kept as Kafka prints them (trimmed; numbers and booleans canonical).
 // kafkalite keeps the configuration of at most Config.GroupMaxCount
-// groups; one more is refused likewise.
+// groups, in a store of at most 64 MiB; an alter beyond either is refused
+// likewise.
 func (d *Dir) AlterGroupConfig(ctx context.Context, group string, props map[string]string) (GroupConfig, error) {
 	if err := ctx.Err(); err != nil {
 		return GroupConfig{}, err
