@@ -49,12 +49,12 @@ type GroupCoordinator struct {
 	maxGroups     int           // log.Config.GroupMaxCount
 	partitions    []*log.Log    // of __consumer_offsets
 	// The consumer groups' settings (group.consumer.*): the server
-	// assignors by name, the members a group takes, the session timeout
-	// and the heartbeat interval.
-	assignors                 []string
-	consumerMaxSize           int
-	consumerSessionTimeout    time.Duration
-	consumerHeartbeatInterval time.Duration
+	// assignors by name, the members a group takes, and the session
+	// timeout of a new group (each heartbeat takes the group's own and
+	// its heartbeat interval from log.Dir.GroupConfig).
+	assignors              []string
+	consumerMaxSize        int
+	consumerSessionTimeout time.Duration
 
 	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
@@ -105,17 +105,13 @@ func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	if len(c.assignors) == 0 {
 		c.assignors = []string{AssignorUniform, AssignorRange}
 	}
-	c.consumerMaxSize, c.consumerSessionTimeout, c.consumerHeartbeatInterval =
-		cfg.ConsumerGroupMaxSize, cfg.ConsumerGroupSessionTimeout, cfg.ConsumerGroupHeartbeatInterval
+	c.consumerMaxSize, c.consumerSessionTimeout = cfg.ConsumerGroupMaxSize, cfg.ConsumerGroupSessionTimeout
 	def := log.DefaultConfig()
 	if c.consumerMaxSize <= 0 {
 		c.consumerMaxSize = def.ConsumerGroupMaxSize
 	}
 	if c.consumerSessionTimeout <= 0 {
 		c.consumerSessionTimeout = def.ConsumerGroupSessionTimeout
-	}
-	if c.consumerHeartbeatInterval <= 0 {
-		c.consumerHeartbeatInterval = def.ConsumerGroupHeartbeatInterval
 	}
 	if c.checkInterval <= 0 {
 		c.checkInterval = 10 * time.Minute
