@@ -42,8 +42,9 @@ type ShareHeartbeat struct {
 type ShareHeartbeatResult struct {
 	MemberID    string
 	MemberEpoch int32
-	// HeartbeatInterval is group.share.heartbeat.interval.ms: when the
-	// member should heartbeat again.
+	// HeartbeatInterval is the group's share.heartbeat.interval.ms
+	// (group.share.heartbeat.interval.ms by default): when the member
+	// should heartbeat again.
 	HeartbeatInterval time.Duration
 	// Assignment is the member's partitions (empty after a leave).
 	Assignment []TopicPartitions
@@ -242,6 +243,8 @@ func (c *GroupCoordinator) shareHeartbeatLocked(req ShareHeartbeat) (ShareHeartb
 		sg.members[req.MemberID] = m
 		changed = true
 	}
+	gc := c.dir.GroupConfig(g.id) // share.session.timeout.ms and share.heartbeat.interval.ms
+	sg.sessionTimeout = gc.ShareSessionTimeout
 	m.lastHeartbeat = now
 	m.clientID, m.clientHost = req.ClientID, req.ClientHost
 	if req.RackID != nil {
@@ -269,7 +272,7 @@ func (c *GroupCoordinator) shareHeartbeatLocked(req ShareHeartbeat) (ShareHeartb
 	}
 	g.state = sg.state()
 	c.scheduleLocked(g)
-	return ShareHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: c.shareHeartbeatInterval,
+	return ShareHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: gc.ShareHeartbeatInterval,
 		Assignment: toTopicPartitions(m.assigned)}, false, nil
 }
 
