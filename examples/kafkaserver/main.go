@@ -8,7 +8,8 @@
 // The server's limits are flags named as Kafka's broker properties
 // (-socket.request.max.bytes, -max.connections, -max.connections.per.ip,
 // -max.connections.per.ip.overrides, -connections.max.idle.ms,
-// -connection.failed.authentication.delay.ms, -fetch.max.bytes) and
+// -connection.failed.authentication.delay.ms, -fetch.max.bytes,
+// -group.share.max.share.sessions) and
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
@@ -83,6 +84,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	delayMS := c.FailedAuthenticationDelay.Milliseconds()
 	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
+	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	nodeID := int(o.dirCfg.NodeID)
 	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")

@@ -14,6 +14,8 @@ import (
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+	kllog "github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/vfs"
 )
 
 // Share groups (KIP-932) over the wire, request by request with kmsg:
@@ -24,7 +26,7 @@ import (
 // shareEnv is a server, a client for its requests and a topic.
 type shareEnv struct {
 	t     *testing.T
-	srv   *servertest.Server
+	addr  string
 	cl    *kgo.Client
 	topic string
 	id    [16]byte
@@ -33,9 +35,14 @@ type shareEnv struct {
 
 func newShareEnv(t *testing.T, parts int32, configure func(*server.Config)) *shareEnv {
 	t.Helper()
-	srv := servertest.StartInMemory(t, configure)
-	cl := client(t, srv.Addr, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	e := &shareEnv{t: t, srv: srv, cl: cl, topic: "queue", parts: parts}
+	return newShareEnvAt(t, servertest.StartInMemory(t, configure).Addr, parts)
+}
+
+// newShareEnvAt is newShareEnv for the server at addr.
+func newShareEnvAt(t *testing.T, addr string, parts int32) *shareEnv {
+	t.Helper()
+	cl := client(t, addr, kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	e := &shareEnv{t: t, addr: addr, cl: cl, topic: "queue", parts: parts}
 	createTopic(t, cl, e.topic, parts)
 	md := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
@@ -475,7 +482,7 @@ func TestShareSessions(t *testing.T) {
 	require.Equal(t, map[int64]int16{0: 2, 1: 2, 2: 2, 3: 2}, acquired(fb, 1))
 
 	// b's connection drops: what it held goes back, to a.
-	cb := client(t, e.srv.Addr)
+	cb := client(t, e.addr)
 	e.produce(0, 1) // offset 4
 	fb = e.fetch(e.cl, "g", "b", shareFetch{epoch: 3, maxWait: 5000, minBytes: 1})
 	require.Equal(t, map[int64]int16{4: 1}, acquired(fb, 0))
@@ -506,6 +513,7 @@ func TestShareSessions(t *testing.T) {
 				all[p][o] = n
 			}
 		}
+		t.Logf("a acquired %v of partition 0, %v of partition 1", acquired(f, 0), acquired(f, 1))
 		return len(all[0]) == 4 && len(all[1]) == 5
 	}, "a got %v of what b's dropped connection held", all)
 	require.Equal(t, map[int64]int16{1: 3, 2: 3, 3: 3, 4: 2}, all[0])
@@ -631,4 +639,43 @@ func TestShareFetchMisbehaving(t *testing.T) {
 	got := <-done
 	require.NotNil(t, got)
 	require.Equal(t, map[int64]int16{3: 1}, acquired(got, 0))
+}
+
+// TestShareLockTimeout: records whose acquisition lock runs out
+// (group.share.record.lock.duration.ms, here 300 ms) go to another member,
+// delivered a second time; the first member's acknowledgement of them is
+// refused with INVALID_RECORD_STATE; ShareFetch and ShareAcknowledge say
+// the lock's duration; a record delivered share.delivery.count.limit times
+// (here 2) and released again is archived, never delivered again.
+func TestShareLockTimeout(t *testing.T) {
+	cfg := kllog.DefaultConfig()
+	cfg.FS = vfs.NewMem()
+	cfg.ShareRecordLockDuration = 300 * time.Millisecond
+	cfg.ShareDeliveryCountLimit = 2
+	d, err := kllog.Open(context.Background(), "/kafkalite", cfg)
+	require.NoError(t, err)
+	e := newShareEnvAt(t, serveDir(t, d), 1)
+	e.produce(0, 3)
+	e.earliest("g")
+	e.join("g", "a")
+	e.join("g", "b")
+
+	f := e.fetch(e.cl, "g", "a", shareFetch{epoch: 0, parts: []int32{0}, maxWait: 5000, minBytes: 1})
+	require.Equal(t, int32(300), f.AcquisitionLockTimeoutMillis)
+	require.Equal(t, map[int64]int16{0: 1, 1: 1, 2: 1}, acquired(f, 0))
+	// b waits for the records: a's locks run out, and they are b's.
+	fb := e.fetch(e.cl, "g", "b", shareFetch{epoch: 0, parts: []int32{0}, maxWait: 30000, minBytes: 1})
+	require.Zero(t, fb.ErrorCode, "%v", fb.ErrorMessage)
+	require.Equal(t, map[int64]int16{0: 2, 1: 2, 2: 2}, acquired(fb, 0))
+	ar := e.acknowledge(e.cl, "g", "a", 1, false, map[int32][]ack{0: {{0, 2, []int8{ackAccept}}}})
+	require.Equal(t, kerr.InvalidRecordState.Code, ar.Topics[0].Partitions[0].ErrorCode)
+	require.Equal(t, int32(300), ar.AcquisitionLockTimeoutMillis)
+	// b accepts 0, releases 1 and 2 after their second delivery: they
+	// are archived, and the start offset passes them.
+	ar = e.acknowledge(e.cl, "g", "b", 1, false, map[int32][]ack{0: {{0, 2, []int8{ackAccept, ackRelease, ackRelease}}}})
+	require.Zero(t, ar.Topics[0].Partitions[0].ErrorCode, "%v", ar.Topics[0].Partitions[0].ErrorMessage)
+	offs, _ := e.startOffsets("g")
+	require.Equal(t, map[int32]int64{0: 3}, offs)
+	f = e.fetch(e.cl, "g", "a", shareFetch{epoch: 2, maxWait: 200, minBytes: 1})
+	require.Empty(t, acquired(f, 0))
 }
