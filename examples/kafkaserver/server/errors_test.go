@@ -8,6 +8,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
+	"github.com/kafkalite/kafkalite/log/share"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -65,6 +66,13 @@ func TestEveryErrorHasItsCode(t *testing.T) {
 		{coordinator.ErrConcurrentTransactions, txnCode, errConcurrentTransactions},
 		{coordinator.ErrTransactionalIDNotFound, txnCode, errTransactionalIDNotFound},
 		{coordinator.ErrUnknownTopicOrPartition, txnCode, errUnknownTopicOrPartition},
+		{share.ErrInvalidRecordState, shareCode, codeInvalidRecordState},
+		{share.ErrInvalidRequest, shareCode, errInvalidRequest},
+		{errShareRequestMalformed, shareCode, errInvalidRequest},
+		{log.ErrUnknownTopicOrPartition, shareCode, errUnknownTopicOrPartition},
+		{errShareSessionNotFound, sessionCode, codeShareSessionNotFound},
+		{errInvalidShareEpoch, sessionCode, codeInvalidShareEpoch},
+		{errShareSessionLimit, sessionCode, codeShareSessionLimit},
 		{fmt.Errorf("coordinator: adding t-0 to transaction tx: %w", &log.PartitionError{Topic: "t", Err: log.ErrInvalidProducerEpoch}), txnCode, errInvalidProducerEpoch},
 	} {
 		wrapped := fmt.Errorf("context: %w", &log.PartitionError{Topic: "t", Partition: 0, Err: tc.err})
