@@ -294,6 +294,14 @@ func (s *Server) handleShareFetch(ctx context.Context, kreq kmsg.Request) (kmsg.
 	if err := s.acquire(ctx, mgr, req, key, names, parts, out); err != nil {
 		return nil, err
 	}
+	if !s.shareSessions.has(key) {
+		// The session closed while the fetch acquired or waited (the
+		// member left, or closed it from another connection, whose
+		// release may have come first): what it acquired goes back too.
+		s.closeShareSession(ctx, mgr, key)
+		resp.Topics = nil
+		return fail(codeShareSessionNotFound, fmt.Errorf("%w: group %q member %q: closed during the fetch", errShareSessionNotFound, key.group, key.member))
+	}
 	return resp, nil
 }
 

@@ -679,3 +679,38 @@ func TestShareLockTimeout(t *testing.T) {
 	f = e.fetch(e.cl, "g", "a", shareFetch{epoch: 2, maxWait: 200, minBytes: 1})
 	require.Empty(t, acquired(f, 0))
 }
+
+// TestShareSessionClosedDuringFetch: a ShareFetch waiting for records
+// whose session closes meanwhile (its member closes it from another
+// connection) acquires what comes, then finds its session gone: it answers
+// SHARE_SESSION_NOT_FOUND and gives the records back at once, so that
+// another member reads them without waiting for the locks to run out.
+func TestShareSessionClosedDuringFetch(t *testing.T) {
+	e := newShareEnv(t, 1, nil)
+	e.produce(0, 2)
+	e.earliest("g")
+	e.join("g", "a")
+	e.join("g", "b")
+	f := e.fetch(e.cl, "g", "a", shareFetch{epoch: 0, parts: []int32{0}, maxWait: 5000, minBytes: 1})
+	require.Len(t, acquired(f, 0), 2)
+	ca := client(t, e.addr)
+	done := make(chan *kmsg.ShareFetchResponse, 1)
+	go func() {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr("a"), 1
+		req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords = 60000, 1, 1<<20, 500
+		resp, _ := req.RequestWith(context.Background(), ca)
+		done <- resp
+	}()
+	time.Sleep(100 * time.Millisecond) // not an assertion: lets the fetch start waiting first, most runs
+	ar := e.acknowledge(e.cl, "g", "a", -1, false, map[int32][]ack{0: {{0, 1, []int8{ackAccept}}}})
+	require.Zero(t, ar.ErrorCode, "%v", ar.ErrorMessage)
+	e.produce(0, 1) // offset 2: the waiting fetch acquires it, then finds its session closed
+	got := <-done
+	require.NotNil(t, got)
+	require.Equal(t, kerr.ShareSessionNotFound.Code, got.ErrorCode)
+	require.Empty(t, got.Topics)
+	fb := e.fetch(e.cl, "g", "b", shareFetch{epoch: 0, parts: []int32{0}, maxWait: 5000, minBytes: 1})
+	require.Len(t, acquired(fb, 0), 1)
+	require.Contains(t, acquired(fb, 0), int64(2))
+}
