@@ -16,7 +16,7 @@ import (
 )
 
 // api is one served API: its advertised version range and its handler
-// (nil for Fetch, whose response handle writes in chunks).
+// (nil for Fetch and ShareFetch, whose responses handle writes in chunks).
 type api struct {
 	min, max int16
 	fn       func(s *Server, ctx context.Context, req kmsg.Request) (kmsg.Response, error)
@@ -72,7 +72,7 @@ func init() {
 		// KIP-932's share groups, at the versions Kafka 4.4 serves.
 		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
 		kmsg.ShareGroupDescribe.Int16():        {1, 1, (*Server).handleShareGroupDescribe},
-		kmsg.ShareFetch.Int16():                {1, 2, (*Server).handleShareFetch},
+		kmsg.ShareFetch.Int16():                {1, 2, nil}, // handle answers it with shareFetch and encodeShareFetch
 		kmsg.ShareAcknowledge.Int16():          {1, 2, (*Server).handleShareAcknowledge},
 		kmsg.DescribeShareGroupOffsets.Int16(): {0, 1, (*Server).handleDescribeShareGroupOffsets},
 		kmsg.AlterShareGroupOffsets.Int16():    {0, 0, (*Server).handleAlterShareGroupOffsets},

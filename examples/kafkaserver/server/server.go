@@ -32,10 +32,10 @@
 // create (MaxPartitions), failed authentications (one a
 // FailedAuthenticationDelay per connection), the share sessions open
 // (MaxShareSessions, each holding only partitions the directory has). A
-// Fetch holds no records in
-// memory: they go out as file slices, read_committed's cut at the last
-// stable offset too. A failed accept (no file descriptor left) is retried
-// after a pause, and the connections open are served meanwhile.
+// Fetch or a ShareFetch holds no records in memory: they go out as file
+// slices, read_committed's cut at the last stable offset too. A failed
+// accept (no file descriptor left) is retried after a pause, and the
+// connections open are served meanwhile.
 package server
 
 import (
@@ -795,6 +795,13 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 			return nil, err
 		}
 		return encodeFetch(h.version, h.correlation, resp, slices), nil
+	}
+	if sf, ok := req.(*kmsg.ShareFetchRequest); ok {
+		resp, slices, err := s.shareFetch(ctx, sf)
+		if err != nil {
+			return nil, err
+		}
+		return encodeShareFetch(h.correlation, resp, slices), nil
 	}
 	resp, err := api.fn(s, ctx, req)
 	if err != nil {

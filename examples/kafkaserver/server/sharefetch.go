@@ -11,6 +11,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/share"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // ShareFetch and ShareAcknowledge (KIP-932): a share group member's
@@ -19,7 +20,8 @@ import (
 // session's partitions, long-polling up to its MaxWaitMillis for MinBytes.
 // The records go out as the batches the manager read (they may hold
 // records other members acquired: the client delivers those of
-// AcquiredRecords only), in memory, at most the request's MaxBytes and
+// AcquiredRecords only), as they lie in the .log, as Fetch sends them
+// (file slices, never through memory), at most the request's MaxBytes and
 // Config.FetchMaxBytes.
 
 // defaultLockMillis is share.record.lock.duration.ms's default (30 s),
@@ -181,6 +183,35 @@ func (s *Server) acknowledge(ctx context.Context, mgr *share.PartitionManager, n
 type shareFetchResponse struct {
 	resp  *kmsg.ShareFetchResponse
 	index map[sharePart][2]int
+	// slices hold each partition's records, sent as they lie in the .log.
+	slices map[sharePart][]*segment.Slice
+}
+
+// aligned returns the slices aligned with the response's topics and
+// partitions, for encodeShareFetch.
+func (r *shareFetchResponse) aligned() [][][]*segment.Slice {
+	if len(r.slices) == 0 {
+		return nil
+	}
+	out := make([][][]*segment.Slice, len(r.resp.Topics))
+	for i := range r.resp.Topics {
+		out[i] = make([][]*segment.Slice, len(r.resp.Topics[i].Partitions))
+	}
+	for p, sls := range r.slices {
+		at := r.index[p]
+		out[at[0]][at[1]] = sls
+	}
+	return out
+}
+
+// release releases the slices, for a response that does not carry them.
+func (r *shareFetchResponse) release() {
+	for p, sls := range r.slices {
+		for _, sl := range sls {
+			sl.Release()
+		}
+		delete(r.slices, p)
+	}
 }
 
 func (r *shareFetchResponse) part(p sharePart) *kmsg.ShareFetchResponseTopicPartition {
@@ -210,13 +241,15 @@ func (r *shareFetchResponse) part(p sharePart) *kmsg.ShareFetchResponseTopicPart
 	return &r.resp.Topics[ti].Partitions[len(r.resp.Topics[ti].Partitions)-1]
 }
 
-func (s *Server) handleShareFetch(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	req := kreq.(*kmsg.ShareFetchRequest)
+// shareFetch answers a ShareFetch: the response and, aligned with its
+// topics and partitions, the file slices of the records acquired, which
+// the caller releases (handle sends them with encodeShareFetch).
+func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*kmsg.ShareFetchResponse, [][][]*segment.Slice, error) {
 	resp := kmsg.NewPtrShareFetchResponse()
 	resp.AcquisitionLockTimeoutMillis = defaultLockMillis
-	fail := func(code int16, err error) (kmsg.Response, error) {
+	fail := func(code int16, err error) (*kmsg.ShareFetchResponse, [][][]*segment.Slice, error) {
 		resp.ErrorCode, resp.ErrorMessage = code, messageOf(err)
-		return resp, nil
+		return resp, nil, nil
 	}
 	key, mgr, code, err := s.shareRequest(ctx, req.GroupID, req.MemberID)
 	if err != nil {
@@ -286,23 +319,25 @@ func (s *Server) handleShareFetch(ctx context.Context, kreq kmsg.Request) (kmsg.
 	}
 	if req.ShareSessionEpoch == shareFinalEpoch {
 		s.closeShareSession(ctx, mgr, key)
-		return resp, nil
+		return resp, nil, nil
 	}
 	if renewAck {
-		return resp, nil // a renewal acquires nothing (KIP-1222)
+		return resp, nil, nil // a renewal acquires nothing (KIP-1222)
 	}
 	if err := s.acquire(ctx, mgr, req, key, names, parts, out); err != nil {
-		return nil, err
+		out.release()
+		return nil, nil, err
 	}
 	if !s.shareSessions.has(key) {
 		// The session closed while the fetch acquired or waited (the
 		// member left, or closed it from another connection, whose
 		// release may have come first): what it acquired goes back too.
+		out.release()
 		s.closeShareSession(ctx, mgr, key)
 		resp.Topics = nil
 		return fail(codeShareSessionNotFound, fmt.Errorf("%w: group %q member %q: closed during the fetch", errShareSessionNotFound, key.group, key.member))
 	}
-	return resp, nil
+	return resp, out.aligned(), nil
 }
 
 // acquire acquires records of the session's partitions for a ShareFetch,
@@ -359,17 +394,12 @@ func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *
 			if len(f.Acquired) == 0 {
 				continue
 			}
-			b, err := f.Records.Slice.Bytes(nil)
-			f.Records.Release()
 			rp := out.part(p)
-			if err != nil {
-				// The records stay acquired; their locks run out and
-				// they go to the group again.
-				rp.ErrorCode, rp.ErrorMessage, failed = codeOf(err), messageOf(err), true
-				continue
+			if out.slices == nil {
+				out.slices = map[sharePart][]*segment.Slice{}
 			}
-			rp.Records = append(rp.Records, b...)
-			bytes += len(b)
+			out.slices[p] = append(out.slices[p], f.Records.Slice)
+			bytes += int(f.Records.Slice.Size)
 			for _, a := range f.Acquired {
 				ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 				ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = a.FirstOffset, a.LastOffset, a.DeliveryCount
