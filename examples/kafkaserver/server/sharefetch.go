@@ -289,6 +289,12 @@ func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*
 			return fail(errInvalidRequest, fmt.Errorf("%w: acknowledgements in a ShareFetch that opens a session", errShareRequestMalformed))
 		}
 		if err := s.shareSessions.open(key, stateOf(ctx), known); err != nil {
+			// As Kafka, the refusal comes after the request's
+			// MaxWaitMillis, so that a client retrying at once does not
+			// spin.
+			if serr := s.sleep(ctx, time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond); serr != nil {
+				return nil, nil, serr
+			}
 			return fail(sessionCode(err), err)
 		}
 		parts = known

@@ -527,7 +527,8 @@ func TestShareSessions(t *testing.T) {
 }
 
 // TestShareSessionLimit: at MaxShareSessions (group.share.max.share.sessions)
-// sessions a new one is refused with SHARE_SESSION_LIMIT_REACHED; a member
+// sessions a new one is refused with SHARE_SESSION_LIMIT_REACHED (after
+// the request's MaxWaitMillis); a member
 // opening its session again does not count twice; once one closes, the
 // refused member opens its own.
 func TestShareSessionLimit(t *testing.T) {
@@ -539,7 +540,8 @@ func TestShareSessionLimit(t *testing.T) {
 		f := e.fetch(e.cl, "g", m, shareFetch{epoch: 0, parts: []int32{0}})
 		require.Zero(t, f.ErrorCode, "member %s: %v", m, f.ErrorMessage)
 	}
-	f := e.fetch(e.cl, "g", "c", shareFetch{epoch: 0, parts: []int32{0}})
+	// Refused after its MaxWaitMillis, as Kafka refuses it.
+	f := e.fetch(e.cl, "g", "c", shareFetch{epoch: 0, parts: []int32{0}, maxWait: 100})
 	require.Equal(t, kerr.ShareSessionLimitReached.Code, f.ErrorCode)
 	ar := e.acknowledge(e.cl, "g", "a", -1, false, nil)
 	require.Zero(t, ar.ErrorCode, "%v", ar.ErrorMessage)
