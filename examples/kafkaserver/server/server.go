@@ -218,7 +218,6 @@ type Server struct {
 	ids topicIDs
 
 	shareSessions shareSessions // KIP-932's share sessions
-	shareLocks    shareLocks    // the share groups' acquisition lock durations
 }
 
 // New returns a server for d.

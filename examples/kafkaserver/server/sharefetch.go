@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,42 +24,11 @@ import (
 // (file slices, never through memory), at most the request's MaxBytes and
 // Config.FetchMaxBytes.
 
-// defaultLockMillis is share.record.lock.duration.ms's default (30 s),
-// what AcquisitionLockTimeoutMillis says for a group no fetch has
-// acquired for yet.
-const defaultLockMillis = 30000
-
-// shareLocks remembers each group's acquisition lock duration, as the
-// share-partition manager last gave it, for the responses that carry it
-// without acquiring (ShareAcknowledge v2).
-type shareLocks struct {
-	mu sync.Mutex
-	m  map[string]int32
-}
-
-func (l *shareLocks) get(group string) int32 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ms, ok := l.m[group]; ok {
-		return ms
-	}
-	return defaultLockMillis
-}
-
-func (l *shareLocks) set(group string, d time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]int32{}
-	}
-	l.m[group] = int32(d.Milliseconds())
-}
-
-// forget drops a group's entry (the group was deleted).
-func (l *shareLocks) forget(group string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.m, group)
+// lockMillis is a share group's share.record.lock.duration.ms (the
+// Dir's group configuration, as the share-partitions take it), what
+// AcquisitionLockTimeoutMillis says.
+func (s *Server) lockMillis(group string) int32 {
+	return int32(min(s.dir.GroupConfig(group).ShareRecordLockDuration.Milliseconds(), math.MaxInt32))
 }
 
 // shareCode maps an error of a share-partition to Kafka's code.
@@ -246,7 +215,6 @@ func (r *shareFetchResponse) part(p sharePart) *kmsg.ShareFetchResponseTopicPart
 // the caller releases (handle sends them with encodeShareFetch).
 func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*kmsg.ShareFetchResponse, [][][]*segment.Slice, error) {
 	resp := kmsg.NewPtrShareFetchResponse()
-	resp.AcquisitionLockTimeoutMillis = defaultLockMillis
 	fail := func(code int16, err error) (*kmsg.ShareFetchResponse, [][][]*segment.Slice, error) {
 		resp.ErrorCode, resp.ErrorMessage = code, messageOf(err)
 		return resp, nil, nil
@@ -255,7 +223,7 @@ func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*
 	if err != nil {
 		return fail(code, err)
 	}
-	resp.AcquisitionLockTimeoutMillis = s.shareLocks.get(key.group)
+	resp.AcquisitionLockTimeoutMillis = s.lockMillis(key.group)
 	names := &shareNames{s: s}
 	out := &shareFetchResponse{resp: resp}
 	// The partitions the request names: those the directory has join the
@@ -394,8 +362,7 @@ func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *
 				continue
 			}
 			if f.LockDuration > 0 {
-				s.shareLocks.set(key.group, f.LockDuration)
-				out.resp.AcquisitionLockTimeoutMillis = int32(f.LockDuration.Milliseconds())
+				out.resp.AcquisitionLockTimeoutMillis = int32(min(f.LockDuration.Milliseconds(), math.MaxInt32))
 			}
 			if len(f.Acquired) == 0 {
 				continue
@@ -458,7 +425,6 @@ func (s *Server) dropShareSessions(ctx context.Context, st *connState) {
 func (s *Server) handleShareAcknowledge(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ShareAcknowledgeRequest)
 	resp := kmsg.NewPtrShareAcknowledgeResponse()
-	resp.AcquisitionLockTimeoutMillis = defaultLockMillis
 	fail := func(code int16, err error) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = code, messageOf(err)
 		return resp, nil
@@ -467,7 +433,7 @@ func (s *Server) handleShareAcknowledge(ctx context.Context, kreq kmsg.Request) 
 	if err != nil {
 		return fail(code, err)
 	}
-	resp.AcquisitionLockTimeoutMillis = s.shareLocks.get(key.group)
+	resp.AcquisitionLockTimeoutMillis = s.lockMillis(key.group)
 	switch req.ShareSessionEpoch {
 	case shareInitialEpoch:
 		// Acknowledgements belong to a session: none is open at epoch 0.
