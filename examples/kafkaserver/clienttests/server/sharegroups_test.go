@@ -716,3 +716,27 @@ func TestShareSessionClosedDuringFetch(t *testing.T) {
 	require.Len(t, acquired(fb, 0), 1)
 	require.Contains(t, acquired(fb, 0), int64(2))
 }
+
+// TestShareFetchBounds: a ShareFetch acquires at most MaxRecords records
+// (whole batches: here one record each) and MaxBytes bytes (at least one
+// batch), across the session's partitions; one that asks for more
+// MinBytes than come answers at its MaxWaitMillis with what it acquired.
+func TestShareFetchBounds(t *testing.T) {
+	e := newShareEnv(t, 2, nil)
+	e.produce(0, 10)
+	e.produce(1, 10)
+	e.earliest("g")
+	e.join("g", "a")
+	count := func(f *kmsg.ShareFetchResponse) int { return len(acquired(f, 0)) + len(acquired(f, 1)) }
+
+	f := e.fetch(e.cl, "g", "a", shareFetch{epoch: 0, parts: []int32{0, 1}, records: 3})
+	require.Equal(t, 3, count(f))
+	req := kmsg.NewPtrShareFetchRequest()
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr("a"), 1
+	req.MaxBytes, req.MaxRecords = 1, 500
+	resp, err := req.RequestWith(context.Background(), e.cl)
+	require.NoError(t, err)
+	require.Equal(t, 1, count(resp), "MaxBytes 1: one batch")
+	f = e.fetch(e.cl, "g", "a", shareFetch{epoch: 2, maxWait: 300, minBytes: 1 << 30})
+	require.Equal(t, 16, count(f), "the rest, at the wait's end")
+}
