@@ -21,19 +21,23 @@ import (
 // Config.MaxShareSessions sessions (group.share.max.share.sessions), each
 // holding only partitions the directory has.
 
-// Share session errors, and their codes on the wire.
+// Share session errors.
 var (
 	errShareSessionNotFound  = errors.New("server: share session not found")
 	errInvalidShareEpoch     = errors.New("server: invalid share session epoch")
 	errShareSessionLimit     = errors.New("server: share session limit reached (group.share.max.share.sessions)")
 	errShareRequestMalformed = errors.New("server: invalid share request")
-	codeShareSessionNotFound = int16(122)
-	codeInvalidShareEpoch    = int16(123)
-	codeShareSessionLimit    = int16(133)
-	codeInvalidRecordState   = int16(121)
-	shareFinalEpoch          = int32(-1)
-	shareInitialEpoch        = int32(0)
-	defaultMaxShareSessions  = 2000
+)
+
+// Kafka's share group error codes, and the session epochs with a meaning.
+const (
+	codeInvalidRecordState   int16 = 121
+	codeShareSessionNotFound int16 = 122
+	codeInvalidShareEpoch    int16 = 123
+	codeShareSessionLimit    int16 = 133
+	shareFinalEpoch          int32 = -1
+	shareInitialEpoch        int32 = 0
+	defaultMaxShareSessions        = 2000 // group.share.max.share.sessions
 )
 
 // sharePart is a partition of a share session, by topic id as the
@@ -143,13 +147,6 @@ func (c *shareSessions) dropConn(owner *connState) []shareSessionKey {
 		}
 	}
 	return keys
-}
-
-// len is the number of sessions open.
-func (c *shareSessions) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }
 
 // add adds the partitions it does not hold yet.
