@@ -388,7 +388,7 @@ func writeTopicPartitions(w *writer, field string, a []ConsumerGroupTopicPartiti
 		case len(tp.AssignmentEpochs) == 0:
 			w.NoTaggedFields()
 		case !epochs:
-			w.Fail("assignmentEpochs", "a target assignment has no assignment epochs")
+			w.Fail("assignmentEpochs", "%s has no assignment epochs", w.What)
 		case len(tp.AssignmentEpochs) != len(tp.Partitions):
 			w.Fail("assignmentEpochs", "%d epochs for %d partitions", len(tp.AssignmentEpochs), len(tp.Partitions))
 		default:

@@ -1,15 +1,14 @@
 package groupcodec
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kafkalite/kafkalite/internal/testkit/golden"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,33 +21,8 @@ type kafkaRecord struct {
 // readKafkaRecord reads testdata/kafka/<name>.hex.
 func readKafkaRecord(t testing.TB, name string) kafkaRecord {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "kafka", name+".hex"))
-	require.NoError(t, err)
-	var r kafkaRecord
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		field, h, ok := strings.Cut(line, " ")
-		require.True(t, ok, "%s: %q", name, line)
-		var b []byte
-		if h != "-" {
-			b, err = hex.DecodeString(h)
-			require.NoError(t, err, name)
-		}
-		switch field {
-		case "key":
-			r.key = b
-		case "value":
-			r.value = b
-		default:
-			t.Fatalf("%s: unknown line %q", name, line)
-		}
-	}
-	require.NotEmpty(t, r.key, name)
-	return r
+	key, value := golden.ReadRecord(t, name)
+	return kafkaRecord{key, value}
 }
 
 var (
@@ -108,7 +82,7 @@ func consumerGroupRecords() map[string]struct {
 // record.
 func TestConsumerGroupRecordsAsKafkaWritesThem(t *testing.T) {
 	recs := consumerGroupRecords()
-	names, err := filepath.Glob(filepath.Join("testdata", "kafka", "*.hex"))
+	names, err := filepath.Glob(filepath.Join("testdata", "kafka", "consumer-group-*.hex"))
 	require.NoError(t, err)
 	require.Len(t, names, len(recs), "one file per record")
 	for name, rec := range recs {
@@ -152,7 +126,7 @@ func TestConsumerGroupTypeNames(t *testing.T) {
 		require.Equal(t, name, typ.String())
 		require.True(t, typ.Decoded())
 	}
-	for _, typ := range []RecordType{9, 15, 17} {
+	for _, typ := range []RecordType{9, 17, 23} {
 		require.False(t, typ.Decoded())
 	}
 }

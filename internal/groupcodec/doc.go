@@ -1,7 +1,7 @@
 // Package groupcodec encodes and decodes the records of consumer-group state
 // in Kafka's internal topic __consumer_offsets — committed offsets, classic
 // group metadata and the records of consumer groups of the KIP-848
-// protocol — and the classic consumer protocol bytes stored inside the
+// protocol and of share groups (KIP-932) — and the classic consumer protocol bytes stored inside the
 // classic group's, exactly as Kafka 4.x writes and reads them (Kafka's
 // schemas and classes named under "Versions written" below). It does no
 // I/O: a coordinator frames the keys and values produced here as ordinary
@@ -20,8 +20,8 @@
 //
 // Key and value each start with a big-endian int16. For the key it is the
 // record type ([RecordType]: 0 and 1 committed offset, 2 classic group
-// metadata, 3–8 and 16 KIP-848 consumer groups ([ConsumerGroupKey]), others
-// share and streams groups); for the
+// metadata, 3–8 and 16 KIP-848 consumer groups ([ConsumerGroupKey]), 10–15
+// share groups ([ShareGroupKey]), others streams groups); for the
 // value, its version within that type. Then the struct follows at that
 // version:
 //
@@ -31,7 +31,7 @@
 // Non-flexible versions write strings as int16 length + UTF-8 bytes (-1 =
 // null), bytes and arrays with an int32 length or count (-1 = null).
 // Flexible versions (OffsetCommitValue and GroupMetadataValue 4+, every
-// consumer group value) write
+// consumer and share group value) write
 // uvarint(n+1) instead (0 = null) and end every struct — the value and each
 // array element — with tagged fields: uvarint count, then per field uvarint
 // tag, uvarint size, data; readers skip tags they do not know by size.
@@ -49,6 +49,8 @@
 //	StickyAssignor user data      1                      1, else 0      StickyAssignor.serializeTopicPartitionAssignment
 //	ConsumerGroup*Key             types 3–8, 16          3–8, 16        ConsumerGroup*Key.json (apiKey 3–8, 16)
 //	ConsumerGroup*Value           0                      0              ConsumerGroup*Value.json (validVersions 0, flexible)
+//	ShareGroup*Key                types 10–15            10–15          ShareGroup*Key.json (apiKey 10–15)
+//	ShareGroup*Value              0                      0              ShareGroup*Value.json (validVersions 0, flexible)
 //
 // Kafka 4.0 (and every 3.x KRaft broker) writes OffsetCommitValue version 3;
 // Kafka 4.1 (KAFKA-19141) added the topicId tagged field and writes version

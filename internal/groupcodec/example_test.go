@@ -37,13 +37,16 @@ func ExampleParseValue() {
 	groupKey, _ := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: "g"})
 	epochKey, _ := groupcodec.AppendConsumerGroupKey(nil, groupcodec.ConsumerGroupKey{Type: groupcodec.TypeConsumerGroupMetadata, Group: "g"})
 	epoch, _ := groupcodec.AppendConsumerGroupValue(nil, groupcodec.ConsumerGroupMetadataValue{Epoch: 5})
+	shareKey, _ := groupcodec.AppendShareGroupKey(nil, groupcodec.ShareGroupKey{Type: groupcodec.TypeShareGroupMetadata, Group: "s"})
+	shareEpoch, _ := groupcodec.AppendShareGroupValue(nil, groupcodec.ShareGroupMetadataValue{Epoch: 3})
 
 	records := []struct{ key, value []byte }{
 		{key, value},
-		{key, nil},        // offset deletion
-		{groupKey, nil},   // group deletion
-		{epochKey, epoch}, // a KIP-848 consumer group's epoch
-		{[]byte{0, 11, 0, 1, 'g'}, []byte{0, 0, 0, 0, 0, 1, 0}}, // a share group's epoch
+		{key, nil},             // offset deletion
+		{groupKey, nil},        // group deletion
+		{epochKey, epoch},      // a KIP-848 consumer group's epoch
+		{shareKey, shareEpoch}, // a share group's epoch
+		{[]byte{0, 17, 0, 1, 'g'}, []byte{0, 0, 0, 0, 0, 1, 0}}, // a streams group's epoch
 	}
 	for _, r := range records {
 		k, err := groupcodec.ParseKey(r.key)
@@ -62,6 +65,8 @@ func ExampleParseValue() {
 				k.OffsetCommit.Group, k.OffsetCommit.Topic, k.OffsetCommit.Partition, v.OffsetCommit.Offset, v.Version)
 		case k.Type == groupcodec.TypeConsumerGroupMetadata:
 			fmt.Printf("%v: %s at epoch %d\n", k.Type, k.ConsumerGroup.Group, v.ConsumerGroup.(groupcodec.ConsumerGroupMetadataValue).Epoch)
+		case k.Type == groupcodec.TypeShareGroupMetadata:
+			fmt.Printf("%v: %s at epoch %d\n", k.Type, k.ShareGroup.Group, v.ShareGroup.(groupcodec.ShareGroupMetadataValue).Epoch)
 		default:
 			fmt.Printf("%v: not decoded, %d value bytes\n", k.Type, len(v.Body))
 		}
@@ -71,7 +76,8 @@ func ExampleParseValue() {
 	// OffsetCommit: delete
 	// GroupMetadata: delete
 	// ConsumerGroupMetadata: g at epoch 5
-	// type 11: not decoded, 7 value bytes
+	// ShareGroupMetadata: s at epoch 3
+	// type 17: not decoded, 7 value bytes
 }
 
 // The members of a classic consumer group carry consumer protocol bytes.

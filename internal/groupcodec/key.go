@@ -13,12 +13,13 @@ type RecordType int16
 
 // The record types of committed offsets and classic groups. These are part
 // of the wire format. Those of consumer groups of the KIP-848 protocol, 3–8
-// and 16, are with [ConsumerGroupKey].
+// and 16, are with [ConsumerGroupKey]; those of share groups, 10–15, with
+// [ShareGroupKey].
 //
-// Kafka's other group coordinator records are types 9–15 (share groups)
-// and 17 and up (streams groups, Kafka 4.1+). [ParseKey] and [ParseValue]
-// report their type without decoding them; Kafka skips types it does not
-// know when it loads the partition.
+// Kafka's other group coordinator records are types 17 and up (streams
+// groups, Kafka 4.1+). [ParseKey] and [ParseValue] report their type
+// without decoding them; Kafka skips types it does not know when it loads
+// the partition.
 const (
 	// TypeLegacyOffsetCommit is a committed offset written by Kafka 0.8.2
 	// (LegacyOffsetCommitKey). Its key has the layout of type 1.
@@ -44,14 +45,19 @@ func (t RecordType) String() string {
 	if name, ok := consumerGroupTypes[t]; ok {
 		return name
 	}
+	if name, ok := shareGroupTypes[t]; ok {
+		return name
+	}
 	return "type " + strconv.Itoa(int(t))
 }
 
 // Decoded reports whether this package decodes keys and values of type t:
-// 0, 1 and 2, and the consumer group types 3–8 and 16.
+// 0, 1 and 2, the consumer group types 3–8 and 16 and the share group
+// types 10–15.
 func (t RecordType) Decoded() bool {
 	_, consumerGroup := consumerGroupTypes[t]
-	return t == TypeLegacyOffsetCommit || t == TypeOffsetCommit || t == TypeGroupMetadata || consumerGroup
+	_, shareGroup := shareGroupTypes[t]
+	return t == TypeLegacyOffsetCommit || t == TypeOffsetCommit || t == TypeGroupMetadata || consumerGroup || shareGroup
 }
 
 // Key is a decoded __consumer_offsets record key.
@@ -64,13 +70,15 @@ type Key struct {
 	GroupMetadata GroupMetadataKey
 	// ConsumerGroup is the key when Type is a consumer group type.
 	ConsumerGroup ConsumerGroupKey
+	// ShareGroup is the key when Type is a share group type.
+	ShareGroup ShareGroupKey
 	// Body is the key after the type prefix when Type is one this package
 	// does not decode, aliasing the input; nil otherwise.
 	Body []byte
 }
 
-// ParseKey decodes a __consumer_offsets record key. Types 0, 1 and 2 and
-// the consumer group types are decoded; any other type is reported in Key.Type, with the rest of the key
+// ParseKey decodes a __consumer_offsets record key. Types 0, 1 and 2, the
+// consumer group types and the share group types are decoded; any other type is reported in Key.Type, with the rest of the key
 // in Key.Body, and is not an error (Kafka skips such records when loading).
 // A key shorter than its type prefix, or a malformed key of a decoded type, fails
 // with a [*DecodeError]. Bytes after a decoded key are ignored, as Kafka
@@ -92,6 +100,11 @@ func ParseKey(b []byte) (Key, error) {
 		if name, ok := consumerGroupTypes[k.Type]; ok {
 			r.Name = name + "Key"
 			k.ConsumerGroup = readConsumerGroupKey(&r, k.Type)
+			break
+		}
+		if name, ok := shareGroupTypes[k.Type]; ok {
+			r.Name = name + "Key"
+			k.ShareGroup = readShareGroupKey(&r, k.Type)
 			break
 		}
 		k.Body = b[2:]
@@ -124,6 +137,13 @@ type Value struct {
 	// ConsumerGroupCurrentMemberAssignmentValue or
 	// ConsumerGroupRegularExpressionValue; nil for a tombstone.
 	ConsumerGroup any
+	// ShareGroup is the value when Type is a share group type: a
+	// ShareGroupMemberMetadataValue, ShareGroupMetadataValue,
+	// ShareGroupTargetAssignmentMetadataValue,
+	// ShareGroupTargetAssignmentMemberValue,
+	// ShareGroupCurrentMemberAssignmentValue or
+	// ShareGroupStatePartitionMetadataValue; nil for a tombstone.
+	ShareGroup any
 	// Body is the whole value, version prefix included, when Type is one
 	// this package does not decode, aliasing the input; nil otherwise.
 	Body []byte
@@ -140,7 +160,8 @@ type Value struct {
 // Types 0 and 1 decode as [OffsetCommitValue] (versions 0–4; Kafka 4.x reads
 // a type 0 value as LegacyOffsetCommitValue, which has the layout of
 // version 0), type 2 as [GroupMetadataValue] (versions 0–4), the consumer
-// group types as [ParseConsumerGroupValue] does (version 0). Other types
+// group types as [ParseConsumerGroupValue] does and the share group types
+// as [ParseShareGroupValue] does (version 0). Other types
 // are not decoded and never fail: Body holds the value. Errors are
 // [*DecodeError]s.
 func ParseValue(t RecordType, b []byte) (Value, error) {
@@ -158,6 +179,10 @@ func ParseValue(t RecordType, b []byte) (Value, error) {
 	default:
 		if _, ok := consumerGroupTypes[t]; ok {
 			v.ConsumerGroup, v.Version, err = parseConsumerGroupValue(t, b)
+			break
+		}
+		if _, ok := shareGroupTypes[t]; ok {
+			v.ShareGroup, v.Version, err = parseShareGroupValue(t, b)
 			break
 		}
 		if len(b) >= 2 {

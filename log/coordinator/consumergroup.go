@@ -408,6 +408,8 @@ func (c *GroupCoordinator) consumerGroupLocked(groupID string, create bool, recs
 	switch {
 	case ok && g.cg != nil:
 		return g, nil
+	case ok && g.sg != nil:
+		return nil, fmt.Errorf("%w: %s is a share group", ErrUnknownGroup, groupID)
 	case !create:
 		return nil, fmt.Errorf("%w: %s is not a consumer group", ErrUnknownGroup, groupID)
 	case ok && (len(g.members) > 0 || g.rebalanceDone != nil || len(g.pending) > 0):

@@ -55,6 +55,11 @@ type GroupCoordinator struct {
 	consumerMaxSize           int
 	consumerSessionTimeout    time.Duration
 	consumerHeartbeatInterval time.Duration
+	// The share groups' settings (group.share.*): the session timeout,
+	// the heartbeat interval and the members a group takes.
+	shareSessionTimeout    time.Duration
+	shareHeartbeatInterval time.Duration
+	shareMaxSize           int
 
 	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
@@ -67,7 +72,10 @@ type GroupCoordinator struct {
 	// marker has not been written yet, by __consumer_offsets partition and
 	// producer id (Kafka's pendingTransactionalOffsetCommits).
 	pendingTxn map[txnKey]map[string]map[TopicPartition]pendingOffset
-	closed     bool
+	// shareReleases are the share group members removed whose acquired
+	// records the goroutine releases once it no longer holds mu.
+	shareReleases []shareRelease
+	closed        bool
 
 	wakeCh chan struct{}
 	stop   chan struct{}
@@ -117,6 +125,7 @@ func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	if c.consumerHeartbeatInterval <= 0 {
 		c.consumerHeartbeatInterval = def.ConsumerGroupHeartbeatInterval
 	}
+	c.shareSessionTimeout, c.shareHeartbeatInterval, c.shareMaxSize = 45*time.Second, 5*time.Second, 200
 	if c.checkInterval <= 0 {
 		c.checkInterval = 10 * time.Minute
 	}
@@ -180,7 +189,10 @@ func (c *GroupCoordinator) run(lastExpiry time.Time) {
 		now := c.now()
 		c.mu.Lock()
 		c.tickLocked(now)
+		releases := c.shareReleases
+		c.shareReleases = nil
 		c.mu.Unlock()
+		c.releaseShareMembers(context.Background(), releases)
 		if now.Sub(lastExpiry) >= c.checkInterval {
 			lastExpiry = now
 			c.expireGroups(now)
@@ -242,6 +254,9 @@ func (c *GroupCoordinator) CommitOffsets(ctx context.Context, m GroupMetadata, o
 	groupID := m.GroupID
 	tps := slices.Collect(maps.Keys(offsets))
 	g, err := c.lockCommits(ctx, groupID, func(g *group) error {
+		if g.sg != nil {
+			return fmt.Errorf("%w: %s is a share group, which commits no offsets", ErrUnknownGroup, groupID)
+		}
 		if g.cg != nil {
 			return c.checkConsumerCommitLocked(g, m.MemberID, m.GenerationID, tps)
 		}
@@ -377,8 +392,11 @@ func (c *GroupCoordinator) ListGroups() []GroupListing {
 	for i, id := range ids {
 		g := c.groups[id]
 		out[i] = GroupListing{GroupID: id, Type: TypeClassic, ProtocolType: g.protocolType, State: g.state}
-		if g.cg != nil {
+		switch {
+		case g.cg != nil:
 			out[i].Type, out[i].State = TypeConsumer, g.cg.state()
+		case g.sg != nil:
+			out[i].Type, out[i].State = TypeShare, g.sg.state()
 		}
 	}
 	return out
@@ -393,6 +411,9 @@ func (c *GroupCoordinator) DescribeGroup(groupID string) (GroupDescription, erro
 	g, ok := c.groups[groupID]
 	if !ok {
 		return GroupDescription{}, fmt.Errorf("%w: %s", ErrUnknownGroup, groupID)
+	}
+	if g.sg != nil {
+		return GroupDescription{}, fmt.Errorf("%w: %s is a share group, not a classic group", ErrUnknownGroup, groupID)
 	}
 	if g.cg != nil {
 		// Kafka's DescribeGroups describes classic groups only; a
@@ -448,7 +469,18 @@ func (c *GroupCoordinator) DeleteGroup(ctx context.Context, groupID string) erro
 		if err != nil {
 			return err
 		}
-		return l.Sync(ctx, end)
+		if err := l.Sync(ctx, end); err != nil {
+			return err
+		}
+		if g.sg != nil {
+			// A share group's share-partition states go with it.
+			m, err := c.SharePartitions(ctx)
+			if err != nil {
+				return err
+			}
+			return m.DeleteGroup(ctx, groupID)
+		}
+		return nil
 	}
 }
 

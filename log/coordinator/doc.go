@@ -21,6 +21,10 @@
 //	LeaveGroup              GroupCoordinator.LeaveGroup, per member
 //	ConsumerGroupHeartbeat  GroupCoordinator.ConsumerGroupHeartbeat
 //	ConsumerGroupDescribe   GroupCoordinator.DescribeConsumerGroup, per group
+//	ShareGroupHeartbeat     GroupCoordinator.ShareGroupHeartbeat
+//	ShareGroupDescribe      GroupCoordinator.DescribeShareGroup, per group
+//	AlterShareGroupOffsets  GroupCoordinator.AlterShareGroupOffsets
+//	DeleteShareGroupOffsets GroupCoordinator.DeleteShareGroupOffsets
 //	OffsetCommit            GroupCoordinator.CommitOffsets
 //	OffsetFetch             GroupCoordinator.FetchOffsets (PendingTxnOffsets for require_stable;
 //	                        CheckConsumerOffsetFetch first for a member of a consumer group)
@@ -44,7 +48,7 @@
 //
 // # Groups
 //
-// A group is of one of two types, sharing the offsets, listing and
+// A group is of one of three types, sharing the group ids, listing and
 // deletion above. Kafka's classic groups ([TypeClassic]) split a
 // rebalance between the broker (membership, generations) and the group
 // leader's client (the assignment, with the leader's own assignor).
@@ -62,7 +66,18 @@
 // empty group of one type becomes the other when a member of the other
 // protocol joins; a group with members refuses the other protocol (Kafka
 // converts one online under group.consumer.migration.policy, which
-// kafkalite does not offer). Share groups are not served.
+// kafkalite does not offer).
+//
+// KIP-932's share groups ([TypeShare]) read partitions together: the
+// coordinator keeps their membership (ShareGroupHeartbeat: member epochs,
+// the simple assignor's target, which members take at once, since
+// several may read one partition), and package log/share what they
+// acquire and acknowledge ([GroupCoordinator.SharePartitions]; ShareFetch,
+// ShareAcknowledge and DescribeShareGroupOffsets are its calls). A member
+// that leaves, or whose session of group.share.session.timeout.ms runs
+// out, has its acquired records released. A share group commits no
+// offsets and is not expired; DeleteGroups deletes it with its
+// share-partition states.
 //
 // Members are network clients (a broker's JoinGroup and SyncGroup) or
 // consumers in the coordinator's own process (package consumer's), in one

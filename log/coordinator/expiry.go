@@ -87,6 +87,9 @@ func (g *group) nextDeadline() time.Time {
 	if g.cg != nil {
 		return g.cg.deadline()
 	}
+	if g.sg != nil {
+		return g.sg.deadline()
+	}
 	var next time.Time
 	earlier := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
@@ -146,6 +149,10 @@ func (c *GroupCoordinator) tickLocked(now time.Time) {
 func (c *GroupCoordinator) expireMembersLocked(g *group, now time.Time) {
 	if g.cg != nil {
 		c.expireConsumerMembersLocked(g, now)
+		return
+	}
+	if g.sg != nil {
+		c.expireShareMembersLocked(g, now)
 		return
 	}
 	for id, deadline := range g.pending {
@@ -249,6 +256,10 @@ func (c *GroupCoordinator) expiredLocked(g *group, now time.Time) ([]TopicPartit
 	var tps []TopicPartition
 	expired := func(tp TopicPartition, base time.Time) bool {
 		return now.Sub(base) >= c.retention && !c.pendingTxnOffsetLocked(g.id, tp)
+	}
+	if g.sg != nil {
+		// A share group has no offsets; it stays until DeleteGroups.
+		return nil, false
 	}
 	if g.cg != nil && len(g.cg.members) > 0 {
 		// A consumer group: as a classic one, the offsets of topics no

@@ -66,6 +66,9 @@ type group struct {
 	// protocol, TypeConsumer); nil for a classic group, whose state is the
 	// fields above.
 	cg *consumerGroup
+	// sg is the group's state when it is a share group (KIP-932), nil
+	// otherwise.
+	sg *shareGroup
 }
 
 // member is a group member: an in-process consumer (assignors set) or a
@@ -107,6 +110,9 @@ type member struct {
 func (g *group) memberCount() int {
 	if g.cg != nil {
 		return len(g.cg.members)
+	}
+	if g.sg != nil {
+		return len(g.sg.members)
 	}
 	return len(g.members)
 }
@@ -286,6 +292,10 @@ func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResul
 	if err != nil {
 		c.mu.Unlock()
 		return joinResult{}, err
+	}
+	if g.sg != nil {
+		c.mu.Unlock()
+		return joinResult{}, fmt.Errorf("%w: group %s is a share group", ErrInconsistentProtocol, req.GroupID)
 	}
 	if g.cg != nil {
 		if len(g.cg.members) > 0 {

@@ -68,6 +68,8 @@ type sharePartition struct {
 	// (initialization, AlterShareGroupOffsets); snapshotEpoch at every
 	// write of the state.
 	stateEpoch, snapshotEpoch int32
+	// created is when the state was first written, in milliseconds.
+	created int64
 	// avail is closed and replaced when records become Available again
 	// (released, or their lock expired), waking fetches waiting for them.
 	avail chan struct{}
@@ -228,8 +230,11 @@ func (p *sharePartition) releaseMember(member string, delivery int16) bool {
 // are left out (Kafka's gaps: a loaded window treats them so).
 func (p *sharePartition) state(leaderEpoch int32, now time.Time) sharecodec.Snapshot {
 	p.snapshotEpoch++
+	if p.created == 0 {
+		p.created = now.UnixMilli()
+	}
 	st := sharecodec.Snapshot{SnapshotEpoch: p.snapshotEpoch, StateEpoch: p.stateEpoch, LeaderEpoch: leaderEpoch,
-		StartOffset: p.start, CreateTimestamp: now.UnixMilli(), WriteTimestamp: now.UnixMilli()}
+		StartOffset: p.start, DeliveryCompleteCount: int32(p.deliveryComplete()), CreateTimestamp: p.created, WriteTimestamp: now.UnixMilli()}
 	for i := range p.recs {
 		r := &p.recs[i]
 		s := r.state
@@ -256,7 +261,7 @@ func (p *sharePartition) state(leaderEpoch int32, now time.Time) sharecodec.Snap
 // are Available and never delivered.
 func fromState(key stateKey, st sharecodec.Snapshot) *sharePartition {
 	p := newSharePartition(key, st.StartOffset)
-	p.stateEpoch, p.snapshotEpoch = st.StateEpoch, st.SnapshotEpoch
+	p.stateEpoch, p.snapshotEpoch, p.created = st.StateEpoch, st.SnapshotEpoch, st.CreateTimestamp
 	batches := append([]sharecodec.StateBatch(nil), st.StateBatches...)
 	sortBatches(batches)
 	for _, b := range batches {

@@ -64,6 +64,42 @@ func ReadFile(t testing.TB, path string) []byte {
 	return b
 }
 
+// KafkaDir is where a package keeps the records Kafka itself serialized
+// (written by internal/testkit/kafkacheck), relative to its directory.
+const KafkaDir = "testdata/kafka"
+
+// ReadRecord reads the record file testdata/kafka/<name>.hex: '#' comment
+// lines, a line "key HEX" and a line "value HEX", where "-" is a null
+// value (returned as nil). It fails t on anything else or an empty key.
+func ReadRecord(t testing.TB, name string) (key, value []byte) {
+	t.Helper()
+	path := filepath.Join(KafkaDir, name+".hex")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		field, h, ok := strings.Cut(line, " ")
+		require.True(t, ok, "%s: %q", path, line)
+		var b []byte
+		if h != "-" {
+			b, err = hex.DecodeString(h)
+			require.NoError(t, err, path)
+		}
+		switch field {
+		case "key":
+			key = b
+		case "value":
+			value = b
+		default:
+			t.Fatalf("%s: unknown line %q", path, line)
+		}
+	}
+	require.NotEmpty(t, key, path)
+	return key, value
+}
+
 // AddSeeds adds the bytes of every *.hex file in dir to f's seed corpus,
 // then extra. It fails f if dir has no such file.
 func AddSeeds(f *testing.F, dir string, extra ...[]byte) {

@@ -94,7 +94,7 @@ func TestConsumerGroupRecords(t *testing.T) {
 
 	t.Run("kafka bytes", func(t *testing.T) {
 		enc := Lines(lines, "enc")
-		files, err := filepath.Glob(filepath.Join(dir, "*.hex"))
+		files, err := filepath.Glob(filepath.Join(dir, "consumer-group-*.hex"))
 		require.NoError(t, err)
 		if !*updateConsumerGroupGolden {
 			require.Len(t, files, len(enc), "one file per record Kafka serialized")
