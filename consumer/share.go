@@ -247,6 +247,7 @@ func (c *ShareConsumer) poll(ctx context.Context) ([]ShareRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.waitAsync()
 	c.runCallbacks(c.takeCompleted())
 	if c.member == nil {
 		return nil, fmt.Errorf("%w: the consumer is not subscribed to any topics", ErrIllegalState)
@@ -254,7 +255,6 @@ func (c *ShareConsumer) poll(ctx context.Context) ([]ShareRecord, error) {
 	if err := c.settle(); err != nil {
 		return nil, err
 	}
-	c.waitAsync()
 	c.runCallbacks(c.send(ctx, c.memberID(), c.takePending()))
 	if err := c.err; err != nil {
 		c.err = nil
@@ -515,11 +515,11 @@ func (c *ShareConsumer) CommitSync(ctx context.Context) (map[TopicPartition]erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c.waitAsync()
 	c.runCallbacks(c.takeCompleted())
 	if c.cfg.AcknowledgementMode == AcknowledgeImplicit {
 		_ = c.settle()
 	}
-	c.waitAsync()
 	results := c.send(ctx, c.memberID(), c.takePending())
 	c.runCallbacks(results)
 	out := make(map[TopicPartition]error, len(results))

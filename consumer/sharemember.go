@@ -138,9 +138,8 @@ func (m *shareMember) heartbeat(ctx context.Context) error {
 	if res.HeartbeatInterval > 0 {
 		m.interval = res.HeartbeatInterval
 	}
-	if res.Assignment != nil {
-		m.setAssignedLocked(namePartitions(c.dir, m.names, res.Assignment))
-	}
+	// Every answer carries the member's whole assignment.
+	m.setAssignedLocked(namePartitions(c.dir, m.names, res.Assignment))
 	return nil
 }
 
