@@ -225,9 +225,10 @@ func (c *ShareConsumer) SetAcknowledgementCommitCallback(cb AcknowledgementCommi
 // share.acknowledgement.mode=implicit it accepts them all; with explicit,
 // each must have been acknowledged (ErrIllegalState otherwise, as Kafka's
 // "All records must be acknowledged in explicit acknowledgement mode").
-// It then sends the acknowledgements not yet sent; their outcome goes to
-// the acknowledgement commit callback, not to Poll's error, as in Kafka.
-// The first Poll joins the group.
+// It then sends the acknowledgements not yet sent (after those of
+// CommitAsync still in flight); their outcome goes to the acknowledgement
+// commit callback, not to Poll's error, as in Kafka. The first Poll joins
+// the group.
 //
 // Offsets of an acquisition without a record (removed by compaction) are
 // acknowledged as gaps, as Kafka's consumer does. A batch that fails to
