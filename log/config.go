@@ -108,6 +108,84 @@ type Config struct {
 	// Kafka's default is 2147483647; kafkalite's is 1000, a bound on what
 	// one client id can make the coordinator keep. At least 1.
 	ConsumerGroupMaxSize int
+	// ConsumerGroupMinSessionTimeout and ConsumerGroupMaxSessionTimeout
+	// mirror group.consumer.min.session.timeout.ms (default 45000) and
+	// group.consumer.max.session.timeout.ms (default 60000): the bounds of
+	// a group's consumer.session.timeout.ms ([GroupConfig]). At least 1 ms,
+	// min at most max. Unlike Kafka, ConsumerGroupSessionTimeout itself
+	// need not lie within them (tests run with short sessions).
+	ConsumerGroupMinSessionTimeout, ConsumerGroupMaxSessionTimeout time.Duration
+	// ConsumerGroupMinHeartbeatInterval and
+	// ConsumerGroupMaxHeartbeatInterval mirror
+	// group.consumer.min.heartbeat.interval.ms (default 5000) and
+	// group.consumer.max.heartbeat.interval.ms (default 15000): the bounds
+	// of a group's consumer.heartbeat.interval.ms, as the session bounds.
+	ConsumerGroupMinHeartbeatInterval, ConsumerGroupMaxHeartbeatInterval time.Duration
+
+	// ShareSessionTimeout mirrors group.share.session.timeout.ms (default
+	// 45000): a share group member that does not heartbeat for this long
+	// is removed; the default of a group's share.session.timeout.ms. At
+	// least 1 ms.
+	ShareSessionTimeout time.Duration
+	// ShareMinSessionTimeout and ShareMaxSessionTimeout mirror
+	// group.share.min.session.timeout.ms (default 45000) and
+	// group.share.max.session.timeout.ms (default 60000): the bounds of a
+	// group's share.session.timeout.ms. At least 1 ms, min at most max.
+	ShareMinSessionTimeout, ShareMaxSessionTimeout time.Duration
+	// ShareHeartbeatInterval mirrors group.share.heartbeat.interval.ms
+	// (default 5000): how often share group members heartbeat; the default
+	// of a group's share.heartbeat.interval.ms. At least 1 ms, below
+	// ShareSessionTimeout.
+	ShareHeartbeatInterval time.Duration
+	// ShareMinHeartbeatInterval and ShareMaxHeartbeatInterval mirror
+	// group.share.min.heartbeat.interval.ms (default 5000) and
+	// group.share.max.heartbeat.interval.ms (default 15000): the bounds of
+	// a group's share.heartbeat.interval.ms. At least 1 ms, min at most max.
+	ShareMinHeartbeatInterval, ShareMaxHeartbeatInterval time.Duration
+	// ShareRecordLockDuration mirrors group.share.record.lock.duration.ms
+	// (default 30000): how long a share group member holds the records it
+	// fetched before they are released for redelivery; the default of a
+	// group's share.record.lock.duration.ms. At least 1 ms. Unlike Kafka
+	// (whose floor is 1000 ms and which requires it within the bounds
+	// below), kafkalite lets tests use short locks.
+	ShareRecordLockDuration time.Duration
+	// ShareMinRecordLockDuration and ShareMaxRecordLockDuration mirror
+	// group.share.min.record.lock.duration.ms (default 15000, 1000 to
+	// 30000) and group.share.max.record.lock.duration.ms (default 60000,
+	// 30000 to 3600000): the bounds of a group's
+	// share.record.lock.duration.ms.
+	ShareMinRecordLockDuration, ShareMaxRecordLockDuration time.Duration
+	// ShareDeliveryCountLimit mirrors group.share.delivery.count.limit
+	// (default 5, 2 to 10): how many times a record is delivered to share
+	// group members before it is archived; the default of a group's
+	// share.delivery.count.limit. Within the bounds below, as in Kafka.
+	ShareDeliveryCountLimit int
+	// ShareMinDeliveryCountLimit and ShareMaxDeliveryCountLimit mirror
+	// group.share.min.delivery.count.limit (default 2, 2 to 5) and
+	// group.share.max.delivery.count.limit (default 10, 5 to 25): the
+	// bounds of share.delivery.count.limit.
+	ShareMinDeliveryCountLimit, ShareMaxDeliveryCountLimit int
+	// SharePartitionMaxRecordLocks mirrors
+	// group.share.partition.max.record.locks (default 2000, 100 to 10000):
+	// the records of a share partition that may be locked (in flight) at
+	// once; the default of a group's share.partition.max.record.locks.
+	// Within the bounds below, as in Kafka.
+	SharePartitionMaxRecordLocks int
+	// ShareMinPartitionMaxRecordLocks and ShareMaxPartitionMaxRecordLocks
+	// mirror group.share.min.partition.max.record.locks (default 100, 100
+	// to 2000) and group.share.max.partition.max.record.locks (default
+	// 4000, 2000 to 10000): the bounds of
+	// share.partition.max.record.locks.
+	ShareMinPartitionMaxRecordLocks, ShareMaxPartitionMaxRecordLocks int
+	// ShareGroupMaxSize mirrors group.share.max.size (default 200, 1 to
+	// 1000): the members a share group takes, more being refused
+	// (GROUP_MAX_SIZE_REACHED).
+	ShareGroupMaxSize int
+	// ShareMaxSessions mirrors group.share.max.share.sessions (default
+	// 2000): the share sessions (KIP-932's ShareFetch sessions) the broker
+	// keeps at once. At least 1.
+	ShareMaxSessions int
+
 	// ProducerIDExpiration mirrors producer.id.expiration.ms (default
 	// 86400000, 1 day): a partition forgets an idempotent producer whose
 	// latest batch is at least that old, unless it has a transaction open.
@@ -256,6 +334,27 @@ func DefaultConfig() Config {
 		ConsumerGroupHeartbeatInterval:      5 * time.Second,
 		ConsumerGroupAssignors:              []string{"uniform", "range"},
 		ConsumerGroupMaxSize:                1000,
+		ConsumerGroupMinSessionTimeout:      45 * time.Second,
+		ConsumerGroupMaxSessionTimeout:      time.Minute,
+		ConsumerGroupMinHeartbeatInterval:   5 * time.Second,
+		ConsumerGroupMaxHeartbeatInterval:   15 * time.Second,
+		ShareSessionTimeout:                 45 * time.Second,
+		ShareMinSessionTimeout:              45 * time.Second,
+		ShareMaxSessionTimeout:              time.Minute,
+		ShareHeartbeatInterval:              5 * time.Second,
+		ShareMinHeartbeatInterval:           5 * time.Second,
+		ShareMaxHeartbeatInterval:           15 * time.Second,
+		ShareRecordLockDuration:             30 * time.Second,
+		ShareMinRecordLockDuration:          15 * time.Second,
+		ShareMaxRecordLockDuration:          time.Minute,
+		ShareDeliveryCountLimit:             5,
+		ShareMinDeliveryCountLimit:          2,
+		ShareMaxDeliveryCountLimit:          10,
+		SharePartitionMaxRecordLocks:        2000,
+		ShareMinPartitionMaxRecordLocks:     100,
+		ShareMaxPartitionMaxRecordLocks:     4000,
+		ShareGroupMaxSize:                   200,
+		ShareMaxSessions:                    2000,
 		ProducerIDExpiration:                24 * time.Hour,
 		ProducerIDExpirationCheckInterval:   10 * time.Minute,
 		TransactionStateNumPartitions:       1,
@@ -307,6 +406,7 @@ func (c Config) Validate() error {
 		v.Check(ConsumerGroupAssignorName(a) != "", "group.consumer.assignors", a, "must be uniform or range")
 	}
 	v.Check(c.ConsumerGroupMaxSize >= 1, "group.consumer.max.size", c.ConsumerGroupMaxSize, "must be at least 1")
+	c.validateGroupBounds(&v)
 	v.IntRange("transaction.state.log.num.partitions", c.TransactionStateNumPartitions, 1)
 	for prop, d := range map[string]time.Duration{
 		"producer.id.expiration.ms":                                   c.ProducerIDExpiration,

@@ -108,16 +108,38 @@ type topicStoreDoc struct {
 // failures are the filesystem's errors.
 func loadTopicStore(fsys vfs.FS, dir string) (map[string]topicMeta, error) {
 	name := filepath.Join(dir, topicStoreFile)
-	f, err := fsys.Open(name)
+	data, err := readRootFile(fsys, name, maxTopicStoreBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]topicMeta{}, nil
+	}
+	var tooLarge *storeTooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &CorruptTopicStoreError{File: name, Reason: tooLarge.Error()}
 	}
 	if err != nil {
 		return nil, err
 	}
+	return decodeTopicStore(name, data)
+}
+
+// storeTooLargeError is readRootFile's error for a file above its bound.
+type storeTooLargeError struct{ size, limit int64 }
+
+func (e *storeTooLargeError) Error() string {
+	return fmt.Sprintf("%d bytes, more than the %d allowed", e.size, e.limit)
+}
+
+// readRootFile reads the whole of name, a store file of the directory's
+// root, refusing one above limit bytes with a *storeTooLargeError; a
+// missing file is the filesystem's fs.ErrNotExist.
+func readRootFile(fsys vfs.FS, name string, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
 	size, err := f.Size()
-	if err == nil && size > maxTopicStoreBytes {
-		err = &CorruptTopicStoreError{File: name, Reason: fmt.Sprintf("%d bytes, more than the %d allowed", size, maxTopicStoreBytes)}
+	if err == nil && size > limit {
+		err = &storeTooLargeError{size: size, limit: limit}
 	}
 	var data []byte
 	if err == nil {
@@ -134,7 +156,7 @@ func loadTopicStore(fsys vfs.FS, dir string) (map[string]topicMeta, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeTopicStore(name, data)
+	return data, nil
 }
 
 // decodeTopicStore parses and checks a store's bytes; name is for errors.
@@ -223,8 +245,15 @@ func saveTopicStore(fsys vfs.FS, dir string, topics map[string]topicMeta) error 
 		return err
 	}
 	data = append(data, '\n')
+	return writeRootFile(fsys, dir, topicStoreFile, data)
+}
 
-	tmp := filepath.Join(dir, topicStoreTmpFile)
+// writeRootFile replaces dir/file with data atomically and durably: it
+// writes file+".tmp" (removing a stale one first), fsyncs it, renames it
+// over file and fsyncs dir. When it returns nil the new file survives a
+// crash; when it fails the file on disk is the old one or the new one.
+func writeRootFile(fsys vfs.FS, dir, file string, data []byte) error {
+	tmp := filepath.Join(dir, file+".tmp")
 	if err := fsys.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -245,7 +274,7 @@ func saveTopicStore(fsys vfs.FS, dir string, topics map[string]topicMeta) error 
 		}
 		return err
 	}
-	if err := fsys.Rename(tmp, filepath.Join(dir, topicStoreFile)); err != nil {
+	if err := fsys.Rename(tmp, filepath.Join(dir, file)); err != nil {
 		return err
 	}
 	return fsys.SyncDir(dir)

@@ -75,6 +75,8 @@ type Dir struct {
 	cleaner cleanerState
 
 	tier *tierManager // tiered storage; nil without remote.log.storage.system.enable
+
+	groupConfigs *groupConfigs // the groups' configuration overrides
 }
 
 type topic struct {
@@ -261,6 +263,9 @@ func (d *Dir) load(ctx context.Context) error {
 	haveStore := err == nil
 	store, err := loadTopicStore(d.fsys, d.path)
 	if err != nil {
+		return err
+	}
+	if d.groupConfigs, err = openGroupConfigs(d.fsys, d.path, d.cfg); err != nil {
 		return err
 	}
 	// A store an earlier kafkalite wrote may list the KRaft metadata log,
@@ -642,6 +647,7 @@ var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
+	groupConfigStoreFile: true,
 }
 
 // markStray renames a partition directory the topic store does not list to

@@ -15,6 +15,7 @@
 //	  log-start-offset-checkpoint        per partition, where above the first segment
 //	  replication-offset-checkpoint      per partition: high watermark (= log end offset)
 //	  kafkalite-topics.json              kafkalite's topic ids, partition counts, configs
+//	  kafkalite-group-configs.json       groups' configuration overrides (only once one is set)
 //	  <topic>-<partition>/
 //	    00000000000000000000.log         batches (RecordBatch v2)
 //	    00000000000000000000.index       offset index
@@ -22,9 +23,9 @@
 //	    partition.metadata               topic id
 //	    leader-epoch-checkpoint          0 <first offset>
 //
-// Everything but kafkalite-topics.json is byte for byte what a Kafka broker
-// writes, so Kafka's tools read the directory; Kafka ignores the extra
-// file. A directory a broker wrote is adopted when Config.AdoptBrokerDirectory
+// Everything but the kafkalite-*.json files is byte for byte what a Kafka
+// broker writes, so Kafka's tools read the directory; Kafka ignores the
+// extra files. A directory a broker wrote is adopted when Config.AdoptBrokerDirectory
 // asks (any other non-empty directory without kafkalite-topics.json is
 // refused with ErrNotLogDir): its topics get the directory's default
 // configuration (a broker keeps topic overrides in its
@@ -48,7 +49,8 @@
 //     durable after the next flush, but was not acknowledged as durable.
 //   - [Log.Flush]: everything appended so far is fsynced.
 //   - [Dir.CreateTopic], [Dir.DeleteTopic], [Dir.AlterTopicConfig],
-//     [Dir.AddPartitions]: the change is durable when they return.
+//     [Dir.AddPartitions], [Dir.AlterGroupConfig]: the change is durable
+//     when they return.
 //   - [Dir.Close]: every partition flushed, checkpoints written, and the
 //     clean-shutdown marker written last, so the next Open skips recovery.
 //

@@ -172,7 +172,8 @@ type consumerGroup struct {
 	// owners maps each owned partition (assigned or pending revocation)
 	// to its owner's epoch: Kafka's current partition epochs.
 	owners map[TopicID]map[int32]int32
-	// sessionTimeout is group.consumer.session.timeout.ms.
+	// sessionTimeout is the group's consumer.session.timeout.ms, as of
+	// its latest heartbeat (log.Dir.GroupConfig).
 	sessionTimeout time.Duration
 	// changed is closed, and replaced, at every change of the group's
 	// state (ConsumerGroupChanges).
@@ -438,6 +439,11 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 		return ConsumerHeartbeatResult{}, err
 	}
 	cg := g.cg
+	// The group's consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (its overrides, else the broker's),
+	// read at every heartbeat as Kafka reads them.
+	gc := c.dir.GroupConfig(g.id)
+	cg.sessionTimeout = gc.ConsumerSessionTimeout
 	if req.MemberEpoch == LeaveEpoch || req.MemberEpoch == StaticLeaveEpoch {
 		return c.consumerLeaveLocked(g, req, recs)
 	}
@@ -554,7 +560,7 @@ func (c *GroupCoordinator) consumerHeartbeatLocked(req ConsumerHeartbeat, recs *
 	g.state = cg.state()
 	c.scheduleLocked(g)
 
-	res := ConsumerHeartbeatResult{MemberID: u.id, MemberEpoch: u.epoch, HeartbeatInterval: c.consumerHeartbeatInterval}
+	res := ConsumerHeartbeatResult{MemberID: u.id, MemberEpoch: u.epoch, HeartbeatInterval: gc.ConsumerHeartbeatInterval}
 	full := req.MemberEpoch == JoinEpoch || (req.RebalanceTimeout >= 0 && req.SubscribedTopicNames != nil && req.OwnedPartitions != nil)
 	if full || !samePartitions(old.assigned, u.assigned) {
 		res.Assignment = toTopicPartitions(u.assigned)

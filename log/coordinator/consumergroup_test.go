@@ -181,7 +181,7 @@ func TestConsumerGroupJoinsAndBalances(t *testing.T) {
 
 	res := a.mustHeartbeat()
 	require.Equal(t, int32(1), res.MemberEpoch)
-	require.Equal(t, e.c.consumerHeartbeatInterval, res.HeartbeatInterval)
+	require.Equal(t, e.cfg.ConsumerGroupHeartbeatInterval, res.HeartbeatInterval)
 	require.Equal(t, 6, a.count(), "a lone member owns everything at once")
 
 	b.mustHeartbeat()
@@ -378,6 +378,42 @@ func TestConsumerGroupSessionsAndRebalanceTimeouts(t *testing.T) {
 	c.mustHeartbeat()
 	c.mustHeartbeat()
 	require.Equal(t, 4, c.count())
+}
+
+// TestConsumerGroupConfigOverrides: a group's consumer.session.timeout.ms
+// and consumer.heartbeat.interval.ms (log.Dir.AlterGroupConfig) take the
+// place of the broker's for that group alone, from its next heartbeat.
+func TestConsumerGroupConfigOverrides(t *testing.T) {
+	e := newConsumerEnv(t, map[string]int32{"t": 2})
+	ctx := context.Background()
+	_, err := e.d.AlterGroupConfig(ctx, "g", map[string]string{"consumer.session.timeout.ms": "60000", "consumer.heartbeat.interval.ms": "7000"})
+	require.NoError(t, err)
+	a, b := e.newClient("g", "a", "t"), e.newClient("g", "b", "t")
+	other := e.newClient("h", "o", "t")
+	res := a.mustHeartbeat()
+	require.Equal(t, 7*time.Second, res.HeartbeatInterval)
+	require.Equal(t, 5*time.Second, other.mustHeartbeat().HeartbeatInterval, "other groups keep the broker's")
+	b.mustHeartbeat()
+	settle(t, a, b)
+
+	// b goes silent for 50 s: past the broker's 45 s, within g's 60 s.
+	for range 5 {
+		e.clock.Add(10 * time.Second)
+		a.mustHeartbeat()
+		other.mustHeartbeat()
+		e.tick()
+	}
+	b.mustHeartbeat()
+	// Silent for 61 s: gone.
+	for range 5 {
+		e.clock.Add(11 * time.Second)
+		a.mustHeartbeat()
+		e.tick()
+	}
+	e.clock.Add(6 * time.Second)
+	e.tick()
+	_, err = b.heartbeat()
+	require.ErrorIs(t, err, ErrUnknownMember, "b's session of 60 s ended")
 }
 
 // TestConsumerGroupSurvivesRestart: the group's records in

@@ -49,17 +49,17 @@ type GroupCoordinator struct {
 	maxGroups     int           // log.Config.GroupMaxCount
 	partitions    []*log.Log    // of __consumer_offsets
 	// The consumer groups' settings (group.consumer.*): the server
-	// assignors by name, the members a group takes, the session timeout
-	// and the heartbeat interval.
-	assignors                 []string
-	consumerMaxSize           int
-	consumerSessionTimeout    time.Duration
-	consumerHeartbeatInterval time.Duration
-	// The share groups' settings (group.share.*): the session timeout,
-	// the heartbeat interval and the members a group takes.
-	shareSessionTimeout    time.Duration
-	shareHeartbeatInterval time.Duration
-	shareMaxSize           int
+	// assignors by name, the members a group takes, and the session
+	// timeout of a new group (each heartbeat takes the group's own and
+	// its heartbeat interval from log.Dir.GroupConfig).
+	assignors              []string
+	consumerMaxSize        int
+	consumerSessionTimeout time.Duration
+	// The share groups' settings (group.share.*): the session timeout of
+	// a new group (each heartbeat takes the group's own, as for consumer
+	// groups) and the members a group takes.
+	shareSessionTimeout time.Duration
+	shareMaxSize        int
 
 	mu     sync.Mutex // protects the following fields and the groups
 	groups map[string]*group
@@ -113,8 +113,7 @@ func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	if len(c.assignors) == 0 {
 		c.assignors = []string{AssignorUniform, AssignorRange}
 	}
-	c.consumerMaxSize, c.consumerSessionTimeout, c.consumerHeartbeatInterval =
-		cfg.ConsumerGroupMaxSize, cfg.ConsumerGroupSessionTimeout, cfg.ConsumerGroupHeartbeatInterval
+	c.consumerMaxSize, c.consumerSessionTimeout = cfg.ConsumerGroupMaxSize, cfg.ConsumerGroupSessionTimeout
 	def := log.DefaultConfig()
 	if c.consumerMaxSize <= 0 {
 		c.consumerMaxSize = def.ConsumerGroupMaxSize
@@ -122,10 +121,13 @@ func open(ctx context.Context, d *log.Dir) (*GroupCoordinator, error) {
 	if c.consumerSessionTimeout <= 0 {
 		c.consumerSessionTimeout = def.ConsumerGroupSessionTimeout
 	}
-	if c.consumerHeartbeatInterval <= 0 {
-		c.consumerHeartbeatInterval = def.ConsumerGroupHeartbeatInterval
+	c.shareSessionTimeout, c.shareMaxSize = cfg.ShareSessionTimeout, cfg.ShareGroupMaxSize
+	if c.shareSessionTimeout <= 0 {
+		c.shareSessionTimeout = def.ShareSessionTimeout
 	}
-	c.shareSessionTimeout, c.shareHeartbeatInterval, c.shareMaxSize = 45*time.Second, 5*time.Second, 200
+	if c.shareMaxSize <= 0 {
+		c.shareMaxSize = def.ShareGroupMaxSize
+	}
 	if c.checkInterval <= 0 {
 		c.checkInterval = 10 * time.Minute
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -41,8 +42,9 @@ type ShareHeartbeat struct {
 type ShareHeartbeatResult struct {
 	MemberID    string
 	MemberEpoch int32
-	// HeartbeatInterval is group.share.heartbeat.interval.ms: when the
-	// member should heartbeat again.
+	// HeartbeatInterval is the group's share.heartbeat.interval.ms
+	// (group.share.heartbeat.interval.ms by default): when the member
+	// should heartbeat again.
 	HeartbeatInterval time.Duration
 	// Assignment is the member's partitions (empty after a leave).
 	Assignment []TopicPartitions
@@ -137,12 +139,39 @@ func (c *GroupCoordinator) ShareGroupHeartbeat(ctx context.Context, req ShareHea
 		c.mu.Unlock()
 		return ShareHeartbeatResult{}, ErrClosed
 	}
+	epoch := c.shareEpochsLocked(req.GroupID, req.MemberID)
 	res, release, err := c.shareHeartbeatLocked(req)
+	changed := err == nil && c.shareEpochsLocked(req.GroupID, req.MemberID) != epoch
 	c.mu.Unlock()
+	if changed || release {
+		// Durable before the answer, as a consumer group's heartbeat.
+		var gone []string
+		if release {
+			gone = []string{req.MemberID}
+		}
+		if werr := c.writeShareRecords(ctx, req.GroupID, gone); werr != nil {
+			return ShareHeartbeatResult{}, werr
+		}
+	}
 	if release {
 		c.releaseShareMembers(ctx, []shareRelease{{req.GroupID, req.MemberID}})
 	}
 	return res, err
+}
+
+// shareEpochsLocked returns what a heartbeat that changes the group's
+// stored state changes: the group epoch and the member's epoch (-1 when
+// absent).
+func (c *GroupCoordinator) shareEpochsLocked(groupID, memberID string) [2]int32 {
+	g, ok := c.groups[groupID]
+	if !ok || g.sg == nil {
+		return [2]int32{-1, -1}
+	}
+	out := [2]int32{g.sg.epoch, -1}
+	if m, ok := g.sg.members[memberID]; ok {
+		out[1] = m.epoch
+	}
+	return out
 }
 
 // checkShareHeartbeat checks a heartbeat's fields as Kafka's
@@ -159,6 +188,12 @@ func checkShareHeartbeat(req ShareHeartbeat) error {
 		return fmt.Errorf("%w: MemberEpoch is %d", ErrInvalidHeartbeat, req.MemberEpoch)
 	case req.MemberEpoch == JoinEpoch && len(req.SubscribedTopicNames) == 0:
 		return fmt.Errorf("%w: SubscribedTopicNames must be set in first request", ErrInvalidHeartbeat)
+	}
+	// Every string goes into records whose strings have int16 lengths.
+	long := func(s string) bool { return len(s) > math.MaxInt16 }
+	if long(req.GroupID) || long(req.MemberID) || long(req.ClientID) || long(req.ClientHost) || (req.RackID != nil && long(*req.RackID)) ||
+		slices.ContainsFunc(req.SubscribedTopicNames, long) {
+		return fmt.Errorf("%w: a string longer than %d bytes", ErrInvalidHeartbeat, math.MaxInt16)
 	}
 	return nil
 }
@@ -208,6 +243,8 @@ func (c *GroupCoordinator) shareHeartbeatLocked(req ShareHeartbeat) (ShareHeartb
 		sg.members[req.MemberID] = m
 		changed = true
 	}
+	gc := c.dir.GroupConfig(g.id) // share.session.timeout.ms and share.heartbeat.interval.ms
+	sg.sessionTimeout = gc.ShareSessionTimeout
 	m.lastHeartbeat = now
 	m.clientID, m.clientHost = req.ClientID, req.ClientHost
 	if req.RackID != nil {
@@ -235,7 +272,7 @@ func (c *GroupCoordinator) shareHeartbeatLocked(req ShareHeartbeat) (ShareHeartb
 	}
 	g.state = sg.state()
 	c.scheduleLocked(g)
-	return ShareHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: c.shareHeartbeatInterval,
+	return ShareHeartbeatResult{MemberID: m.id, MemberEpoch: m.epoch, HeartbeatInterval: gc.ShareHeartbeatInterval,
 		Assignment: toTopicPartitions(m.assigned)}, false, nil
 }
 
@@ -310,6 +347,8 @@ func (c *GroupCoordinator) expireShareMembersLocked(g *group, now time.Time) {
 		if m := g.sg.members[id]; now.Sub(m.lastHeartbeat) > g.sg.sessionTimeout {
 			c.removeShareMemberLocked(g, id)
 			c.shareReleases = append(c.shareReleases, shareRelease{g.id, id})
+			// Not synced: a member expired again after a crash is the same.
+			c.writeConsumerRecordsLocked(g.id, c.shareRecordsLocked(g, []string{id}))
 			c.logger.Info("coordinator: share group member's session expired", "group", g.id, "member", id)
 		}
 	}
@@ -406,6 +445,9 @@ func (c *GroupCoordinator) emptyShareGroup(groupID string, create bool) error {
 // the store's.
 func (c *GroupCoordinator) AlterShareGroupOffsets(ctx context.Context, groupID string, offsets map[TopicPartition]int64) (map[TopicPartition]error, error) {
 	if err := c.emptyShareGroup(groupID, true); err != nil {
+		return nil, err
+	}
+	if err := c.writeShareRecords(ctx, groupID, nil); err != nil {
 		return nil, err
 	}
 	m, err := c.SharePartitions(ctx)

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/share"
+	"github.com/kafkalite/kafkalite/log/vfs"
 	"github.com/kafkalite/kafkalite/record"
 )
 
@@ -92,6 +94,8 @@ func TestShareHeartbeatRefusals(t *testing.T) {
 		"no topics":      {GroupID: "g", MemberID: "m"},
 		"empty rack":     {GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"a"}, RackID: new(string)},
 		"negative epoch": {GroupID: "g", MemberID: "m", MemberEpoch: -2, SubscribedTopicNames: []string{"a"}},
+		"long member":    {GroupID: "g", MemberID: strings.Repeat("m", 1<<15), SubscribedTopicNames: []string{"a"}},
+		"long topic":     {GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{strings.Repeat("t", 1<<15)}},
 	} {
 		_, err := e.c.ShareGroupHeartbeat(ctx, req)
 		assert.ErrorIs(t, err, ErrInvalidHeartbeat, name)
@@ -227,4 +231,42 @@ func TestShareGroupAdmin(t *testing.T) {
 	assert.Empty(t, sp.Offsets("new", nil), "the group's states went with it")
 	_, err = e.c.DescribeShareGroup("new")
 	assert.ErrorIs(t, err, ErrUnknownGroup)
+}
+
+func TestShareGroupSurvivesRestart(t *testing.T) {
+	for _, how := range []string{"restart", "crash"} {
+		t.Run(how, func(t *testing.T) {
+			e := newConsumerEnv(t, map[string]int32{"a": 3})
+			ctx := context.Background()
+			mem := e.fs.(*vfs.MemFS)
+			e.shareBeat("g", "m1", JoinEpoch, "a")
+			e.shareBeat("g", "m2", JoinEpoch, "a")
+			e.shareBeat("g", "m3", JoinEpoch, "a")
+			_, err := e.c.ShareGroupHeartbeat(ctx, ShareHeartbeat{GroupID: "g", MemberID: "m3", MemberEpoch: LeaveEpoch})
+			require.NoError(t, err)
+			_, err = e.c.AlterShareGroupOffsets(ctx, "empty", map[TopicPartition]int64{{Topic: "a"}: 0})
+			require.NoError(t, err)
+			before, err := e.c.DescribeShareGroup("g")
+			require.NoError(t, err)
+			if how == "crash" {
+				e.fs = mem.CrashClone()
+				require.NoError(t, e.d.Close())
+				e.cfg.FS = e.fs
+				e.open()
+			} else {
+				e.restart()
+			}
+			after, err := e.c.DescribeShareGroup("g")
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "members, epochs and assignments as stored")
+			assert.Equal(t, int32(4), e.shareBeat("g", "m2", 2).MemberEpoch, "a member carries on with its epoch")
+			_, err = e.c.ShareGroupHeartbeat(ctx, ShareHeartbeat{GroupID: "g", MemberID: "m3", MemberEpoch: 3})
+			assert.ErrorIs(t, err, ErrUnknownMember, "m3 left for good")
+			assert.Contains(t, e.c.ListGroups(), GroupListing{GroupID: "empty", Type: TypeShare, State: StateEmpty})
+			require.NoError(t, e.c.DeleteGroup(ctx, "empty"))
+			e.restart()
+			_, err = e.c.DescribeShareGroup("empty")
+			assert.ErrorIs(t, err, ErrUnknownGroup, "deleted for good")
+		})
+	}
 }

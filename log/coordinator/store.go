@@ -104,6 +104,10 @@ func (c *GroupCoordinator) appendTombstonesLocked(g *group, tps []TopicPartition
 		for _, k := range consumerGroupTombstones(groupID) {
 			keys, values = append(keys, k), append(values, nil)
 		}
+	case group && g.sg != nil:
+		for _, k := range shareGroupTombstones(groupID) {
+			keys, values = append(keys, k), append(values, nil)
+		}
 	case group:
 		k, err := groupcodec.AppendGroupMetadataKey(nil, groupcodec.GroupMetadataKey{Group: groupID})
 		if err != nil {
@@ -303,9 +307,15 @@ func (c *GroupCoordinator) loadRecord(l *log.Log, p int32, r *record.Record, h *
 		if err := c.loadConsumerRecord(r.Key, r.Value); err != nil {
 			c.logger.Warn("skipping an unreadable consumer group record", "offset", r.Offset, "err", err)
 		}
+	case groupcodec.TypeShareGroupMemberMetadata, groupcodec.TypeShareGroupMetadata, groupcodec.TypeShareGroupTargetAssignmentMetadata,
+		groupcodec.TypeShareGroupTargetAssignmentMember, groupcodec.TypeShareGroupCurrentMemberAssignment:
+		if err := c.loadShareRecord(r.Key, r.Value); err != nil {
+			c.logger.Warn("skipping an unreadable share group record", "offset", r.Offset, "err", err)
+		}
 	default:
-		// Other coordinator record types (share and streams groups) are
-		// not used by kafkalite; Kafka skips unknown ones too.
+		// Other coordinator record types (type 15, the share-partitions
+		// a share group initialized, and streams groups') are not used
+		// by kafkalite; Kafka skips unknown ones too.
 	}
 }
 
@@ -324,6 +334,10 @@ const inProcessHost = "in-process"
 // ended with the directory's last opening. Without them, or without the
 // leader, the restored members rebalance at once.
 func (c *GroupCoordinator) restoreLocked(g *group) {
+	if g.sg != nil {
+		c.restoreShareGroupLocked(g, c.now())
+		return
+	}
 	if g.cg != nil {
 		c.restoreConsumerGroupLocked(g, c.now())
 		return

@@ -269,8 +269,13 @@ func fromState(key stateKey, st sharecodec.Snapshot) *sharePartition {
 			continue
 		}
 		p.grow(max(b.FirstOffset, p.start), recState{state: stateAvailable})
-		s := uint8(b.DeliveryState)
-		if s != stateAcknowledged && s != stateArchived {
+		var s uint8
+		switch b.DeliveryState {
+		case sharecodec.StateAcknowledged:
+			s = stateAcknowledged
+		case sharecodec.StateArchived, sharecodec.StateArchiving:
+			s = stateArchived // archiving: on its way to a dead-letter queue, which kafkalite has not
+		default:
 			s = stateAvailable // acquired by a member of the process before
 		}
 		p.grow(b.LastOffset+1, recState{state: s, count: b.DeliveryCount})

@@ -32,7 +32,19 @@ func (r resetPolicy) startOffset(l *log.Log, now time.Time) (int64, error) {
 	return l.HighWatermark(), nil
 }
 
-// groupSettings returns a group's share settings.
+// groupSettings returns a group's share settings: its configuration
+// (log.Dir.GroupConfig, the broker's group.share.* settings with the
+// group's share.* overrides).
 func groupSettings(d *log.Dir, group string) (limits, resetPolicy) {
-	return limits{lock: 30 * time.Second, delivery: 5, maxLocks: 2000, isolation: int8(log.ReadUncommitted), renew: true}, resetPolicy{}
+	gc := d.GroupConfig(group)
+	lim := limits{lock: gc.ShareRecordLockDuration, delivery: int16(min(gc.ShareDeliveryCountLimit, 1<<15-1)), maxLocks: gc.SharePartitionMaxRecordLocks,
+		isolation: int8(gc.ShareIsolationLevel), renew: gc.ShareRenewAcknowledgeEnable}
+	var r resetPolicy
+	switch gc.ShareAutoOffsetReset.Kind {
+	case log.ShareResetEarliest:
+		r.earliest = true
+	case log.ShareResetByDuration:
+		r.byDuration = gc.ShareAutoOffsetReset.Duration
+	}
+	return lim, r
 }

@@ -609,3 +609,41 @@ func TestPartitionForIsKafkas(t *testing.T) {
 	}
 	assert.Equal(t, []uint16{0xe9, 0x20ac, 0xd834, 0xdd1e}, utf16Units("é€𝄞"))
 }
+
+func TestSettingsAreTheGroupsConfig(t *testing.T) {
+	e := newEnv(t, false, 1)
+	e.m.settings = func(group string) (limits, resetPolicy) { return groupSettings(e.dir, group) } // as opened
+	e.produce(0, 7, 2)
+	e.end(0, 7, false)
+	e.produce(0, -1, 2) // 3-4
+	f, err := e.m.Acquire(ctx, FetchRequest{GroupID: "g", MemberID: "a", Topic: "t", MaxRecords: 10, MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	assert.Empty(t, f.Acquired, "share.auto.offset.reset latest by default")
+	assert.Equal(t, 30*time.Second, f.LockDuration, "group.share.record.lock.duration.ms")
+
+	_, err = e.dir.AlterGroupConfig(ctx, "h", map[string]string{
+		"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed",
+		"share.delivery.count.limit": "2", "share.record.lock.duration.ms": "20000", "share.renew.acknowledge.enable": "false",
+	})
+	require.NoError(t, err)
+	f, err = e.m.Acquire(ctx, FetchRequest{GroupID: "h", MemberID: "a", Topic: "t", MaxRecords: 10, MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	f.Records.Release()
+	assert.Equal(t, ranges(3, 4, 1), f.Acquired, "earliest, read_committed: the aborted records archived")
+	assert.Equal(t, 20*time.Second, f.LockDuration)
+	ack := func(typ AckType) error {
+		return e.m.Acknowledge(ctx, "h", "a", "t", 0, []AckBatch{{FirstOffset: 3, LastOffset: 4, Types: []AckType{typ}}})
+	}
+	assert.ErrorIs(t, ack(AckRenew), ErrInvalidRequest, "renewals disabled")
+	require.NoError(t, ack(AckRelease))
+	f, err = e.m.Acquire(ctx, FetchRequest{GroupID: "h", MemberID: "a", Topic: "t", MaxRecords: 10, MaxBytes: 1 << 20})
+	require.NoError(t, err)
+	f.Records.Release()
+	assert.Equal(t, ranges(3, 4, 2), f.Acquired)
+	require.NoError(t, ack(AckRelease))
+	assert.Equal(t, int64(5), e.offsets0("h").StartOffset, "archived at the second delivery")
+}
+
+func (e *env) offsets0(group string) PartitionOffset {
+	return e.m.Offsets(group, []log.TopicPartition{{Topic: "t"}})[0]
+}

@@ -3,6 +3,7 @@ package share
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -138,6 +139,9 @@ func (s *stateStore) loadPartition(l *log.Log) error {
 // apply replays one stored record.
 func (s *stateStore) apply(kb, vb []byte) error {
 	k, err := sharecodec.DecodeKey(kb)
+	if errors.Is(err, sharecodec.ErrUnknownType) {
+		return nil // a record type of a later Kafka: skipped, as Kafka skips it
+	}
 	if err != nil {
 		return err
 	}
@@ -251,15 +255,16 @@ func (s *stateStore) write(ctx context.Context, key stateKey, st sharecodec.Snap
 	return nil
 }
 
-// remove deletes key's state: tombstones of its snapshot and update keys,
-// as Kafka's share coordinator deletes a state.
+// remove deletes key's state: a tombstone of its snapshot key, as Kafka's
+// share coordinator deletes a state (update keys get none: an update
+// before the tombstone is replayed before it, and dropped with it).
 func (s *stateStore) remove(ctx context.Context, key stateKey) error {
 	k, err := key.id()
 	if err != nil {
 		return err
 	}
 	var keys, values [][]byte
-	for _, t := range []sharecodec.RecordType{sharecodec.TypeShareSnapshot, sharecodec.TypeShareUpdate} {
+	for _, t := range []sharecodec.RecordType{sharecodec.TypeShareSnapshot} {
 		kb, err := sharecodec.AppendKey(nil, sharecodec.Key{Type: t, GroupID: k.group, TopicID: k.topicID, Partition: k.partition})
 		if err != nil {
 			return err

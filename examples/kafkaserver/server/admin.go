@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -20,46 +21,81 @@ const (
 	opSubtract = 3
 )
 
-// handleIncrementalAlterConfigs alters topics' configurations: each
-// resource's operations are applied to the topic's overrides in order,
-// then the result replaces them (log.Dir.AlterTopicConfig) or, with
-// validate-only, is only checked. Broker resources are refused: the
-// directory's configuration is the program's, not the clients'.
+// handleIncrementalAlterConfigs alters topics' and groups'
+// configurations: each resource's operations are applied to its overrides
+// in order, then the result replaces them (log.Dir.AlterTopicConfig,
+// log.Dir.AlterGroupConfig) or, with validate-only, is only checked.
+// Broker resources are refused: the directory's configuration is the
+// program's, not the clients'.
 func (s *Server) handleIncrementalAlterConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
 	for _, r := range req.Resources {
 		rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		err := s.alterTopic(ctx, r, req.ValidateOnly)
-		rr.ErrorCode, rr.ErrorMessage = codeOf(err), messageOf(err)
-		if r.ResourceType != resourceTopic {
-			rr.ErrorCode = errInvalidRequest
+		var err error
+		switch r.ResourceType {
+		case resourceTopic:
+			err = s.alterTopic(ctx, r.ResourceName, req.ValidateOnly, func(props, current map[string]string) error {
+				return applyOps(props, current, r.Configs, true)
+			})
+		case resourceGroup:
+			err = s.alterGroup(ctx, r.ResourceName, req.ValidateOnly, func(props map[string]string) error {
+				return applyOps(props, nil, r.Configs, false)
+			})
+		default:
+			err = errNotAlterable(r.ResourceType)
 		}
+		rr.ErrorCode, rr.ErrorMessage = alterCode(err), messageOf(err)
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
 }
 
-func (s *Server) alterTopic(ctx context.Context, r kmsg.IncrementalAlterConfigsRequestResource, validate bool) error {
-	if r.ResourceType != resourceTopic {
-		return fmt.Errorf("resource type %d cannot be altered here (only topics)", r.ResourceType)
+// errInvalidResource is the cause of the alterations answered with
+// INVALID_REQUEST: a resource type not served, a group without a name.
+var errInvalidResource = errors.New("invalid resource")
+
+func errNotAlterable(t kmsg.ConfigResourceType) error {
+	return fmt.Errorf("%w: resource type %d cannot be altered here (only topics and groups)", errInvalidResource, t)
+}
+
+func alterCode(err error) int16 {
+	if errors.Is(err, errInvalidResource) {
+		return errInvalidRequest
 	}
-	td, err := s.dir.DescribeTopic(r.ResourceName)
-	if err != nil {
-		return err
+	return codeOf(err)
+}
+
+// alterGroup applies change to a copy of group's overrides, then stores
+// the result or, with validate, only checks it. An empty group name is
+// Kafka's default group resource, which it refuses (INVALID_REQUEST).
+func (s *Server) alterGroup(ctx context.Context, group string, validate bool, change func(map[string]string) error) error {
+	if group == "" {
+		return fmt.Errorf("%w: default group resources are not allowed", errInvalidResource)
 	}
-	if td.Internal {
-		// Refused before validation too (Dir.AlterTopicConfig refuses
-		// it as well): the coordinators' topics keep their configuration.
-		return fmt.Errorf("%w: the configuration of %s cannot be altered", log.ErrInternalTopic, td.Name)
-	}
-	props := maps.Clone(td.Overrides)
+	props := s.dir.GroupConfigOverrides(group)
 	if props == nil {
 		props = map[string]string{}
 	}
-	current := td.Config.Properties()
-	for _, c := range r.Configs {
+	if err := change(props); err != nil {
+		return err
+	}
+	if validate {
+		_, err := s.dir.Config().GroupConfigWith(props)
+		return err
+	}
+	_, err := s.dir.AlterGroupConfig(ctx, group, props)
+	return err
+}
+
+// applyOps applies IncrementalAlterConfigs operations to props. current
+// holds the effective values that APPEND and SUBTRACT start from when
+// lists may be appended to (topics' cleanup.policy); without lists (every
+// group property kafkalite accepts is an INT, a BOOLEAN or a STRING), they
+// are refused as Kafka refuses them for a property not of type LIST.
+func applyOps(props, current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, lists bool) error {
+	for _, c := range ops {
 		value := ""
 		if c.Value != nil {
 			value = *c.Value
@@ -70,6 +106,9 @@ func (s *Server) alterTopic(ctx context.Context, r kmsg.IncrementalAlterConfigsR
 		case opDelete:
 			delete(props, c.Name)
 		case opAppend, opSubtract:
+			if !lists {
+				return fmt.Errorf("%w: %s: cannot APPEND or SUBTRACT to a property whose type is not LIST", log.ErrInvalidConfig, c.Name)
+			}
 			// List-valued properties (cleanup.policy): comma-separated.
 			var list []string
 			if v := current[c.Name]; v != "" {
@@ -91,11 +130,74 @@ func (s *Server) alterTopic(ctx context.Context, r kmsg.IncrementalAlterConfigsR
 			return fmt.Errorf("%w: operation %d", log.ErrInvalidConfig, c.Op)
 		}
 	}
+	return nil
+}
+
+// handleAlterConfigs (the legacy API kafka-configs.sh used before
+// IncrementalAlterConfigs) replaces a topic's or a group's overrides with
+// the configs given, as Kafka does; validate-only only checks them.
+func (s *Server) handleAlterConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.AlterConfigsRequest)
+	resp := kmsg.NewPtrAlterConfigsResponse()
+	for _, r := range req.Resources {
+		rr := kmsg.NewAlterConfigsResponseResource()
+		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
+		props := make(map[string]string, len(r.Configs))
+		for _, c := range r.Configs {
+			if c.Value != nil {
+				props[c.Name] = *c.Value
+			} else {
+				props[c.Name] = ""
+			}
+		}
+		var err error
+		switch r.ResourceType {
+		case resourceTopic:
+			err = s.alterTopic(ctx, r.ResourceName, req.ValidateOnly, func(m, _ map[string]string) error {
+				clear(m)
+				maps.Copy(m, props)
+				return nil
+			})
+		case resourceGroup:
+			err = s.alterGroup(ctx, r.ResourceName, req.ValidateOnly, func(m map[string]string) error {
+				clear(m)
+				maps.Copy(m, props)
+				return nil
+			})
+		default:
+			err = errNotAlterable(r.ResourceType)
+		}
+		rr.ErrorCode, rr.ErrorMessage = alterCode(err), messageOf(err)
+		resp.Resources = append(resp.Resources, rr)
+	}
+	return resp, nil
+}
+
+// alterTopic applies change to a copy of topic's overrides (current
+// holds its effective properties), then stores the result or, with
+// validate, only checks it.
+func (s *Server) alterTopic(ctx context.Context, topic string, validate bool, change func(props, current map[string]string) error) error {
+	td, err := s.dir.DescribeTopic(topic)
+	if err != nil {
+		return err
+	}
+	if td.Internal {
+		// Refused before validation too (Dir.AlterTopicConfig refuses
+		// it as well): the coordinators' topics keep their configuration.
+		return fmt.Errorf("%w: the configuration of %s cannot be altered", log.ErrInternalTopic, td.Name)
+	}
+	props := maps.Clone(td.Overrides)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if err := change(props, td.Config.Properties()); err != nil {
+		return err
+	}
 	if validate {
 		_, _, err := s.dir.Config().DefaultTopic.WithProperties(props)
 		return err
 	}
-	_, err = s.dir.AlterTopicConfig(ctx, r.ResourceName, props)
+	_, err = s.dir.AlterTopicConfig(ctx, topic, props)
 	return err
 }
 

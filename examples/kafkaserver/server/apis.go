@@ -65,6 +65,7 @@ func init() {
 		kmsg.ListTransactions.Int16():        {0, 1, (*Server).handleListTransactions},
 		kmsg.DescribeTransactions.Int16():    {0, 0, (*Server).handleDescribeTransactions},
 		kmsg.DescribeProducers.Int16():       {0, 0, (*Server).handleDescribeProducers},
+		kmsg.AlterConfigs.Int16():            {0, 2, (*Server).handleAlterConfigs},
 		kmsg.IncrementalAlterConfigs.Int16(): {0, 1, (*Server).handleIncrementalAlterConfigs},
 		kmsg.ConsumerGroupHeartbeat.Int16():  {0, 1, (*Server).handleConsumerGroupHeartbeat},
 		kmsg.ConsumerGroupDescribe.Int16():   {0, 1, (*Server).handleConsumerGroupDescribe},
@@ -704,6 +705,7 @@ func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg
 const (
 	resourceTopic  = kmsg.ConfigResourceTypeTopic
 	resourceBroker = kmsg.ConfigResourceTypeBroker
+	resourceGroup  = kmsg.ConfigResourceTypeGroupConfig
 )
 
 func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
@@ -724,6 +726,14 @@ func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (km
 			props, overrides = td.Config.Properties(), td.Overrides
 		case resourceBroker:
 			props = s.dir.Config().Properties()
+		case resourceGroup:
+			if r.ResourceName == "" {
+				rr.ErrorCode, rr.ErrorMessage = errInvalidRequest, messageOf(errors.New("group name must not be empty"))
+			} else {
+				rr.Configs = describeGroup(s.dir, r.ResourceName, r.ConfigNames, req.IncludeSynonyms)
+			}
+			resp.Resources = append(resp.Resources, rr)
+			continue
 		default:
 			rr.ErrorCode = errInvalidRequest
 			rr.ErrorMessage = messageOf(fmt.Errorf("resource type %d is not served", r.ResourceType))
@@ -755,6 +765,51 @@ func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (km
 		resp.Resources = append(resp.Resources, rr)
 	}
 	return resp, nil
+}
+
+// describeGroup lists a group's configuration as Kafka 4.4 does
+// (log.Dir.DescribeGroupConfig): the properties with a broker setting and
+// the group's overrides, each with its type; an override's source is
+// GROUP_CONFIG, a default's DEFAULT_CONFIG. With synonyms, an override
+// lists itself, and a property with a broker setting lists that setting.
+func describeGroup(dir *log.Dir, group string, names []string, synonyms bool) []kmsg.DescribeConfigsResponseResourceConfig {
+	brokerProps := dir.Config().Properties()
+	var out []kmsg.DescribeConfigsResponseResourceConfig
+	for _, e := range dir.DescribeGroupConfig(group) {
+		if names != nil && !slices.Contains(names, e.Name) {
+			continue
+		}
+		c := kmsg.NewDescribeConfigsResponseResourceConfig()
+		v := e.Value
+		c.Name, c.Value = e.Name, &v
+		c.Source, c.IsDefault = kmsg.ConfigSourceDefaultConfig, true
+		if e.Override {
+			c.Source, c.IsDefault = kmsg.ConfigSourceGroupConfig, false
+		}
+		switch e.Type {
+		case "INT":
+			c.ConfigType = kmsg.ConfigTypeInt
+		case "BOOLEAN":
+			c.ConfigType = kmsg.ConfigTypeBoolean
+		default:
+			c.ConfigType = kmsg.ConfigTypeString
+		}
+		if synonyms {
+			if e.Override {
+				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				sv := e.Value
+				sy.Name, sy.Value, sy.Source = e.Name, &sv, kmsg.ConfigSourceGroupConfig
+				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
+			}
+			if bv, ok := brokerProps["group."+e.Name]; ok {
+				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				sy.Name, sy.Value, sy.Source = "group."+e.Name, &bv, kmsg.ConfigSourceDefaultConfig
+				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {

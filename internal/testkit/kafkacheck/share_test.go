@@ -1,11 +1,15 @@
 package kafkacheck
 
 import (
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -50,15 +54,14 @@ func TestShareRecords(t *testing.T) {
 
 	// The codecs' encodings of records beside the fixed ones: every type,
 	// empty, null and extreme fields, many state batches.
-	ours := map[string]struct {
-		serde string
-		kv    [2][]byte
-	}{}
-	put := func(serde, name string, kb, vb []byte) {
-		ours[name] = struct {
-			serde string
-			kv    [2][]byte
-		}{serde, [2][]byte{kb, vb}}
+	type record struct {
+		serde      string
+		kv         [2][]byte
+		key, value any // the structs encoded; value nil for a tombstone
+	}
+	ours := map[string]record{}
+	put := func(serde, name string, kb, vb []byte, key, value any) {
+		ours[name] = record{serde, [2][]byte{kb, vb}, key, value}
 	}
 	addGroup := func(name string, key groupcodec.ShareGroupKey, value any) {
 		kb, err := groupcodec.AppendShareGroupKey(nil, key)
@@ -68,7 +71,7 @@ func TestShareRecords(t *testing.T) {
 			vb, err = groupcodec.AppendShareGroupValue(nil, value)
 			require.NoError(t, err, name)
 		}
-		put("group", name, kb, vb)
+		put("group", name, kb, vb, key, value)
 	}
 	addShare := func(name string, key sharecodec.Key, value any) {
 		kb, err := sharecodec.AppendKey(nil, key)
@@ -81,7 +84,7 @@ func TestShareRecords(t *testing.T) {
 			vb, err = sharecodec.AppendUpdate(nil, v)
 		}
 		require.NoError(t, err, name)
-		put("share", name, kb, vb)
+		put("share", name, kb, vb, key, value)
 	}
 	id := [16]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	ones := [16]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
@@ -204,9 +207,97 @@ func TestShareRecords(t *testing.T) {
 			o, ok := ours[f[0]]
 			require.True(t, ok, f[0])
 			require.Equal(t, "ok", f[1], "Kafka refused %s: %v", f[0], f)
-			require.Len(t, f, 4)
+			require.Len(t, f, 6)
 			require.Equal(t, hex.EncodeToString(o.kv[0]), f[2], "%s: the key Kafka read and wrote again", f[0])
 			require.Equal(t, hexOr(o.kv[1]), f[3], "%s: the value Kafka read and wrote again", f[0])
+			// Kafka read every field as the codec meant it.
+			requireKafkaFields(t, f[0]+" key", f[4], o.key)
+			if o.value == nil {
+				require.Equal(t, "-", f[5], f[0])
+			} else {
+				requireKafkaFields(t, f[0]+" value", f[5], o.value)
+			}
 		}
 	})
+}
+
+// requireKafkaFields checks that Kafka's JSON of a message it read
+// (its generated JsonConverters' output) holds the fields of ours, a
+// codec's struct: every field Kafka wrote matches the struct's field of
+// the same name (GroupID or Group is groupId, Member memberId, ID Id), and
+// every field of the struct that Kafka left out holds the schema's default
+// (0, empty, or -1 for deliveryCompleteCount), as Kafka leaves out tagged
+// fields at their default and key fields the type does not have. The key's
+// Type is the record type, not a field.
+func requireKafkaFields(t *testing.T, what, kafkaJSON string, ours any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(kafkaJSON))
+	dec.UseNumber()
+	var kafka any
+	require.NoError(t, dec.Decode(&kafka), "%s: %s", what, kafkaJSON)
+	compareKafkaField(t, what, kafka, reflect.ValueOf(ours))
+}
+
+// kafkaFieldName is Kafka's JSON name of a codec struct's field.
+func kafkaFieldName(goName string) string {
+	switch goName {
+	case "Group", "GroupID":
+		return "groupId"
+	case "Member":
+		return "memberId"
+	}
+	n := strings.ToLower(goName[:1]) + goName[1:]
+	return strings.ReplaceAll(n, "ID", "Id")
+}
+
+func compareKafkaField(t *testing.T, path string, kafka any, v reflect.Value) {
+	t.Helper()
+	switch {
+	case v.Kind() == reflect.Struct:
+		obj, ok := kafka.(map[string]any)
+		require.True(t, ok, "%s: Kafka wrote %v, not an object", path, kafka)
+		seen := map[string]bool{}
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if f.Name == "Type" {
+				continue
+			}
+			name := kafkaFieldName(f.Name)
+			seen[name] = true
+			k, ok := obj[name]
+			if !ok {
+				fv := v.Field(i)
+				dflt := fv.IsZero() || (name == "deliveryCompleteCount" && fv.Int() == sharecodec.NoDeliveryCompleteCount)
+				require.True(t, dflt, "%s.%s: Kafka has no such field, and ours is %v", path, name, fv.Interface())
+				continue
+			}
+			compareKafkaField(t, path+"."+name, k, v.Field(i))
+		}
+		for name := range obj {
+			require.True(t, seen[name], "%s: Kafka has a field %s that ours has not", path, name)
+		}
+	case v.Kind() == reflect.Array: // a uuid
+		id := make([]byte, v.Len())
+		reflect.Copy(reflect.ValueOf(id), v)
+		require.Equal(t, base64.RawURLEncoding.EncodeToString(id), kafka, path)
+	case v.Kind() == reflect.Slice:
+		a, ok := kafka.([]any)
+		require.True(t, ok, "%s: Kafka wrote %v, not an array", path, kafka)
+		require.Len(t, a, v.Len(), path)
+		for i := range a {
+			compareKafkaField(t, fmt.Sprintf("%s[%d]", path, i), a[i], v.Index(i))
+		}
+	case v.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			require.Nil(t, kafka, path)
+			return
+		}
+		compareKafkaField(t, path, kafka, v.Elem())
+	case v.Kind() == reflect.String:
+		require.Equal(t, v.String(), kafka, path)
+	case v.CanInt():
+		require.Equal(t, json.Number(strconv.FormatInt(v.Int(), 10)), kafka, path)
+	default:
+		t.Fatalf("%s: no rule for %s", path, v.Type())
+	}
 }

@@ -37,8 +37,10 @@ import org.apache.kafka.server.common.ApiMessageAndVersion;
  *
  * <pre>
  * enc SERDE NAME KEYHEX VALUEHEX     a fixed record, serialized by Kafka ("-": null value)
- * dec NAME ok KEYHEX VALUEHEX        an argument SERDE/NAME=KEYHEX:VALUEHEX deserialized
- *                                    and serialized again by Kafka
+ * dec NAME ok KEYHEX VALUEHEX KEYJSON VALUEJSON
+ *                                    an argument SERDE/NAME=KEYHEX:VALUEHEX deserialized
+ *                                    and serialized again by Kafka, and the fields
+ *                                    Kafka read, as its JsonConverters write them
  * dec NAME err EXCEPTION             or the exception deserializing it
  * ok
  * </pre>
@@ -153,7 +155,18 @@ public final class ShareRecords {
                 ByteBuffer value = kv[1].equals("-") ? null : ByteBuffer.wrap(HEX.parseHex(kv[1]));
                 CoordinatorRecord r = s.deserialize(ByteBuffer.wrap(HEX.parseHex(kv[0])), value);
                 byte[] again = s.serializeValue(r);
-                OUT.println("dec\t" + name + "\tok\t" + HEX.formatHex(s.serializeKey(r)) + "\t" + (again == null ? "-" : HEX.formatHex(again)));
+                boolean group = s == GROUP_SERDE;
+                String keyJson = (group
+                    ? org.apache.kafka.coordinator.group.generated.CoordinatorRecordJsonConverters.writeRecordKeyAsJson(r.key())
+                    : org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.writeRecordKeyAsJson(r.key())).toString();
+                String valueJson = "-";
+                if (r.value() != null) {
+                    valueJson = (group
+                        ? org.apache.kafka.coordinator.group.generated.CoordinatorRecordJsonConverters.writeRecordValueAsJson(r.value().message(), r.value().version())
+                        : org.apache.kafka.coordinator.share.generated.CoordinatorRecordJsonConverters.writeRecordValueAsJson(r.value().message(), r.value().version())).toString();
+                }
+                OUT.println("dec\t" + name + "\tok\t" + HEX.formatHex(s.serializeKey(r)) + "\t" + (again == null ? "-" : HEX.formatHex(again))
+                    + "\t" + keyJson + "\t" + valueJson);
             } catch (RuntimeException e) {
                 OUT.println("dec\t" + name + "\terr\t" + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
             }
