@@ -77,8 +77,11 @@
 // The share group's membership is the Dir's group coordinator's
 // (ShareGroupHeartbeat, at group.share.heartbeat.interval.ms), its
 // share-partitions the Dir's share-partition manager's (package
-// log/share). A new share group starts at each partition's end
-// (share.auto.offset.reset=latest).
+// log/share), which take the group's configuration from the Dir
+// (log.Dir.AlterGroupConfig: share.auto.offset.reset, latest by default,
+// so a new group reads what is written after its first fetch;
+// share.record.lock.duration.ms; share.delivery.count.limit;
+// share.isolation.level).
 //
 // Differences from Kafka, on purpose: group.initial.rebalance.delay.ms is
 // 0 in process (log.Config.GroupInitialRebalanceDelay).

@@ -140,6 +140,12 @@ func ExampleShareConsumer() {
 	d, _ := log.Open(ctx, dir, log.DefaultConfig())
 	defer d.Close()
 	_, _ = d.CreateTopic(ctx, "jobs", 1, nil)
+	// The group reads from the start of the log (a share group's default,
+	// share.auto.offset.reset=latest, reads what is written after its
+	// first fetch).
+	if _, err := d.AlterGroupConfig(ctx, "workers", map[string]string{"share.auto.offset.reset": "earliest"}); err != nil {
+		panic(err)
+	}
 
 	props := map[string]string{"group.id": "workers", "share.acknowledgement.mode": "explicit", "max.poll.records": "2"}
 	cfg, _, err := consumer.ParseShareConfig(props)
@@ -149,13 +155,9 @@ func ExampleShareConsumer() {
 	c, _ := consumer.NewShareConsumer(d, cfg)
 	defer c.Close(ctx)
 	_ = c.Subscribe([]string{"jobs"})
-	// A new share group starts at the end of the log
-	// (share.auto.offset.reset=latest): a first Poll joins and waits.
-	wait, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
-	_, _ = c.Poll(wait)
-	cancel()
-
-	p, _ := producer.New(d, producer.DefaultConfig())
+	pcfg := producer.DefaultConfig()
+	pcfg.Linger = time.Minute // one batch, sent by Close: acquired whole, handed out two by two
+	p, _ := producer.New(d, pcfg)
 	for i := range 3 {
 		_, _ = p.Send(ctx, &producer.Record{Topic: "jobs", Value: []byte(fmt.Sprintf("job %d", i))}, nil)
 	}

@@ -580,3 +580,49 @@ func flatten(err error) []error {
 	}
 	return []error{err}
 }
+
+// TestShareConsumerGroupConfig: the share group's configuration rules its
+// consumers: share.auto.offset.reset=earliest delivers what was written
+// before the group's first fetch; a short share.record.lock.duration.ms
+// (1 s) hands a record nobody acknowledged to another member, delivered a
+// second time; at share.delivery.count.limit=2 a record released at its
+// second delivery is archived, never delivered again; the first member's
+// late acknowledgement of records done meanwhile changes nothing (Kafka
+// skips offsets before the share-partition start offset).
+func TestShareConsumerGroupConfig(t *testing.T) {
+	matrix.Run(t, matrix.Codecs|matrix.FSes, func(t *testing.T, mc matrix.Case) {
+		e := newEnvFor(t, mc)
+		require.NoError(t, e.dir.Close())
+		e.cfg.ShareMinRecordLockDuration = time.Second
+		e.open()
+		e.topic("t", 1)
+		_, err := e.dir.AlterGroupConfig(context.Background(), "s", map[string]string{"share.auto.offset.reset": "earliest",
+			"share.record.lock.duration.ms": "1000", "share.delivery.count.limit": "2"})
+		require.NoError(t, err)
+		e.produceBatches(6, 3)
+		a := e.shareConsumer(explicit)
+		b := e.shareConsumer(explicit)
+		first := pollNow(t, a)
+		require.Equal(t, seq(0, 6), shareOffsets(first))
+		got, err := b.Poll(context.Background()) // waits for a's locks to run out
+		require.NoError(t, err)
+		require.Equal(t, seq(0, 6), shareOffsets(got))
+		for _, r := range got {
+			require.Equal(t, int16(2), r.DeliveryCount)
+			require.NoError(t, b.Acknowledge(r, AcknowledgeRelease))
+		}
+		res, err := b.CommitSync(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, res[TopicPartition{Topic: "t", Partition: 0}])
+		require.Equal(t, int64(6), e.startOffset(), "released at the delivery count limit: archived")
+		require.Empty(t, pollNow(t, b))
+		for _, r := range first {
+			require.NoError(t, a.Acknowledge(r, AcknowledgeAccept))
+		}
+		res, err = a.CommitSync(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, res[TopicPartition{Topic: "t", Partition: 0}])
+		require.Empty(t, pollNow(t, a))
+		require.Equal(t, int64(6), e.startOffset())
+	})
+}
