@@ -626,3 +626,37 @@ func TestShareConsumerGroupConfig(t *testing.T) {
 		require.Equal(t, int64(6), e.startOffset())
 	})
 }
+
+// TestShareConsumerAcknowledgesGaps: on a compacted topic whose cleaner
+// removed records inside batches, the offsets acquired without a record
+// are acknowledged as gaps by the next commit: only the records left are
+// delivered, and the share-partition start offset moves past them all.
+func TestShareConsumerAcknowledgesGaps(t *testing.T) {
+	matrix.Run(t, matrix.Codecs|matrix.FSes, func(t *testing.T, mc matrix.Case) {
+		e := newEnvFor(t, mc)
+		require.NoError(t, e.dir.Close())
+		e.cfg.CleanerEnable = false
+		e.open()
+		_, err := e.dir.CreateTopic(context.Background(), "t", 1, map[string]string{"cleanup.policy": "compact",
+			"segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"})
+		require.NoError(t, err)
+		_, err = e.dir.AlterGroupConfig(context.Background(), "s", map[string]string{"share.auto.offset.reset": "earliest"})
+		require.NoError(t, err)
+		l, err := e.dir.Partition("t", 0)
+		require.NoError(t, err)
+		require.NoError(t, appendRecords(l, e.codec, 200, 20, func(i int) ([]byte, []byte) {
+			return []byte(fmt.Sprintf("k%d", i%7)), []byte(fmt.Sprintf("v%d", i))
+		}))
+		require.NoError(t, l.Roll(context.Background()))
+		_, err = e.dir.CleanNow(context.Background())
+		require.NoError(t, err)
+		a := e.shareConsumer()
+		got := pollNow(t, a)
+		require.Equal(t, seq(193, 200), shareOffsets(got), "the last value of each of the 7 keys")
+		res, err := a.CommitSync(context.Background())
+		require.NoError(t, err)
+		require.NoError(t, res[TopicPartition{Topic: "t", Partition: 0}])
+		require.Equal(t, int64(200), e.startOffset())
+		require.Equal(t, int64(7), a.Stats().Acknowledgements, "gaps are not counted")
+	})
+}
