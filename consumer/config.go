@@ -584,9 +584,9 @@ func assignorsProblem(as []assignor.Assignor, group bool) string {
 // group.remote.assignor must be unset with group.protocol=classic, and
 // partition.assignment.strategy, heartbeat.interval.ms and
 // session.timeout.ms must be with group.protocol=consumer (the
-// coordinator owns them); share.acknowledgement.mode must be unset (share
-// groups are not supported). interceptor.classes must be empty:
-// Java classes cannot be loaded. key.deserializer and value.deserializer
+// coordinator owns them); share.acknowledgement.mode and share.acquire.mode
+// must be unset (they are a share consumer's: [ParseShareConfig]).
+// interceptor.classes must be empty: Java classes cannot be loaded. key.deserializer and value.deserializer
 // are accepted and ignored: deserializers are Go code. Any ssl.* or sasl.*
 // name is accepted as a security setting, which has no meaning in-process.
 //
@@ -603,7 +603,8 @@ func assignorsProblem(as []assignor.Assignor, group bool) string {
 // retry.backoff.max.ms, retry.backoff.ms, security.protocol,
 // security.providers, send.buffer.bytes, share.acknowledgement.mode (must
 // be unset), socket.connection.setup.timeout.max.ms,
-// socket.connection.setup.timeout.ms, value.deserializer, and ssl.*,
+// share.acquire.mode (must be unset), socket.connection.setup.timeout.ms,
+// value.deserializer, and ssl.*,
 // sasl.*.
 func ParseConfig(props map[string]string) (Config, []string, error) { return parseConfig(props) }
 
@@ -810,6 +811,7 @@ var ignoredConsumerProps = map[string]func(string) error{
 	// Settings of group.protocol=consumer and of share groups: Kafka
 	// rejects them with group.protocol=classic.
 	"share.acknowledgement.mode": checkUnsetWithClassic,
+	"share.acquire.mode":         checkUnsetWithClassic,
 	// Kafka's internal settings.
 	"internal.leave.group.on.close":                     props.CheckBool,
 	"internal.throw.on.fetch.stable.offset.unsupported": props.CheckBool,
@@ -822,12 +824,12 @@ func checkNoInterceptors(v string) error {
 	return nil
 }
 
-// checkUnsetWithClassic is ConsumerConfig's check of share groups'
-// setting, which kafkalite's consumer does not take (share groups are
-// not served).
+// checkUnsetWithClassic is ConsumerConfig's check of share consumers'
+// settings, which a Consumer does not take: they are [ShareConfig]'s
+// ([ParseShareConfig]).
 func checkUnsetWithClassic(v string) error {
 	if props.Trim(v) != "" {
-		return errors.New("share groups are not supported; it must be unset")
+		return errors.New("a share consumer's setting (see ParseShareConfig); it must be unset")
 	}
 	return nil
 }

@@ -533,7 +533,7 @@ func TestParseConfigBadValues(t *testing.T) {
 		{map[string]string{"group.protocol": "share"}, "group.protocol", "must be one of classic, consumer", nil},
 		{map[string]string{"group.protocol": ""}, "group.protocol", "must be one of classic, consumer", nil},
 		{map[string]string{"group.remote.assignor": "uniform"}, "group.remote.assignor", "group.protocol=classic", nil},
-		{map[string]string{"share.acknowledgement.mode": "explicit"}, "share.acknowledgement.mode", "share groups are not supported", nil},
+		{map[string]string{"share.acknowledgement.mode": "explicit"}, "share.acknowledgement.mode", "a share consumer's setting", nil},
 		{map[string]string{"interceptor.classes": "com.example.Audit"}, "interceptor.classes", "cannot load Java interceptor classes", nil},
 		{map[string]string{"request.timeout.ms": "-1"}, "request.timeout.ms", "at least 0", nil},
 		{map[string]string{"default.api.timeout.ms": "x"}, "default.api.timeout.ms", "not an int", nil},
@@ -604,6 +604,7 @@ func TestParseConfigUnusedProperties(t *testing.T) {
 		"security.providers":                                "",
 		"config.providers":                                  "",
 		"share.acknowledgement.mode":                        "",
+		"share.acquire.mode":                                "",
 		"internal.leave.group.on.close":                     "true",
 		"internal.throw.on.fetch.stable.offset.unsupported": "false",
 		"max.poll.records":                                  "20", // used

@@ -342,16 +342,23 @@ func (m *protocolMember) toIDs(c *Consumer, tps []TopicPartition) []coordinator.
 
 // fromIDs names an assignment's partitions by topic name, sorted.
 func (m *protocolMember) fromIDs(c *Consumer, a []coordinator.TopicPartitions) []TopicPartition {
+	return namePartitions(c.dir, m.names, a)
+}
+
+// namePartitions names an assignment's partitions by topic name, sorted,
+// through names (topic ids seen, filled from dir's topics when an id is
+// new); partitions of topics deleted meanwhile are left out.
+func namePartitions(dir *log.Dir, names map[coordinator.TopicID]string, a []coordinator.TopicPartitions) []TopicPartition {
 	out := []TopicPartition{}
 	for _, t := range a {
-		name, ok := m.names[t.TopicID]
+		name, ok := names[t.TopicID]
 		if !ok {
-			for _, n := range c.dir.Topics() {
-				if id, ok := topicID(c.dir, n); ok {
-					m.names[id] = n
+			for _, n := range dir.Topics() {
+				if id, ok := topicID(dir, n); ok {
+					names[id] = n
 				}
 			}
-			if name, ok = m.names[t.TopicID]; !ok {
+			if name, ok = names[t.TopicID]; !ok {
 				continue // deleted meanwhile
 			}
 		}

@@ -54,6 +54,35 @@
 // assignor (group.remote.assignor) while the member heartbeats and
 // reconciles, revoking before it takes.
 //
+// # Share groups
+//
+// A [ShareConsumer] is Kafka's share consumer (KIP-932, KafkaShareConsumer):
+// a member of a share group, whose members read the same partitions
+// together instead of splitting them. Each record goes to one member at a
+// time: Poll acquires records under an acquisition lock (the group's
+// share.record.lock.duration.ms, 30 s), and each is acknowledged — accepted
+// (done), released (delivered again, to any member, its DeliveryCount
+// raised), or rejected (never delivered again). A record whose lock runs
+// out, or that its member held when it closed or was dropped, is released;
+// one delivered share.delivery.count.limit times (5) is archived. Records
+// are acquired in whole batches (share.acquire.mode=batch_optimized) and
+// handed out max.poll.records at a time. With
+// share.acknowledgement.mode=implicit (the default) the next Poll,
+// CommitSync or CommitAsync accepts every record of the last Poll; with
+// explicit, the application acknowledges each one before the next Poll.
+// Acknowledgements are durable (fsynced in __share_group_state) once sent:
+// an accepted record is never delivered again, across restarts. Close
+// sends the acknowledgements made and releases the rest (in implicit mode
+// too, as Kafka 4.4 does: commit first to accept the last Poll's records).
+// The share group's membership is the Dir's group coordinator's
+// (ShareGroupHeartbeat, at group.share.heartbeat.interval.ms), its
+// share-partitions the Dir's share-partition manager's (package
+// log/share), which take the group's configuration from the Dir
+// (log.Dir.AlterGroupConfig: share.auto.offset.reset, latest by default,
+// so a new group reads what is written after its first fetch;
+// share.record.lock.duration.ms; share.delivery.count.limit;
+// share.isolation.level).
+//
 // Differences from Kafka, on purpose: group.initial.rebalance.delay.ms is
 // 0 in process (log.Config.GroupInitialRebalanceDelay).
 package consumer

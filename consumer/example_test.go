@@ -129,3 +129,62 @@ func Example_readCommitted() {
 	// offset 2: entry 1
 	// end offset (the last stable offset): 4
 }
+
+// A share consumer acknowledges each record it gets: a record it
+// releases comes back (to it or another member of its share group) with
+// its delivery count raised.
+func ExampleShareConsumer() {
+	dir, _ := os.MkdirTemp("", "kafkalite-share-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	d, _ := log.Open(ctx, dir, log.DefaultConfig())
+	defer d.Close()
+	_, _ = d.CreateTopic(ctx, "jobs", 1, nil)
+	// The group reads from the start of the log (a share group's default,
+	// share.auto.offset.reset=latest, reads what is written after its
+	// first fetch).
+	if _, err := d.AlterGroupConfig(ctx, "workers", map[string]string{"share.auto.offset.reset": "earliest"}); err != nil {
+		panic(err)
+	}
+
+	props := map[string]string{"group.id": "workers", "share.acknowledgement.mode": "explicit", "max.poll.records": "2"}
+	cfg, _, err := consumer.ParseShareConfig(props)
+	if err != nil {
+		panic(err)
+	}
+	c, _ := consumer.NewShareConsumer(d, cfg)
+	defer c.Close(ctx)
+	_ = c.Subscribe([]string{"jobs"})
+	pcfg := producer.DefaultConfig()
+	pcfg.Linger = time.Minute // one batch, sent by Close: acquired whole, handed out two by two
+	p, _ := producer.New(d, pcfg)
+	for i := range 3 {
+		_, _ = p.Send(ctx, &producer.Record{Topic: "jobs", Value: []byte(fmt.Sprintf("job %d", i))}, nil)
+	}
+	_ = p.Close(ctx)
+
+	for range 3 {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			panic(err)
+		}
+		for _, r := range recs {
+			ack := consumer.AcknowledgeAccept
+			if string(r.Value) == "job 1" && r.DeliveryCount == 1 {
+				ack = consumer.AcknowledgeRelease // not now: again later
+			}
+			fmt.Printf("%s (delivery %d): %s\n", r.Value, r.DeliveryCount, ack)
+			_ = c.Acknowledge(r, ack)
+		}
+		res, _ := c.CommitSync(ctx)
+		fmt.Println("committed:", res)
+	}
+	// Output:
+	// job 0 (delivery 1): accept
+	// job 1 (delivery 1): release
+	// committed: map[jobs-0:<nil>]
+	// job 2 (delivery 1): accept
+	// committed: map[jobs-0:<nil>]
+	// job 1 (delivery 2): accept
+	// committed: map[jobs-0:<nil>]
+}

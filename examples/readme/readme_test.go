@@ -143,6 +143,43 @@ func billOrders(ctx context.Context, d *log.Dir, bill func(customer, order []byt
 	// sample end
 }
 
+func shareWorkers(ctx context.Context, dir *log.Dir, handle func(consumer.ShareRecord) error) error {
+	// sample begin: docs/guide.md
+	cfg, _, err := consumer.ParseShareConfig(map[string]string{
+		"group.id": "workers", "share.acknowledgement.mode": "explicit"})
+	if err != nil {
+		return err
+	}
+	c, err := consumer.NewShareConsumer(dir, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	if err := c.Subscribe([]string{"jobs"}); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		recs, err := c.Poll(ctx)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			ack := consumer.AcknowledgeAccept
+			if err := handle(r); err != nil {
+				ack = consumer.AcknowledgeRelease // delivered again, DeliveryCount raised
+			}
+			if err := c.Acknowledge(r, ack); err != nil {
+				return err
+			}
+		}
+		if _, err := c.CommitSync(ctx); err != nil {
+			return err
+		}
+	}
+	// sample end
+	return ctx.Err()
+}
+
 // sample begin: docs/guide.md
 // enrichOrders reads "orders" and writes "enriched" exactly once: the
 // output records and the consumed offsets commit in one transaction.
@@ -339,4 +376,43 @@ func TestTieredSample(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, desc.Config.RemoteStorageEnable)
 	require.Contains(t, d.Topics(), log.RemoteLogMetadataTopic)
+}
+
+// TestShareSample runs the share group sample: every job handled once,
+// the one that failed again at its second delivery.
+func TestShareSample(t *testing.T) {
+	ctx := context.Background()
+	d, err := log.Open(ctx, t.TempDir(), log.DefaultConfig())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	_, err = d.CreateTopic(ctx, "jobs", 2, nil)
+	require.NoError(t, err)
+	_, err = d.AlterGroupConfig(ctx, "workers", map[string]string{"share.auto.offset.reset": "earliest"})
+	require.NoError(t, err)
+	p, err := producer.New(d, producer.DefaultConfig())
+	require.NoError(t, err)
+	for i := range 10 {
+		_, err := p.Send(ctx, &producer.Record{Topic: "jobs", Value: fmt.Appendf(nil, "job %d", i)}, nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, p.Close(ctx))
+
+	workCtx, stop := context.WithCancel(ctx)
+	done := map[string]int16{}
+	err = shareWorkers(workCtx, d, func(r consumer.ShareRecord) error {
+		if string(r.Value) == "job 3" && r.DeliveryCount == 1 {
+			return fmt.Errorf("not now")
+		}
+		_, again := done[string(r.Value)]
+		require.False(t, again, "%s handled twice", r.Value)
+		done[string(r.Value)] = r.DeliveryCount
+		if len(done) == 10 {
+			stop()
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, done, 10)
+	require.Equal(t, int16(2), done["job 3"], "released, then delivered again")
+	require.Equal(t, int16(1), done["job 4"])
 }

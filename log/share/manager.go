@@ -435,8 +435,8 @@ func (m *PartitionManager) groupPartitions(group string) []*sharePartition {
 // Wait returns when one of group's share-partitions of tps may have
 // records to acquire (the log grew past what it handed out, or records
 // were released or their locks expired), or when ctx ends (its error).
-// A partition that cannot be read makes it return at once: the next
-// Acquire reports why.
+// A partition that cannot be read (its topic was deleted) is not waited
+// on; with none left, Wait waits for ctx.
 func (m *PartitionManager) Wait(ctx context.Context, group string, tps []log.TopicPartition) error {
 	ctx, cancel := context.WithCancel(ctx)
 	woke := make(chan struct{}, len(tps))
@@ -449,7 +449,7 @@ func (m *PartitionManager) Wait(ctx context.Context, group string, tps []log.Top
 	for _, tp := range tps {
 		p, l, err := m.partition(ctx, group, tp.Topic, tp.Partition)
 		if err != nil {
-			return nil
+			continue
 		}
 		p.mu.Lock()
 		end, avail, ready := p.end, p.avail, p.firstAvailable() < p.end
@@ -486,10 +486,6 @@ func (m *PartitionManager) Wait(ctx context.Context, group string, tps []log.Top
 				woke <- struct{}{}
 			}
 		}()
-	}
-	if len(tps) == 0 {
-		<-ctx.Done()
-		return ctx.Err()
 	}
 	select {
 	case <-woke:

@@ -554,6 +554,11 @@ func TestWait(t *testing.T) {
 	require.NoError(t, e.ack("a", 1, 0, 0, AckRelease))
 	require.NoError(t, <-done, "a released record wakes it")
 	require.NoError(t, e.m.Wait(ctx, "g", tps), "available at once")
+
+	gone := []log.TopicPartition{{Topic: "missing"}}
+	short, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, e.m.Wait(short, "g", gone), context.DeadlineExceeded, "a partition that cannot be read is not waited on, nor does it wake the waiter")
 }
 
 func TestStoredStateIsKafkas(t *testing.T) {
