@@ -137,7 +137,8 @@ func (k *Kafka) Dump(t testing.TB, files []string, flags ...string) *DumpOutput 
 	}
 	args := append(slices.Clone(flags), "--files", strings.Join(files, ","))
 	stdout, stderr := k.runBoth(t, "org.apache.kafka.tools.DumpLogSegments", args...)
-	decoded := slices.Contains(flags, "--offsets-decoder") || slices.Contains(flags, "--transaction-log-decoder")
+	decoded := slices.Contains(flags, "--offsets-decoder") || slices.Contains(flags, "--transaction-log-decoder") ||
+		slices.Contains(flags, "--share-group-state-decoder")
 	out, err := ParseDump(stdout, stderr, decoded)
 	if err != nil {
 		t.Fatalf("kafkacheck: parsing DumpLogSegments %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, tail(stdout), tail(stderr))
@@ -161,7 +162,8 @@ func (k *Kafka) runBoth(t testing.TB, class string, args ...string) (string, str
 }
 
 // ParseDump parses DumpLogSegments' standard output and error. decoded
-// says the run used --offsets-decoder or --transaction-log-decoder, whose
+// says the run used --offsets-decoder, --transaction-log-decoder or
+// --share-group-state-decoder, whose
 // keys are JSON rather than the key's bytes.
 func ParseDump(stdout, stderr string, decoded bool) (*DumpOutput, error) {
 	out := &DumpOutput{NonConsecutive: map[string][][2]int64{}}

@@ -27,6 +27,7 @@ const (
 	TopicTxn        = "txn"        // transactions
 	OffsetsTopic    = "__consumer_offsets"
 	TxnStateTopic   = "__transaction_state"
+	ShareStateTopic = "__share_group_state"
 )
 
 // The consumer groups and transactional ids WriteFeatureDir uses.

@@ -396,7 +396,7 @@ func checkServerDir(t *testing.T, k *Kafka, dir string) *DumpOutput {
 	}
 	var data []string
 	for topic, files := range byTopic {
-		if topic != OffsetsTopic && topic != TxnStateTopic {
+		if topic != OffsetsTopic && topic != TxnStateTopic && topic != ShareStateTopic {
 			data = append(data, files...)
 		}
 	}
@@ -404,12 +404,16 @@ func checkServerDir(t *testing.T, k *Kafka, dir string) *DumpOutput {
 	out := k.Dump(t, data, "--deep-iteration", "--print-data-log")
 	require.Empty(t, out.Problems, "DumpLogSegments reports no problem")
 	require.Empty(t, out.NonConsecutive, "the data topics' offsets are consecutive")
-	for topic, decoder := range map[string]string{OffsetsTopic: "--offsets-decoder", TxnStateTopic: "--transaction-log-decoder"} {
+	for topic, decoder := range map[string]string{OffsetsTopic: "--offsets-decoder", TxnStateTopic: "--transaction-log-decoder",
+		ShareStateTopic: "--share-group-state-decoder"} {
 		if files := byTopic[topic]; len(files) > 0 {
 			internal := k.Dump(t, files, "--deep-iteration", decoder)
 			require.Empty(t, internal.Problems, "DumpLogSegments %s reports no problem", decoder)
-			if topic == OffsetsTopic {
+			switch topic {
+			case OffsetsTopic:
 				requireConsumerGroupRecords(t, internal)
+			case ShareStateTopic:
+				requireShareStateRecords(t, internal)
 			}
 		}
 	}
@@ -487,4 +491,114 @@ func requireConsumerGroupRecords(t *testing.T, out *DumpOutput) {
 	for _, typ := range []string{"3", "5", "6", "7", "8"} {
 		require.Positive(t, seen[typ], "DumpLogSegments --offsets-decoder decoded no consumer group record of type %s (decoded: %v)", typ, seen)
 	}
+}
+
+// checkJavaSharePair: two of Kafka 4.4's KafkaShareConsumers share a
+// topic's records through a share group (KIP-932), accepting, releasing
+// and rejecting as KafkaCheck's share-pair does; every record is accepted
+// once or rejected once, a released one delivered again with delivery
+// count 2. kafka-share-groups lists and describes the group (members and
+// start offsets), resets its offsets once the members left, and deletes
+// it.
+func checkJavaSharePair(t *testing.T, k *Kafka, s *kafkaServer) {
+	const topic, group, partitions = "java-share", "java-share", 2
+	p := startJava(t, k, "share-pair", s.addr, topic, fmt.Sprint(partitions), group)
+	p.await("done")
+	tool := func(args ...string) string {
+		return k.Run(t, "", "org.apache.kafka.tools.consumer.group.ShareGroupCommand", append([]string{"--bootstrap-server", s.addr}, args...)...)
+	}
+	require.Contains(t, tool("--list"), group)
+	members := tool("--describe", "--members", "--group", group)
+	require.Contains(t, members, "share-a", "kafka-share-groups --describe --members:\n%s", members)
+	require.Contains(t, members, "share-b", "kafka-share-groups --describe --members:\n%s", members)
+	offsets := describeShareOffsets(t, tool("--describe", "--offsets", "--group", group))
+	require.Equal(t, map[string]string{"0": "50", "1": "50"}, offsets, "start offsets once everything is done")
+	lines := p.finish()
+
+	type outcome struct{ accepted, rejected, released, redelivered int }
+	got := map[string]*outcome{}
+	for _, f := range Lines(lines, "rec") {
+		// MEMBER PARTITION OFFSET DELIVERYCOUNT TYPE
+		key := f[1] + "/" + f[2]
+		o := got[key]
+		if o == nil {
+			o = &outcome{}
+			got[key] = o
+		}
+		switch f[4] {
+		case "ACCEPT":
+			o.accepted++
+		case "REJECT":
+			o.rejected++
+		case "RELEASE":
+			o.released++
+		}
+		if f[3] != "1" {
+			o.redelivered++
+			require.Equal(t, "2", f[3], "delivery count of a record released once: %v", f)
+		}
+	}
+	for i := range partitions * 50 {
+		key := fmt.Sprintf("%d/%d", i%partitions, i/partitions)
+		o := got[key]
+		require.NotNil(t, o, "record v%d (%s) delivered", i, key)
+		switch {
+		case i%10 == 0:
+			require.Equal(t, outcome{rejected: 1}, *o, "v%d rejected once, never again", i)
+		case i%7 == 0:
+			require.Equal(t, outcome{accepted: 1, released: 1, redelivered: 1}, *o, "v%d released, then accepted at its second delivery", i)
+		default:
+			require.Equal(t, outcome{accepted: 1}, *o, "v%d accepted once", i)
+		}
+	}
+
+	// The members gone: the offsets reset to the earliest, then the group
+	// is deleted.
+	tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
+	require.Equal(t, map[string]string{"0": "0", "1": "0"}, describeShareOffsets(t, tool("--describe", "--offsets", "--group", group)))
+	tool("--delete", "--group", group)
+	require.NotContains(t, tool("--list"), group)
+}
+
+// describeShareOffsets reads kafka-share-groups --describe --offsets:
+// each partition's START-OFFSET, found by the header's columns.
+func describeShareOffsets(t *testing.T, out string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	var cols []string
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Fields(l)
+		if slices.Contains(f, "START-OFFSET") {
+			cols = f
+			continue
+		}
+		if cols == nil || len(f) != len(cols) {
+			continue
+		}
+		got[f[slices.Index(cols, "PARTITION")]] = f[slices.Index(cols, "START-OFFSET")]
+	}
+	require.NotEmpty(t, got, "kafka-share-groups --describe --offsets:\n%s", out)
+	return got
+}
+
+// requireShareStateRecords: Kafka's --share-group-state-decoder decodes
+// the share-partition states the share flows left in __share_group_state
+// (ShareSnapshot records), by the field names of Kafka's schemas.
+func requireShareStateRecords(t *testing.T, out *DumpOutput) {
+	t.Helper()
+	n := 0
+	for _, f := range out.Files {
+		for _, b := range f.Batches {
+			for _, r := range b.Records {
+				if r.Key == nil || r.Payload == nil || *r.Payload == "<DELETE>" {
+					continue
+				}
+				require.Contains(t, *r.Key, `"groupId"`, "a share state key as Kafka decodes it")
+				require.Contains(t, *r.Payload, `"startOffset"`, "a share state as Kafka decodes it")
+				require.Contains(t, *r.Payload, `"stateBatches"`, "a share state as Kafka decodes it")
+				n++
+			}
+		}
+	}
+	require.Positive(t, n, "DumpLogSegments --share-group-state-decoder decoded no share-partition state")
 }

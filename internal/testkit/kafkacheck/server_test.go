@@ -246,6 +246,7 @@ func TestJavaClientsAgainstServer(t *testing.T) {
 
 	t.Run("group of two", func(t *testing.T) { checkJavaGroupPair(t, k, s, "classic") })
 	t.Run("group of two, KIP-848", func(t *testing.T) { checkJavaGroupPair(t, k, s, "consumer") })
+	t.Run("share group of two", func(t *testing.T) { checkJavaSharePair(t, k, s) })
 
 	// Transactions: the Java transactional producer commits one and
 	// aborts one; read_committed sees only the first.

@@ -53,6 +53,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                    command's (lines before the first use go to a
  *                                                    producer with the command's properties); every
  *                                                    producer is flushed and closed at the end
+ * share-pair BOOTSTRAP TOPIC PARTITIONS GROUP      two KafkaShareConsumers (explicit acknowledgement) share
+ *     TOPIC's 50 records per partition ("v" + N): N % 10 == 0 rejected, N % 7 == 0 released at its first
+ *     delivery, the rest accepted; prints "rec MEMBER PARTITION OFFSET DELIVERYCOUNT TYPE", then "done"
+ *     once every record is accepted or rejected; closes the consumers when stdin closes
  * consume BOOTSTRAP TOPIC ISOLATION [GROUP]         read every partition to its end offsets:
  *     prints "rec PARTITION OFFSET TIMESTAMP TYPE KEY VALUE [HKEY HVALUE...]";
  *     with GROUP, subscribes, and commits once caught up
@@ -114,6 +118,7 @@ public final class KafkaCheck {
             case "group-pair-consumer" -> groupPair(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
             case "stream" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "classic");
             case "stream-consumer" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
+            case "share-pair" -> sharePair(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
         OUT.println("ok");
@@ -727,6 +732,96 @@ public final class KafkaCheck {
             }
             a.finish();
             b.finish();
+        }
+    }
+
+    private static void sharePair(String bootstrap, String topic, int partitions, String group) throws Exception {
+        createTopic(bootstrap, topic, partitions);
+        try (Admin a = admin(bootstrap)) {
+            var r = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, group);
+            var op = new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET);
+            a.incrementalAlterConfigs(Map.of(r, List.of(op))).all().get();
+        }
+        int total = partitions * 50;
+        try (KafkaProducer<byte[], byte[]> p = idempotentProducer(bootstrap)) {
+            for (int i = 0; i < total; i++) {
+                p.send(new ProducerRecord<>(topic, i % partitions, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            p.flush();
+        }
+        java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> threads = new ArrayList<>();
+        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (String name : List.of("a", "b")) {
+            Thread th = new Thread(() -> {
+                Properties props = new Properties();
+                props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+                props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+                props.put(ConsumerConfig.CLIENT_ID_CONFIG, "share-" + name);
+                props.put("share.acknowledgement.mode", "explicit");
+                props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20");
+                try (var c = new org.apache.kafka.clients.consumer.KafkaShareConsumer<byte[], byte[]>(props,
+                        new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+                    c.subscribe(List.of(topic));
+                    while (!stop.get()) {
+                        ConsumerRecords<byte[], byte[]> recs = c.poll(Duration.ofMillis(100));
+                        for (ConsumerRecord<byte[], byte[]> r : recs) {
+                            int n = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(1));
+                            short dc = r.deliveryCount().orElse((short) -1);
+                            var type = org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT;
+                            if (n % 10 == 0) {
+                                type = org.apache.kafka.clients.consumer.AcknowledgeType.REJECT;
+                            } else if (n % 7 == 0 && dc == 1) {
+                                type = org.apache.kafka.clients.consumer.AcknowledgeType.RELEASE;
+                            }
+                            c.acknowledge(r, type);
+                            OUT.println("rec\t" + name + "\t" + r.partition() + "\t" + r.offset() + "\t" + dc + "\t" + type.name());
+                        }
+                        if (!recs.isEmpty()) {
+                            for (var e : c.commitSync().entrySet()) {
+                                if (e.getValue().isPresent()) {
+                                    throw e.getValue().get();
+                                }
+                            }
+                            for (ConsumerRecord<byte[], byte[]> r : recs) {
+                                int n = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(1));
+                                if (n % 10 == 0 || n % 7 != 0 || r.deliveryCount().orElse((short) -1) > 1) {
+                                    done.incrementAndGet();
+                                }
+                            }
+                        }
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            });
+            th.start();
+            threads.add(th);
+        }
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (done.get() < total && failures.isEmpty()) {
+            if (System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("share consumers finished " + done.get() + " of " + total + " records");
+            }
+            Thread.sleep(20);
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("a share consumer failed", failures.get(0));
+        }
+        OUT.println("done");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        while (in.readLine() != null) {
+            // the test describes the group meanwhile
+        }
+        stop.set(true);
+        for (Thread th : threads) {
+            th.join();
+        }
+        if (!failures.isEmpty()) {
+            throw new IllegalStateException("a share consumer failed", failures.get(0));
         }
     }
 
