@@ -13,6 +13,9 @@
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
+// -override key=value, repeated, sets a broker property of the directory
+// (log.ParseConfig's: group.share.record.lock.duration.ms,
+// log.segment.bytes, ...); an unknown or invalid one stops the command.
 //
 // It runs until SIGINT or SIGTERM, then closes the connections and the
 // directory cleanly.
@@ -86,10 +89,30 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
 	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
+	overrides := map[string]string{}
+	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("%q is not key=value", v)
+		}
+		overrides[strings.TrimSpace(k)] = val
+		return nil
+	})
 	nodeID := int(o.dirCfg.NodeID)
 	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if len(overrides) > 0 {
+		dirCfg, unused, err := log.ParseConfig(overrides)
+		if err != nil {
+			return o, fmt.Errorf("-override: %w", err)
+		}
+		if len(unused) > 0 {
+			fmt.Fprintf(out, "kafkaserver: -override: kafkalite does not use %s\n", strings.Join(unused, ", "))
+		}
+		dirCfg.AdoptBrokerDirectory = o.dirCfg.AdoptBrokerDirectory
+		o.dirCfg = dirCfg
 	}
 	if o.dir == "" {
 		return o, errors.New("-dir is required")
@@ -105,11 +128,20 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if nodeID < 0 || nodeID > 1<<31-1 {
 		return o, fmt.Errorf("-node.id %d: must be between 0 and %d", nodeID, 1<<31-1)
 	}
-	o.dirCfg.NodeID = int32(nodeID)
+	if _, set := overrides["node.id"]; !set || flagSet(fs, "node.id") {
+		o.dirCfg.NodeID = int32(nodeID)
+	}
 	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
 	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
 	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
 	return o, nil
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseOverrides reads max.connections.per.ip.overrides: host:count pairs

@@ -40,7 +40,23 @@ func TestFlags(t *testing.T) {
 	require.Equal(t, want, o.cfg)
 	require.Equal(t, ":9093", o.listen)
 
+	o, err = parseFlags([]string{"-dir", "d", "-override", "group.share.min.record.lock.duration.ms=1000",
+		"-override", "group.share.record.lock.duration.ms=2000", "-adopt-broker-dir"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, time.Second, o.dirCfg.ShareMinRecordLockDuration)
+	require.Equal(t, 2*time.Second, o.dirCfg.ShareRecordLockDuration)
+	require.True(t, o.dirCfg.AdoptBrokerDirectory, "the flags beside -override keep their effect")
+	o, err = parseFlags([]string{"-dir", "d", "-override", "node.id=7"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int32(7), o.dirCfg.NodeID)
+	o, err = parseFlags([]string{"-dir", "d", "-override", "node.id=7", "-node.id", "3"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, int32(3), o.dirCfg.NodeID, "the flag wins")
+
 	for _, args := range [][]string{
+		{"-dir", "d", "-override", "no.such.property=1"},
+		{"-dir", "d", "-override", "group.share.record.lock.duration.ms=x"},
+		{"-dir", "d", "-override", "novalue"},
 		{},
 		{"-dir", "d", "-socket.request.max.bytes", "0"},
 		{"-dir", "d", "-socket.request.max.bytes", "4294967296"},
