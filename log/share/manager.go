@@ -178,7 +178,7 @@ func (m *PartitionManager) persist(ctx context.Context, p *sharePartition, l *lo
 	p.mu.Lock()
 	if p.broken {
 		p.mu.Unlock()
-		return fmt.Errorf("share: %s: %w", p.key, errStale)
+		return fmt.Errorf("share: %s: %w", p.key, ErrStateLoading)
 	}
 	write, err := change()
 	if err != nil || !write {
@@ -197,9 +197,6 @@ func (m *PartitionManager) persist(ctx context.Context, p *sharePartition, l *lo
 	return nil
 }
 
-// errStale is a share-partition dropped after a failed write; the caller's
-// next call loads it again.
-var errStale = errors.New("state being reloaded after a failed write; try again")
 
 // FetchRequest says what [PartitionManager.Acquire] acquires.
 type FetchRequest struct {
@@ -264,7 +261,7 @@ func (m *PartitionManager) Acquire(ctx context.Context, req FetchRequest) (Fetch
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.broken {
-		return Fetched{}, fmt.Errorf("share: %s: %w", p.key, errStale)
+		return Fetched{}, fmt.Errorf("share: %s: %w", p.key, ErrStateLoading)
 	}
 	p.skipTo(l.LogStartOffset())
 	from := p.firstAvailable()
@@ -561,7 +558,7 @@ func (m *PartitionManager) expireDue(now time.Time) {
 			next = p.nextDeadline()
 			return changed, nil
 		})
-		if err != nil && !errors.Is(err, errStale) {
+		if err != nil && !errors.Is(err, ErrStateLoading) {
 			m.logger.Warn("share: writing the state after acquisition locks expired failed; it is loaded again at its next use",
 				slog.String("share_partition", p.key.String()), slog.Any("error", err))
 		}

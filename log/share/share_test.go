@@ -652,3 +652,39 @@ func TestSettingsAreTheGroupsConfig(t *testing.T) {
 func (e *env) offsets0(group string) PartitionOffset {
 	return e.m.Offsets(group, []log.TopicPartition{{Topic: "t"}})[0]
 }
+
+func TestFailedWriteLoadsTheStateAgain(t *testing.T) {
+	// A state write that fails (EIO at its fsync) fails the call; the
+	// share-partition is dropped and loaded from its last stored state at
+	// its next use (ErrStateLoading for a call that raced the failure), so
+	// nothing acknowledged in memory outlives a write that did not happen.
+	e := &env{t: t, clock: testclock.New(time.Unix(1_700_000_000, 0)), cfg: log.DefaultConfig(),
+		lim: limits{lock: 30 * time.Second, delivery: 5, maxLocks: 2000, renew: true}, reset: resetPolicy{earliest: true}}
+	e.mem, e.path = vfs.NewMem(), "/data"
+	faults := vfs.NewFaultFS(e.mem)
+	e.cfg.FS, e.cfg.Now = faults, e.clock.Now
+	e.open()
+	_, err := e.dir.CreateTopic(ctx, "t", 1, nil)
+	require.NoError(t, err)
+	e.produce(0, -1, 3)
+	assert.Equal(t, ranges(0, 2, 1), e.acquire("a", 0, 10).Acquired)
+	faults.Inject(vfs.EIO(vfs.OpSync, StateTopic, 1))
+	assert.ErrorIs(t, e.ack("a", 0, 0, 2, AckAccept), vfs.ErrInjected)
+	faults.Clear()
+	assert.Equal(t, int64(0), e.offsets(0).StartOffset, "the acknowledgement is not stored")
+	assert.ErrorIs(t, e.ack("a", 0, 0, 2, AckAccept), ErrInvalidRecordState, "loaded again from the store: nothing is acquired there")
+	assert.Equal(t, ranges(0, 2, 1), e.acquire("b", 0, 10).Acquired, "delivered again, counted from the stored state")
+	assert.ErrorIs(t, e.ack("b", 0, 0, 2, AckAccept), log.ErrStorage,
+		"the state's partition refuses appends after a failed fsync, until the directory is opened again")
+	e.mem = e.mem.CrashClone()
+	assert.ErrorIs(t, e.dir.Close(), log.ErrStorage, "Close reports the failed flush")
+	e.cfg.FS = e.mem
+	e.open()
+	e.m.settings = func(string) (limits, resetPolicy) { return e.lim, e.reset }
+	assert.Equal(t, int64(0), e.offsets(0).StartOffset)
+	assert.Equal(t, ranges(0, 2, 1), e.acquire("c", 0, 10).Acquired)
+	require.NoError(t, e.ack("c", 0, 0, 2, AckAccept))
+	e.crash()
+	e.m.settings = func(string) (limits, resetPolicy) { return e.lim, e.reset }
+	assert.Equal(t, int64(3), e.offsets(0).StartOffset)
+}

@@ -68,6 +68,7 @@ func TestEveryErrorHasItsCode(t *testing.T) {
 		{coordinator.ErrUnknownTopicOrPartition, txnCode, errUnknownTopicOrPartition},
 		{share.ErrInvalidRecordState, shareCode, codeInvalidRecordState},
 		{share.ErrInvalidRequest, shareCode, errInvalidRequest},
+		{share.ErrStateLoading, shareCode, errLeaderNotAvailable},
 		{errShareRequestMalformed, shareCode, errInvalidRequest},
 		{log.ErrUnknownTopicOrPartition, shareCode, errUnknownTopicOrPartition},
 		{errShareSessionNotFound, sessionCode, codeShareSessionNotFound},

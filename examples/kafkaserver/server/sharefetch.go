@@ -38,6 +38,8 @@ func shareCode(err error) int16 {
 		return codeInvalidRecordState
 	case errors.Is(err, share.ErrInvalidRequest), errors.Is(err, errShareRequestMalformed):
 		return errInvalidRequest
+	case errors.Is(err, share.ErrStateLoading):
+		return errLeaderNotAvailable
 	}
 	return codeOf(err)
 }
