@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -327,6 +332,37 @@ func (m *wireShareMember) stop() []error {
 	return m.ackErrs
 }
 
+// produceShareCodecs writes records to each of topic's partitions with
+// every codec, first in one batch per partition, then in one batch per
+// record, and returns their keys.
+func produceShareCodecs(t *testing.T, addr, topic string, parts int32) []string {
+	t.Helper()
+	ctx := context.Background()
+	var want []string
+	for _, c := range codecs {
+		prod := client(t, addr, kgo.ProducerBatchCompression(c.codec), kgo.ProducerLinger(time.Second),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()))
+		// One batch per partition: buffered, then flushed at once.
+		for p := range parts {
+			for i := range 8 {
+				k := shareKey(c.name, "-one-p", p, "-", i)
+				want = append(want, k)
+				prod.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Key: []byte(k), Value: shareValue(k)}, nil)
+			}
+		}
+		require.NoError(t, prod.Flush(ctx))
+		// Many batches per partition: one record each.
+		for p := range parts {
+			for i := range 3 {
+				k := shareKey(c.name, "-many-p", p, "-", i)
+				want = append(want, k)
+				require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Key: []byte(k), Value: shareValue(k)}).FirstErr())
+			}
+		}
+	}
+	return want
+}
+
 // shareDone reports whether group's start offset is the high watermark
 // in each of topic's partitions.
 func shareDone(t *testing.T, d *kllog.Dir, group, topic string, parts int32) bool {
@@ -400,28 +436,7 @@ func shareMixed(t *testing.T, fs, iso string) {
 		return err == nil && len(g.Members) == 2
 	}, "the wire member did not join")
 
-	var want []string
-	for _, c := range codecs {
-		prod := client(t, addr, kgo.ProducerBatchCompression(c.codec), kgo.ProducerLinger(time.Second),
-			kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		// One batch per partition: buffered, then flushed at once.
-		for p := range int32(parts) {
-			for i := range 8 {
-				k := shareKey(c.name, "-one-p", p, "-", i)
-				want = append(want, k)
-				prod.Produce(ctx, &kgo.Record{Topic: topic, Partition: p, Key: []byte(k), Value: shareValue(k)}, nil)
-			}
-		}
-		require.NoError(t, prod.Flush(ctx))
-		// Many batches per partition: one record each.
-		for p := range int32(parts) {
-			for i := range 3 {
-				k := shareKey(c.name, "-many-p", p, "-", i)
-				want = append(want, k)
-				require.NoError(t, prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Key: []byte(k), Value: shareValue(k)}).FirstErr())
-			}
-		}
-	}
+	want := produceShareCodecs(t, addr, topic, parts)
 	txn := client(t, addr, kgo.TransactionalID("mixed-txn"), kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	transaction := func(name string) []string {
 		require.NoError(t, txn.BeginTransaction())
@@ -607,4 +622,101 @@ func shareHandoff(t *testing.T, fs string) {
 	for _, k := range slices.Concat(first, second) {
 		require.Len(t, count(k), 1, "record %s", k)
 	}
+}
+
+// TestShareGroupConfluentMixed: confluent-kafka's (librdkafka's)
+// ShareConsumer, in explicit acknowledgement mode, and an in-process
+// ShareConsumer share a topic of four partitions written with every codec
+// in one and many batches: every record is acknowledged exactly once
+// across the two (each had some), released ones come again with delivery
+// count 2, and librdkafka hears no refused acknowledgement. It skips
+// unless the first python3 on PATH has a confluent-kafka with a
+// ShareConsumer (2.16 and later).
+func TestShareGroupConfluentMixed(t *testing.T) {
+	python := pythonWith(t, "confluent_kafka")
+	if err := exec.Command(python, "-c", "from confluent_kafka import ShareConsumer").Run(); err != nil {
+		if os.Getenv("KAFKALITE_CLIENTS_REQUIRED") == "1" {
+			t.Fatalf("%s's confluent_kafka has no ShareConsumer: %v", python, err)
+		}
+		t.Skipf("%s's confluent_kafka has no ShareConsumer (2.16 and later have one)", python)
+	}
+	const group, topic, parts = "ck-share", "ck-share-topic", 4
+	ctx := context.Background()
+	d := shareDir(t, "memory")
+	addr := serveDir(t, d)
+	createTopic(t, client(t, addr), topic, parts)
+	_, err := d.AlterGroupConfig(ctx, group, map[string]string{"share.auto.offset.reset": "earliest"})
+	require.NoError(t, err)
+	l := newShareLedger()
+	local := newLocalShareMember(t, d, group, topic, "local", l)
+	defer local.close()
+	local.poll(50 * time.Millisecond) // joins
+
+	stop := filepath.Join(t.TempDir(), "stop")
+	cmd := exec.Command(python, "testdata/shareconsumer_confluent.py", addr, group, topic, stop)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	exited := false
+	defer func() {
+		if !exited {
+			_ = os.WriteFile(stop, nil, 0o600)
+			_ = cmd.Wait()
+		}
+	}()
+	var mu sync.Mutex
+	var lines, ackErrs []string
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			lines = append(lines, line)
+			mu.Unlock()
+			if strings.HasPrefix(line, "ERROR ") {
+				mu.Lock()
+				ackErrs = append(ackErrs, line)
+				mu.Unlock()
+				continue
+			}
+			var key string
+			var count, ack int32
+			if _, err := fmt.Sscanf(line, "%s %d %d", &key, &count, &ack); err == nil {
+				if want := l.deliver("librdkafka", key, count); int32(want) != ack {
+					mu.Lock()
+					ackErrs = append(ackErrs, fmt.Sprintf("%s: acknowledged %d, the plan says %d", line, ack, want))
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	coord, err := coordinator.Groups(ctx, d)
+	require.NoError(t, err)
+	eventually(t, func() bool {
+		local.poll(50 * time.Millisecond)
+		g, err := coord.DescribeShareGroup(group)
+		return err == nil && len(g.Members) == 2
+	}, "librdkafka's share consumer did not join")
+
+	want := produceShareCodecs(t, addr, topic, parts)
+	eventually(t, func() bool {
+		local.poll(100 * time.Millisecond)
+		return l.done(want)
+	}, "the group did not read every record")
+	eventually(t, func() bool {
+		local.poll(20 * time.Millisecond)
+		return shareDone(t, d, group, topic, parts)
+	}, "the group's start offsets did not reach the partitions' ends")
+	require.NoError(t, os.WriteFile(stop, nil, 0o600))
+	<-scanned
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
+	exited = true
+	mu.Lock()
+	defer mu.Unlock()
+	require.Empty(t, ackErrs, "librdkafka's output:\n%s", strings.Join(lines, "\n"))
+	l.check(t, want, "local", "librdkafka")
 }
