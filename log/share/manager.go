@@ -12,6 +12,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/logging"
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/record"
+	"github.com/kafkalite/kafkalite/segment"
 )
 
 // serviceName is the manager's name among the Dir's services.
@@ -281,7 +282,7 @@ func (m *PartitionManager) Acquire(ctx context.Context, req FetchRequest) (Fetch
 	}
 	deadline := m.now().Add(lim.lock).UnixNano()
 	acq := acquisition{p: p, member: req.MemberID, deadline: deadline}
-	_, err = res.Slice.Batches(nil, func(h *record.BatchHeader, _ []byte) error {
+	err = batchHeaders(res.Slice, func(h *record.BatchHeader) error {
 		if acq.n >= maxRecords {
 			return errStop
 		}
@@ -300,8 +301,36 @@ func (m *PartitionManager) Acquire(ctx context.Context, req FetchRequest) (Fetch
 		res.Release()
 		return Fetched{LockDuration: lim.lock}, nil
 	}
+	// The records returned end with the last batch acquired from: those
+	// after it, up to MaxBytes, would be read by the consumer for nothing.
+	// A header CutAt cannot read leaves the slice whole, which is still
+	// right: the consumer meets the error reading it and releases them.
+	_ = res.Slice.CutAt(acq.ranges[len(acq.ranges)-1].LastOffset + 1)
 	m.scheduleLock(p, deadline)
 	return Fetched{Records: res, Acquired: acq.ranges, LockDuration: lim.lock}, nil
+}
+
+// batchHeaders calls fn with the header of each batch of sl in order,
+// reading the headers alone (BatchHeaderLen bytes each), not the records,
+// which acquisition does not need: reading the whole slice cost a buffer
+// of up to MaxBytes per acquisition. It stops at fn's first error.
+func batchHeaders(sl *segment.Slice, fn func(h *record.BatchHeader) error) error {
+	var b [record.BatchHeaderLen]byte
+	for pos := int64(0); pos < sl.Size; {
+		n, err := sl.ReadAt(b[:], pos)
+		if n < len(b) {
+			return &segment.Error{File: sl.LogFile(), Position: sl.Position + pos, Err: errors.Join(err, record.ErrTruncated)}
+		}
+		h, err := record.ParseHeader(b[:])
+		if err != nil {
+			return &segment.Error{File: sl.LogFile(), Position: sl.Position + pos, Err: err}
+		}
+		if err := fn(&h); err != nil {
+			return err
+		}
+		pos += int64(h.Size())
+	}
+	return nil
 }
 
 // errStop ends a walk over batches early.

@@ -317,6 +317,44 @@ func TestMaxRecordsIsSoft(t *testing.T) {
 	assert.Equal(t, ranges(6, 8, 1), e.acquire("b", 0, 1).Acquired)
 }
 
+// TestAcquiredRecordsEndAtTheLastBatchAcquired: the records an acquisition
+// returns end with the last batch it acquired from, not at the fetch's
+// MaxBytes (which made every consumer read up to 1 MiB per acquisition,
+// most of it for nothing): stopped by MaxRecords, by the in-flight limit,
+// and for a released record delivered again; every codec, both
+// filesystems.
+func TestAcquiredRecordsEndAtTheLastBatchAcquired(t *testing.T) {
+	matrix(t, func(t *testing.T, e *env) {
+		e.produce(0, -1, 3, 3, 3, 3)
+		// lastBatch acquires and returns the acquired ranges and the base
+		// offsets of the batches of the records returned.
+		lastBatch := func(member string, maxRecords int) ([]AcquiredRecords, []int64) {
+			f, err := e.m.Acquire(ctx, FetchRequest{GroupID: "g", MemberID: member, Topic: "t", Partition: 0, MaxRecords: maxRecords, MaxBytes: 1 << 20})
+			require.NoError(t, err)
+			require.NotEmpty(t, f.Acquired)
+			defer f.Records.Release()
+			var bases []int64
+			_, err = f.Records.Slice.Batches(nil, func(h *record.BatchHeader, _ []byte) error {
+				bases = append(bases, h.BaseOffset)
+				return nil
+			})
+			require.NoError(t, err)
+			return f.Acquired, bases
+		}
+		acq, bases := lastBatch("a", 4)
+		assert.Equal(t, ranges(0, 5, 1), acq)
+		assert.Equal(t, []int64{0, 3}, bases, "MaxRecords: the two batches acquired, not the four fetched")
+		require.NoError(t, e.ack("a", 0, 1, 1, AckRelease))
+		acq, bases = lastBatch("b", 1)
+		assert.Equal(t, ranges(1, 1, 2), acq)
+		assert.Equal(t, []int64{0}, bases, "the released record's batch")
+		e.lim.maxLocks = 8
+		acq, bases = lastBatch("b", 100)
+		assert.Equal(t, ranges(6, 8, 1), acq)
+		assert.Equal(t, []int64{6}, bases, "the in-flight limit: up to the batch acquired, not the next")
+	})
+}
+
 func TestIsolation(t *testing.T) {
 	for _, iso := range []log.IsolationLevel{log.ReadUncommitted, log.ReadCommitted} {
 		for _, c := range codecs {
