@@ -907,7 +907,7 @@ func (d *Dir) InternalTopic(_ access.Internal, ctx context.Context, name string,
 	if props == nil {
 		props = internalTopicConfigs[name]
 	}
-	if _, err := d.createTopic(ctx, name, partitions, props); err != nil && !errors.Is(err, ErrTopicExists) {
+	if _, _, err := d.createTopic(ctx, name, partitions, props); err != nil && !errors.Is(err, ErrTopicExists) {
 		return nil, err
 	}
 	d.mu.RLock()

@@ -52,48 +52,51 @@ func (d *Dir) CreateTopic(ctx context.Context, name string, partitions int32, pr
 		}
 		return TopicDescription{}, fmt.Errorf("%w: %s is created by its coordinator, not by users", ErrInternalTopic, name)
 	}
-	unused, err := d.createTopic(ctx, name, partitions, props)
+	desc, unused, err := d.createTopic(ctx, name, partitions, props)
 	if err != nil {
 		return TopicDescription{}, err
 	}
 	if len(unused) > 0 {
 		d.logger.Info("topic properties kafkalite does not use", "topic", name, "properties", unused)
 	}
-	return d.DescribeTopic(name)
+	// The topic as created: a deletion that runs right after does not
+	// make the creation fail.
+	return desc, nil
 }
 
-func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, props map[string]string) ([]string, error) {
+func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, props map[string]string) (TopicDescription, []string, error) {
 	if partitions < 1 {
-		return nil, fmt.Errorf("%w: %d partitions", ErrInvalidConfig, partitions)
+		return TopicDescription{}, nil, fmt.Errorf("%w: %d partitions", ErrInvalidConfig, partitions)
 	}
 	_, ignored, err := ParseTopicConfig(props)
 	if err != nil {
-		return nil, err
+		return TopicDescription{}, nil, err
 	}
 	cfg, err := d.topicConfig(props)
 	if err != nil {
-		return nil, err
+		return TopicDescription{}, nil, err
 	}
 	if err := d.reserve(name); err != nil {
-		return nil, err
+		return TopicDescription{}, nil, err
 	}
 	defer d.unreserve(name)
 	id, err := checkpoint.NewTopicID(rand.Reader)
 	if err != nil {
-		return nil, err
+		return TopicDescription{}, nil, err
 	}
 	t := &topic{name: name, id: id, overrides: maps.Clone(props)}
 	// Built without the Dir's lock: appends, reads and other
 	// administration go on meanwhile.
 	if t.partitions, err = d.buildPartitions(ctx, t, 0, partitions, cfg); err != nil {
-		return nil, err
+		return TopicDescription{}, nil, err
 	}
 	err = d.publish(func(m map[string]topicMeta) { m[name] = t.meta() }, func() { d.topics[name] = t })
 	if err != nil {
-		return nil, errors.Join(err, d.discardPartitions(t, t.partitions, 0, partitions))
+		return TopicDescription{}, nil, errors.Join(err, d.discardPartitions(t, t.partitions, 0, partitions))
 	}
 	d.logger.Info("created topic", "topic", name, "partitions", partitions, "id", id)
-	return ignored, nil
+	return TopicDescription{Name: name, ID: id.String(), Partitions: partitions, Internal: IsInternalTopic(name),
+		Config: cfg, Overrides: maps.Clone(props)}, ignored, nil
 }
 
 // reserve takes name for a creation: it fails with ErrTopicExists if a

@@ -417,3 +417,41 @@ func TestConcurrentTopicAdministration(t *testing.T) {
 	}
 	require.Equal(t, int64(50), partition(t, d, "busy", 0).LogEndOffset())
 }
+
+// TestCreateTopicRacingDelete: a creation that succeeded returns its
+// topic even when a deletion of the same name runs right after it (it
+// looked the topic up again, and failed with ErrUnknownTopicOrPartition,
+// as TestConcurrentTopicAdministration found once in CI).
+func TestCreateTopicRacingDelete(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	ctx := context.Background()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := d.DeleteTopic(ctx, "racy"); err != nil && !errors.Is(err, ErrUnknownTopicOrPartition) {
+				t.Errorf("DeleteTopic: %v", err)
+				return
+			}
+		}
+	})
+	for range 300 {
+		desc, err := d.CreateTopic(ctx, "racy", 1, map[string]string{"retention.ms": "1000"})
+		if errors.Is(err, ErrTopicExists) {
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, "racy", desc.Name)
+		require.Equal(t, int32(1), desc.Partitions)
+		require.Equal(t, map[string]string{"retention.ms": "1000"}, desc.Overrides)
+		require.Len(t, desc.ID, 22)
+	}
+	close(stop)
+	wg.Wait()
+}

@@ -58,7 +58,9 @@ func (s *kafkaServer) start(t *testing.T) {
 	require.Nil(t, s.cmd, "the server is already running")
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
-	cmd := exec.Command(s.bin, "-dir", s.dir, "-listen", s.addr)
+	// Share groups may set a lock as short as 1 s (Kafka's minimum, 15 s,
+	// would make the share flow wait that long).
+	cmd := exec.Command(s.bin, "-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000")
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -53,10 +53,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *                                                    command's (lines before the first use go to a
  *                                                    producer with the command's properties); every
  *                                                    producer is flushed and closed at the end
- * share-pair BOOTSTRAP TOPIC PARTITIONS GROUP      two KafkaShareConsumers (explicit acknowledgement) share
- *     TOPIC's 50 records per partition ("v" + N): N % 10 == 0 rejected, N % 7 == 0 released at its first
- *     delivery, the rest accepted; prints "rec MEMBER PARTITION OFFSET DELIVERYCOUNT TYPE", then "done"
- *     once every record is accepted or rejected; closes the consumers when stdin closes
+ * share-pair BOOTSTRAP TOPIC RECORDS GROUP         two KafkaShareConsumers (explicit acknowledgement, a 2 s
+ *     acquisition lock) share TOPIC's one partition of RECORDS records ("v" + N): N % 10 == 0 rejected,
+ *     N % 7 == 0 released at its first delivery, the rest accepted; member a sleeps past the lock once,
+ *     before its third commit; prints "rec MEMBER OFFSET DELIVERYCOUNT" per delivery, "done MEMBER OFFSET
+ *     TYPE" per acknowledgement of a commit that succeeded, "error ..." for refusals, "half" once half
+ *     are done, "done-all" once all are; closes the consumers when stdin closes
  * consume BOOTSTRAP TOPIC ISOLATION [GROUP]         read every partition to its end offsets:
  *     prints "rec PARTITION OFFSET TIMESTAMP TYPE KEY VALUE [HKEY HVALUE...]";
  *     with GROUP, subscribes, and commits once caught up
@@ -735,26 +737,28 @@ public final class KafkaCheck {
         }
     }
 
-    private static void sharePair(String bootstrap, String topic, int partitions, String group) throws Exception {
-        createTopic(bootstrap, topic, partitions);
+    private static void sharePair(String bootstrap, String topic, int total, String group) throws Exception {
+        createTopic(bootstrap, topic, 1);
         try (Admin a = admin(bootstrap)) {
             var r = new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, group);
-            var op = new org.apache.kafka.clients.admin.AlterConfigOp(
-                    new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
-                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET);
-            a.incrementalAlterConfigs(Map.of(r, List.of(op))).all().get();
+            var set = org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET;
+            a.incrementalAlterConfigs(Map.of(r, List.of(
+                    new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"), set),
+                    new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.record.lock.duration.ms", "2000"), set)))).all().get();
         }
-        int total = partitions * 50;
         try (KafkaProducer<byte[], byte[]> p = idempotentProducer(bootstrap)) {
             for (int i = 0; i < total; i++) {
-                p.send(new ProducerRecord<>(topic, i % partitions, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+                p.send(new ProducerRecord<>(topic, 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+                if (i % 5 == 4) {
+                    p.flush(); // batches of 5: a fetch acquires about max.poll.records
+                }
             }
             p.flush();
         }
-        java.util.concurrent.atomic.AtomicInteger done = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.Set<Long> finished = java.util.concurrent.ConcurrentHashMap.newKeySet();
         java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
         List<Thread> threads = new ArrayList<>();
-        List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
         for (String name : List.of("a", "b")) {
             Thread th = new Thread(() -> {
                 Properties props = new Properties();
@@ -762,15 +766,28 @@ public final class KafkaCheck {
                 props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
                 props.put(ConsumerConfig.CLIENT_ID_CONFIG, "share-" + name);
                 props.put("share.acknowledgement.mode", "explicit");
-                props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "20");
+                props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5");
                 try (var c = new org.apache.kafka.clients.consumer.KafkaShareConsumer<byte[], byte[]>(props,
                         new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
                     c.subscribe(List.of(topic));
+                    int polls = 0;
                     while (!stop.get()) {
-                        ConsumerRecords<byte[], byte[]> recs = c.poll(Duration.ofMillis(100));
+                        ConsumerRecords<byte[], byte[]> recs;
+                        try {
+                            recs = c.poll(Duration.ofMillis(100));
+                        } catch (org.apache.kafka.common.KafkaException e) {
+                            OUT.println("error\t" + name + "\tpoll\t" + e);
+                            continue;
+                        }
+                        if (recs.isEmpty()) {
+                            continue;
+                        }
+                        polls++;
+                        Map<Long, String> acked = new TreeMap<>();
                         for (ConsumerRecord<byte[], byte[]> r : recs) {
                             int n = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(1));
                             short dc = r.deliveryCount().orElse((short) -1);
+                            OUT.println("rec\t" + name + "\t" + r.offset() + "\t" + dc);
                             var type = org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT;
                             if (n % 10 == 0) {
                                 type = org.apache.kafka.clients.consumer.AcknowledgeType.REJECT;
@@ -778,40 +795,55 @@ public final class KafkaCheck {
                                 type = org.apache.kafka.clients.consumer.AcknowledgeType.RELEASE;
                             }
                             c.acknowledge(r, type);
-                            OUT.println("rec\t" + name + "\t" + r.partition() + "\t" + r.offset() + "\t" + dc + "\t" + type.name());
+                            acked.put(r.offset(), type.name());
                         }
-                        if (!recs.isEmpty()) {
-                            for (var e : c.commitSync().entrySet()) {
-                                if (e.getValue().isPresent()) {
-                                    throw e.getValue().get();
+                        if (name.equals("a") && polls == 3 && stalled.compareAndSet(false, true)) {
+                            // Past the acquisition lock: these records go to b,
+                            // and a's acknowledgements are refused.
+                            Thread.sleep(3000);
+                        }
+                        Map<org.apache.kafka.common.TopicIdPartition, java.util.Optional<org.apache.kafka.common.KafkaException>> res;
+                        try {
+                            res = c.commitSync();
+                        } catch (org.apache.kafka.common.KafkaException e) {
+                            OUT.println("error\t" + name + "\tcommit\t" + e);
+                            continue;
+                        }
+                        boolean ok = !res.isEmpty();
+                        for (var e : res.values()) {
+                            if (e.isPresent()) {
+                                ok = false;
+                                OUT.println("error\t" + name + "\tcommit\t" + e.get());
+                            }
+                        }
+                        if (ok) {
+                            for (var e : acked.entrySet()) {
+                                OUT.println("done\t" + name + "\t" + e.getKey() + "\t" + e.getValue());
+                                if (!e.getValue().equals("RELEASE")) {
+                                    finished.add(e.getKey());
                                 }
                             }
-                            for (ConsumerRecord<byte[], byte[]> r : recs) {
-                                int n = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(1));
-                                if (n % 10 == 0 || n % 7 != 0 || r.deliveryCount().orElse((short) -1) > 1) {
-                                    done.incrementAndGet();
-                                }
-                            }
+                        }
+                        if (finished.size() >= total / 2) {
+                            OUT.println("half");
                         }
                     }
                 } catch (Throwable e) {
-                    failures.add(e);
+                    OUT.println("error\t" + name + "\tfatal\t" + e);
                 }
             });
             th.start();
             threads.add(th);
         }
-        long deadline = System.currentTimeMillis() + 120_000;
-        while (done.get() < total && failures.isEmpty()) {
+        long deadline = System.currentTimeMillis() + 180_000;
+        while (finished.size() < total) {
             if (System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException("share consumers finished " + done.get() + " of " + total + " records");
+                stop.set(true);
+                throw new IllegalStateException("the share consumers finished " + finished.size() + " of " + total + " records");
             }
             Thread.sleep(20);
         }
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException("a share consumer failed", failures.get(0));
-        }
-        OUT.println("done");
+        OUT.println("done-all");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         while (in.readLine() != null) {
             // the test describes the group meanwhile
@@ -819,9 +851,6 @@ public final class KafkaCheck {
         stop.set(true);
         for (Thread th : threads) {
             th.join();
-        }
-        if (!failures.isEmpty()) {
-            throw new IllegalStateException("a share consumer failed", failures.get(0));
         }
     }
 
