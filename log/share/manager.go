@@ -198,7 +198,6 @@ func (m *PartitionManager) persist(ctx context.Context, p *sharePartition, l *lo
 	return nil
 }
 
-
 // FetchRequest says what [PartitionManager.Acquire] acquires.
 type FetchRequest struct {
 	// GroupID and MemberID are the share group and its member acquiring.

@@ -230,6 +230,7 @@ func checkJavaGroupPair(t *testing.T, k *Kafka, s *kafkaServer, protocol string)
 	p.await("stable")
 	desc := k.Run(t, "", "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server", s.addr, "--describe", "--group", group)
 	lines := p.finish()
+	_ = os.WriteFile("/tmp/share-pair.out", []byte(strings.Join(lines, "\n")), 0o644) // DEBUG
 
 	// GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG CONSUMER-ID HOST CLIENT-ID
 	described := map[string]string{}
@@ -321,6 +322,7 @@ func checkJavaRestart(t *testing.T, k *Kafka, s *kafkaServer, protocol string) {
 	p.send(fmt.Sprintf("send\t%d\t%d", 3*batch, 4*batch), fmt.Sprintf("wait\t%d", 4*batch))
 	p.await("received")
 	lines := p.finish()
+	_ = os.WriteFile("/tmp/share-pair.out", []byte(strings.Join(lines, "\n")), 0o644) // DEBUG
 
 	const total = restartRecords
 	acks := Lines(lines, "ack")
@@ -496,19 +498,23 @@ func requireConsumerGroupRecords(t *testing.T, out *DumpOutput) {
 // checkJavaSharePair: two of Kafka 4.4's KafkaShareConsumers share one
 // partition through a share group (KIP-932), accepting, releasing and
 // rejecting as KafkaCheck's share-pair does, with a 2 s acquisition lock
-// one of them sleeps past once, while the server restarts halfway: every
-// record is accepted or rejected exactly once in a commit that succeeded
-// (an acknowledged record is never delivered and acknowledged again,
-// across the restart), released and timed-out records come back with a
-// higher delivery count, the late member's acknowledgements are refused
-// (INVALID_RECORD_STATE). kafka-share-groups lists and describes the
-// group (members, start offset), resets its offset once the members left,
-// and deletes it.
+// one of them sleeps past once; the server restarts once the first half of
+// the records is done, and the second half is written after it. Every
+// record is acknowledged as its value says by the member that got its last
+// delivery; none of the first half is delivered again after the restart;
+// each of the second half is acknowledged exactly once; released and
+// timed-out records come back with a higher delivery count (the late
+// member's acknowledgements are refused for records another member holds,
+// INVALID_RECORD_STATE, and are no-ops for records done meanwhile, as
+// Kafka's are: the wire tests check the refusal). kafka-share-groups lists and describes the group
+// (members, start offset), resets its offset once the members left, and
+// deletes it.
 func checkJavaSharePair(t *testing.T, k *Kafka, s *kafkaServer) {
 	const topic, group, total = "java-share", "java-share", 100
 	p := startJava(t, k, "share-pair", s.addr, topic, fmt.Sprint(total), group)
 	p.await("half")
-	s.restart(t, nil)
+	s.restart(t, nil) // the members carry on through it; the second half is written after it
+	p.send("more")
 	p.await("done-all")
 	tool := func(args ...string) string {
 		return k.Run(t, "", "org.apache.kafka.tools.consumer.group.ShareGroupCommand", append([]string{"--bootstrap-server", s.addr}, args...)...)
@@ -520,65 +526,68 @@ func checkJavaSharePair(t *testing.T, k *Kafka, s *kafkaServer) {
 	require.Equal(t, map[string]string{"0": fmt.Sprint(total)}, describeShareOffsets(t, tool("--describe", "--offsets", "--group", group)),
 		"the start offset once everything is done")
 	lines := p.finish()
-	_ = os.WriteFile("/tmp/share-pair.out", []byte(strings.Join(lines, "\n")), 0o644) // DEBUG
 
-	maxCount := map[int64]int64{}     // offset → highest delivery count seen
-	deliveredTo := map[int64]string{} // offset → the members it went to
-	for _, f := range Lines(lines, "rec") {
-		// MEMBER OFFSET DELIVERYCOUNT
-		off, dc := atoi(t, f[1]), atoi(t, f[2])
-		require.Positive(t, dc, "a delivery count: %v", f)
-		maxCount[off] = max(maxCount[off], dc)
-		deliveredTo[off] += f[0]
+	type delivery struct {
+		member string
+		count  int64
 	}
-	finals, released := map[int64][]string{}, map[int64]bool{}
+	last := map[int64]delivery{} // offset → its delivery with the highest count
+	afterHalf := false
+	for _, l := range lines {
+		f := strings.Split(l, "\t")
+		switch {
+		case f[0] == "half":
+			afterHalf = true
+		case f[0] == "rec":
+			// MEMBER OFFSET DELIVERYCOUNT
+			off, dc := atoi(t, f[2]), atoi(t, f[3])
+			require.Positive(t, dc, "a delivery count: %s", l)
+			require.False(t, afterHalf && off < total/2, "record %d, acknowledged before the restart, delivered again after it: %s", off, l)
+			if d, ok := last[off]; !ok || dc > d.count {
+				last[off] = delivery{f[1], dc}
+			}
+		}
+	}
+	finals := map[int64][]string{} // offset → the members whose commit of its final acknowledgement succeeded
+	released := map[int64]bool{}
 	for _, f := range Lines(lines, "done") {
 		// MEMBER OFFSET TYPE
-		off := atoi(t, f[1])
-		if f[2] == "RELEASE" {
-			released[off] = true
-			continue
-		}
-		finals[off] = append(finals[off], f[2])
-	}
-	timedOut := 0
-	for n := range int64(total) {
+		off, n := atoi(t, f[1]), atoi(t, f[1])
 		want := "ACCEPT"
 		if n%10 == 0 {
 			want = "REJECT"
 		}
-		require.Equal(t, []string{want}, finals[n], "record %d: acknowledged once, in a commit that succeeded", n)
-		if n%7 == 0 && n%10 != 0 {
-			require.GreaterOrEqual(t, maxCount[n], int64(2), "record %d, released once, is delivered again", n)
+		switch f[2] {
+		case "RELEASE":
+			released[off] = true
+		case want:
+			finals[off] = append(finals[off], f[0])
+		default:
+			t.Fatalf("record %d acknowledged %s, not %s", off, f[2], want)
 		}
-		if maxCount[n] >= 2 && !released[n] && strings.Contains(deliveredTo[n], "a") && strings.Contains(deliveredTo[n], "b") {
+	}
+	timedOut := 0
+	for n := range int64(total) {
+		d, ok := last[n]
+		require.True(t, ok, "record %d delivered", n)
+		require.Contains(t, finals[n], d.member, "record %d: acknowledged by %s, which got its last delivery (%d)", n, d.member, d.count)
+		if n >= total/2 {
+			require.Len(t, finals[n], 1, "record %d, written after the restart, acknowledged once", n)
+		}
+		if n%7 == 0 && n%10 != 0 {
+			require.GreaterOrEqual(t, d.count, int64(2), "record %d, released once, is delivered again", n)
+		}
+		if d.count >= 2 && !released[n] {
 			timedOut++
 		}
 	}
 	require.Positive(t, timedOut, "records whose lock ran out at member a went to member b with a higher delivery count")
-	refused := false
-	for _, f := range Lines(lines, "error") {
-		refused = refused || (f[0] == "a" && strings.Contains(f[2], "InvalidRecordState"))
-	}
-	require.True(t, refused, "a's acknowledgements after its lock ran out are refused:\n%s", strings.Join(rawLines(lines, "error"), "\n"))
-
 	// The members gone: the offset resets to the earliest, then the group
 	// is deleted.
 	tool("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute")
 	require.Equal(t, map[string]string{"0": "0"}, describeShareOffsets(t, tool("--describe", "--offsets", "--group", group)))
 	tool("--delete", "--group", group)
 	require.NotContains(t, tool("--list"), group)
-}
-
-// rawLines returns the lines whose first field is prefix, whole.
-func rawLines(lines []string, prefix string) []string {
-	var out []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, prefix+"\t") {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // describeShareOffsets reads kafka-share-groups --describe --offsets:

@@ -57,8 +57,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     acquisition lock) share TOPIC's one partition of RECORDS records ("v" + N): N % 10 == 0 rejected,
  *     N % 7 == 0 released at its first delivery, the rest accepted; member a sleeps past the lock once,
  *     before its third commit; prints "rec MEMBER OFFSET DELIVERYCOUNT" per delivery, "done MEMBER OFFSET
- *     TYPE" per acknowledgement of a commit that succeeded, "error ..." for refusals, "half" once half
- *     are done, "done-all" once all are; closes the consumers when stdin closes
+ *     TYPE" per acknowledgement of a commit that succeeded, "error ..." for refusals; produces the first
+ *     half, prints "half" once it is done (and a's late commit returned), produces the second half when
+ *     stdin says "more", prints "done-all" once all are done; closes the consumers when stdin closes
  * consume BOOTSTRAP TOPIC ISOLATION [GROUP]         read every partition to its end offsets:
  *     prints "rec PARTITION OFFSET TIMESTAMP TYPE KEY VALUE [HKEY HVALUE...]";
  *     with GROUP, subscribes, and commits once caught up
@@ -746,18 +747,12 @@ public final class KafkaCheck {
                     new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"), set),
                     new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry("share.record.lock.duration.ms", "2000"), set)))).all().get();
         }
-        try (KafkaProducer<byte[], byte[]> p = idempotentProducer(bootstrap)) {
-            for (int i = 0; i < total; i++) {
-                p.send(new ProducerRecord<>(topic, 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
-                if (i % 5 == 4) {
-                    p.flush(); // batches of 5: a fetch acquires about max.poll.records
-                }
-            }
-            p.flush();
-        }
+        produceShareRecords(bootstrap, topic, 0, total / 2);
         java.util.Set<Long> finished = java.util.concurrent.ConcurrentHashMap.newKeySet();
         java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
         java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean stallDone = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicBoolean half = new java.util.concurrent.atomic.AtomicBoolean();
         List<Thread> threads = new ArrayList<>();
         for (String name : List.of("a", "b")) {
             Thread th = new Thread(() -> {
@@ -802,12 +797,17 @@ public final class KafkaCheck {
                             // and a's acknowledgements are refused.
                             Thread.sleep(3000);
                         }
+                        boolean stalling = name.equals("a") && stalled.get() && !stallDone.get();
                         Map<org.apache.kafka.common.TopicIdPartition, java.util.Optional<org.apache.kafka.common.KafkaException>> res;
                         try {
                             res = c.commitSync();
                         } catch (org.apache.kafka.common.KafkaException e) {
                             OUT.println("error\t" + name + "\tcommit\t" + e);
                             continue;
+                        } finally {
+                            if (stalling) {
+                                stallDone.set(true);
+                            }
                         }
                         boolean ok = !res.isEmpty();
                         for (var e : res.values()) {
@@ -824,7 +824,7 @@ public final class KafkaCheck {
                                 }
                             }
                         }
-                        if (finished.size() >= total / 2) {
+                        if (finished.size() == total / 2 && stallDone.get() && half.compareAndSet(false, true)) {
                             OUT.println("half");
                         }
                     }
@@ -835,6 +835,13 @@ public final class KafkaCheck {
             th.start();
             threads.add(th);
         }
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line = in.readLine(); // "more": the server restarted meanwhile
+        if (!"more".equals(line)) {
+            stop.set(true);
+            throw new IllegalStateException("share-pair wants \"more\" once half is done, got " + line);
+        }
+        produceShareRecords(bootstrap, topic, total / 2, total);
         long deadline = System.currentTimeMillis() + 180_000;
         while (finished.size() < total) {
             if (System.currentTimeMillis() > deadline) {
@@ -844,13 +851,25 @@ public final class KafkaCheck {
             Thread.sleep(20);
         }
         OUT.println("done-all");
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         while (in.readLine() != null) {
             // the test describes the group meanwhile
         }
         stop.set(true);
         for (Thread th : threads) {
             th.join();
+        }
+    }
+
+    /** produceShareRecords sends "v" + from .. "v" + (to - 1) to partition 0 of topic, in batches of 5. */
+    private static void produceShareRecords(String bootstrap, String topic, int from, int to) throws Exception {
+        try (KafkaProducer<byte[], byte[]> p = idempotentProducer(bootstrap)) {
+            for (int i = from; i < to; i++) {
+                p.send(new ProducerRecord<>(topic, 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)));
+                if (i % 5 == 4) {
+                    p.flush(); // batches of 5: a fetch acquires about max.poll.records
+                }
+            }
+            p.flush();
         }
     }
 
