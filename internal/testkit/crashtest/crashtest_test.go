@@ -250,15 +250,7 @@ func TestCheckerChecksCodecs(t *testing.T) {
 	require.NoError(t, err)
 	_, err = d.CreateTopic(ctx, TopicAll, topicPartitions[TopicAll], topicProps)
 	require.NoError(t, err)
-	pcfg := producer.DefaultConfig()
-	pcfg.CompressionType = record.LZ4
-	p, err := producer.New(d, pcfg)
-	require.NoError(t, err)
-	for seq := range 10 {
-		_, err := p.Send(ctx, &producer.Record{Topic: TopicAll, Value: fmt.Appendf(nil, "g0:%s:%d", TopicAll, seq)}, nil)
-		require.NoError(t, err)
-	}
-	require.NoError(t, p.Close(ctx))
+	writeTen(t, d, TopicAll)
 	require.NoError(t, d.Close())
 
 	lz4 := Codecs{All: record.LZ4, One: record.None, Txn: record.Gzip, Compact: record.Zstd}
@@ -285,4 +277,20 @@ func TestCheckerChecksCodecs(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// writeTen writes the records "g0:<topic>:0" to "g0:<topic>:9" to topic,
+// compressed with lz4, as a producer of generation 0 does.
+func writeTen(t *testing.T, d *log.Dir, topic string) {
+	t.Helper()
+	ctx := context.Background()
+	pcfg := producer.DefaultConfig()
+	pcfg.CompressionType = record.LZ4
+	p, err := producer.New(d, pcfg)
+	require.NoError(t, err)
+	for seq := range 10 {
+		_, err := p.Send(ctx, &producer.Record{Topic: topic, Value: fmt.Appendf(nil, "g0:%s:%d", topic, seq)}, nil)
+		require.NoError(t, err)
+	}
+	require.NoError(t, p.Close(ctx))
 }
