@@ -45,6 +45,7 @@ type Checker struct {
 	cacked      map[int64]compactRec    // acknowledged records of the compacted topic, by offset
 	clatest     map[string]int64        // key -> offset of its latest acknowledged record there
 	codecs      map[int]Codecs          // generation -> its producers' codecs
+	share       shareSeen               // what the share group's members acknowledged
 
 	// Totals for the report.
 	Acks, Commits, OffsetCommits, Checks, RecordsRead int
@@ -59,6 +60,13 @@ type Checker struct {
 	// in remote storage (below its first local segment), RemoteSegments
 	// the most copies it had at a check.
 	RemoteRecords, RemoteSegments int
+	// ShareDone counts the records of TopicShare the children reported
+	// accepted or rejected, ShareReleased those reported released;
+	// ShareDrained the records the checks' share consumers were delivered
+	// (acquired by a killed child and not acknowledged durably), of which
+	// ShareRedelivered had been delivered before; ShareStates the share
+	// state records decoded.
+	ShareDone, ShareReleased, ShareDrained, ShareRedelivered, ShareStates int
 }
 
 // compactRec is an acknowledged record of the compacted topic.
@@ -74,6 +82,7 @@ func NewChecker() *Checker {
 		tsend: map[string]map[int]loc{}, topics: map[string]topicState{},
 		cacked: map[int64]compactRec{}, clatest: map[string]int64{},
 		codecs: map[int]Codecs{}, CodecRecords: map[record.Compression]int{},
+		share: newShareSeen(),
 	}
 }
 
@@ -144,6 +153,18 @@ func (c *Checker) Observe(line string) error {
 		k := f[1] + " " + tp{f[2], int32(atoi(f[3]))}.String()
 		c.committed[k] = max(c.committed[k], atoi(f[4]))
 		c.OffsetCommits++
+	case f[0] == "sack-start" && len(f) == 3:
+		off := atoi(f[1])
+		if off < 0 {
+			return bad()
+		}
+		c.share.intent[off] = true
+	case f[0] == "sack" && len(f) == 4:
+		off, dc := atoi(f[1]), atoi(f[3])
+		if off < 0 || dc < 1 || dc > math.MaxInt16 {
+			return bad()
+		}
+		return c.observeShareAck(off, f[2], int16(dc))
 	case f[0] == "create-start" && len(f) == 2:
 		c.topics[f[1]] = topicMaybe
 	case f[0] == "created" && len(f) == 2:
@@ -269,21 +290,21 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 		}
 	}
 
-	for _, topic := range []string{TopicAll, TopicOne, TopicTxn} {
+	for _, topic := range []string{TopicAll, TopicOne, TopicTxn, TopicShare} {
 		c.checkValues(topic, data, fail)
 	}
 	c.checkCodecs(data, fail)
-	for topic := range topicPartitions {
+	for topic := range checkedPartitions {
 		if !present[topic] {
 			// Killed before creating it: then nothing was acknowledged.
-			for p := range topicPartitions[topic] {
+			for p := range checkedPartitions[topic] {
 				if n := len(c.acked[tp{topic, p}]); n > 0 {
 					fail("topic %s is missing, with %d acknowledged records", topic, n)
 				}
 			}
 			continue
 		}
-		for p := range topicPartitions[topic] {
+		for p := range checkedPartitions[topic] {
 			t := tp{topic, p}
 			l, err := d.Partition(topic, p)
 			if err != nil {
@@ -304,6 +325,7 @@ func (c *Checker) Check(ctx context.Context, dir string) (err error) {
 		fail("topic %s is missing, with transactions committed", TopicTxn)
 	}
 	c.checkGroupOffsets(ctx, d, fail)
+	c.checkShare(ctx, d, present[TopicShare], data, fail)
 
 	// Compaction phase.
 	if present[TopicCompact] {
@@ -425,7 +447,7 @@ func scan(l *log.Log, gaps bool) ([]scanned, error) {
 // records of one generation's stream are in order per partition.
 func (c *Checker) checkValues(topic string, data map[tp][]scanned, fail func(string, ...any)) {
 	where := map[string]tp{}
-	for p := range topicPartitions[topic] {
+	for p := range checkedPartitions[topic] {
 		t := tp{topic, p}
 		last := map[string]int64{} // generation -> last sequence
 		for _, r := range data[t] {

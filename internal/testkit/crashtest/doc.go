@@ -20,11 +20,20 @@
 //   - topic churn: a topic created and deleted every few milliseconds,
 //   - an idempotent producer with acks=all on the compacted topic "cmp"
 //     (keyed updates over 23 keys, one in seven a tombstone), which the log
-//     cleaner compacts while the child runs.
+//     cleaner compacts while the child runs,
+//   - an idempotent producer with acks=all on topic "shr" (one partition,
+//     no retention), read by two consumer.ShareConsumers of the share
+//     group "shared" (share.auto.offset.reset=earliest, set with
+//     log.Dir.AlterGroupConfig) in explicit acknowledgement mode: of the
+//     records "g<gen>:shr:<seq>", those whose seq ends in 3 are rejected,
+//     those ending in 7 released at their first delivery (accepted at the
+//     next), the others accepted; each Poll's acknowledgements are
+//     committed with CommitSync.
 //
-// The four producers compress with codecs the parent chooses for each
+// The producers compress with codecs the parent chooses for each
 // generation from its seed ([Codecs]: four different ones of none, gzip,
-// snappy, lz4 and zstd, in a random order), so that a run of a few kills
+// snappy, lz4 and zstd, in a random order, for "all", "one", "txn" and
+// "cmp"; "shr"'s producer takes "all"'s), so that a run of a few kills
 // puts every codec through every kind of producer, the cleaner and
 // recovery, and a log holds batches of several codecs.
 //
@@ -41,6 +50,8 @@
 //	offset <group> <topic> <partition> <offset>       CommitSync of that offset returned nil
 //	create-start <topic> / delete-start <topic>       CreateTopic / DeleteTopic is about to be called
 //	created <topic> / deleted <topic>                 CreateTopic / DeleteTopic returned nil
+//	sack-start <offset> <type>                        a share consumer is about to commit that acknowledgement of "shr"
+//	sack <offset> <type> <delivery count>             CommitSync returned it without an error (durable)
 //
 // Values name the child's generation (the parent counts kills), so that a
 // record written twice is detected: "g<gen>:<stream>:<seq>" for plain
@@ -67,4 +78,17 @@
 // cleaner removes a record only for a newer one with the same key), a record
 // at an acknowledged offset is the one acknowledged, and no value is there
 // twice.
+//
+// The share group phase checks that every record of __share_group_state
+// decodes and the share-partition manager loads the states; that each
+// reported acknowledgement is the rule's for its record; that the
+// share-partition start offset never goes back; that no record reported
+// accepted or rejected is ever acknowledged again by a child. Then a share
+// consumer of the group, a new member in the checking process, drains
+// "shr": it must be delivered no record reported done, and every record
+// that is not; it accepts each, and the group's start offset must reach
+// the high watermark. Every record below it was reported done, delivered
+// to the check, or had its acknowledgement being committed when the child
+// died: none is lost. The next child starts from a group whose records are
+// all done.
 package crashtest

@@ -26,13 +26,24 @@ const (
 	TopicOne       = "one" // acks=1, not idempotent
 	TopicTxn       = "txn" // transactional
 	TopicCompact   = "cmp" // compacted, keyed updates and tombstones, acks=all, idempotent
+	TopicShare     = "shr" // read by the share group GroupShare; acks=all, idempotent, no retention
 	GroupPlain     = "plain"
 	GroupCommitted = "committed"
+	GroupShare     = "shared"
 	churnPrefix    = "churn-"
 )
 
 // topicPartitions is the partition count of each workload topic.
 var topicPartitions = map[string]int32{TopicAll: 3, TopicOne: 2, TopicTxn: 2}
+
+// checkedPartitions are the topics whose acknowledged records the Checker
+// checks, with their partition counts: topicPartitions and TopicShare
+// (one partition, so that every member of the share group reads it).
+var checkedPartitions = func() map[string]int32 {
+	m := maps.Clone(topicPartitions)
+	m[TopicShare] = 1
+	return m
+}()
 
 // topicProps makes segments roll every few batches and retention delete
 // them soon after: tiny segment.bytes and retention.bytes, and a short
@@ -53,6 +64,23 @@ var compactProps = map[string]string{
 	"segment.index.bytes":       "8192",
 	"min.cleanable.dirty.ratio": "0.01",
 	"file.delete.delay.ms":      "5",
+}
+
+// shareProps are TopicShare's: segments that roll now and then, and no
+// retention, so that every record below the high watermark is one the
+// share group must account for (done, or delivered again).
+var shareProps = map[string]string{
+	"segment.bytes":        "65536",
+	"segment.index.bytes":  "8192",
+	"file.delete.delay.ms": "5",
+}
+
+// shareGroupProps are GroupShare's overrides: it reads TopicShare from its
+// start, and a record is archived only after ten deliveries (the rule of
+// shareAckFor releases a record once, so it never is).
+var shareGroupProps = map[string]string{
+	"share.auto.offset.reset":    "earliest",
+	"share.delivery.count.limit": "10",
 }
 
 // compactKeys is how many keys the compacted topic's records spread over.
@@ -88,6 +116,11 @@ func DirConfig(dir string) log.Config {
 	cfg.FlushStartOffsetCheckpointInterval = 50 * time.Millisecond
 	cfg.ProducerIDExpirationCheckInterval = 100 * time.Millisecond
 	cfg.CleanerBackoff = 5 * time.Millisecond
+	// The share group's members of a killed child stay in the group
+	// (its membership is stored) until their session runs out: short
+	// sessions keep the group below group.share.max.size over many kills.
+	cfg.ShareHeartbeatInterval, cfg.ShareMinHeartbeatInterval = 50*time.Millisecond, 50*time.Millisecond
+	cfg.ShareSessionTimeout, cfg.ShareMinSessionTimeout = 500*time.Millisecond, 500*time.Millisecond
 	return cfg
 }
 
@@ -101,10 +134,11 @@ type Codecs struct {
 }
 
 // For returns the codec of the producer writing topic, and false for a
-// topic no producer of the workload writes.
+// topic no producer of the workload writes. TopicShare's producer
+// compresses with TopicAll's codec.
 func (c Codecs) For(topic string) (record.Compression, bool) {
 	switch topic {
-	case TopicAll:
+	case TopicAll, TopicShare:
 		return c.All, true
 	case TopicOne:
 		return c.One, true
@@ -192,6 +226,13 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 		return fmt.Errorf("create %s: %w", TopicCompact, err)
 	}
 
+	if _, err := d.CreateTopic(ctx, TopicShare, 1, shareProps); err != nil && !errors.Is(err, log.ErrTopicExists) {
+		return fmt.Errorf("create %s: %w", TopicShare, err)
+	}
+	if _, err := d.AlterGroupConfig(ctx, GroupShare, shareGroupProps); err != nil {
+		return fmt.Errorf("configure group %s: %w", GroupShare, err)
+	}
+
 	// Churn topics a killed child left behind are deleted first, so that
 	// they do not pile up over a thousand kills.
 	for _, name := range d.Topics() {
@@ -217,11 +258,17 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 		})
 	}
 	run("acks=all producer", func(ctx context.Context) error {
-		return produce(ctx, d, w, gen, TopicAll, producer.AcksAll, codecs.All)
+		return produce(ctx, d, w, gen, TopicAll, producer.AcksAll, codecs.All, 0)
 	})
 	run("acks=1 producer", func(ctx context.Context) error {
-		return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader, codecs.One)
+		return produce(ctx, d, w, gen, TopicOne, producer.AcksLeader, codecs.One, 0)
 	})
+	run("share topic producer", func(ctx context.Context) error {
+		return produce(ctx, d, w, gen, TopicShare, producer.AcksAll, codecs.All, time.Millisecond)
+	})
+	for _, name := range []string{"share-a", "share-b"} {
+		run("share consumer "+name, func(ctx context.Context) error { return shareConsume(ctx, d, w, name) })
+	}
 	run("transactional producer", func(ctx context.Context) error { return transact(ctx, d, w, gen, codecs.Txn) })
 	run("compacted producer", func(ctx context.Context) error { return produceCompacted(ctx, d, w, gen, codecs.Compact) })
 	run("group plain", func(ctx context.Context) error {
@@ -240,8 +287,8 @@ func Run(ctx context.Context, dir string, gen int, codecs Codecs, out io.Writer)
 }
 
 // produce sends "g<gen>:<topic>:<seq>" records, keyed, compressed with
-// codec, until ctx ends.
-func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks, codec record.Compression) (err error) {
+// codec, until ctx ends, pausing for pace (0: never) after every ten.
+func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic string, acks producer.Acks, codec record.Compression, pace time.Duration) (err error) {
 	cfg := producerConfig(codec)
 	cfg.Acks = acks
 	cfg.EnableIdempotence = acks == producer.AcksAll
@@ -256,6 +303,12 @@ func produce(ctx context.Context, d *log.Dir, w *lineWriter, gen int, topic stri
 		acksName = "1"
 	}
 	return sendUntilDone(ctx, p, func(seq int) (*producer.Record, func(producer.RecordMetadata)) {
+		if pace > 0 && seq%10 == 9 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(pace):
+			}
+		}
 		value := fmt.Sprintf("g%d:%s:%d", gen, topic, seq)
 		key := []byte("k" + strconv.Itoa(seq%11))
 		return &producer.Record{Topic: topic, Key: key, Value: []byte(value)}, func(md producer.RecordMetadata) {
@@ -400,10 +453,8 @@ func consume(ctx context.Context, d *log.Dir, w *lineWriter, group string, iso c
 		return err
 	}
 	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		recs, err := c.Poll(pctx)
-		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		recs, err := pollBriefly(ctx, c.Poll)
+		if err != nil {
 			return err
 		}
 		if len(recs) == 0 {
@@ -424,6 +475,90 @@ func consume(ctx context.Context, d *log.Dir, w *lineWriter, group string, iso c
 		}
 	}
 	return nil
+}
+
+// shareConsume reads TopicShare as a member of the share group
+// GroupShare, in explicit acknowledgement mode: it acknowledges each
+// record of a Poll as shareAckFor says, printing "sack-start" lines, then
+// commits with CommitSync and, once it returned without an error for the
+// partition (the acknowledgements are durable), prints a "sack" line per
+// record. A partition's acknowledgements the group refused (the member's
+// session ran out meanwhile: the records went back) are not printed.
+func shareConsume(ctx context.Context, d *log.Dir, w *lineWriter, name string) (err error) {
+	cfg := consumer.DefaultShareConfig()
+	cfg.GroupID = GroupShare
+	cfg.ClientID = name
+	cfg.AcknowledgementMode = consumer.AcknowledgeExplicit
+	cfg.MaxPollRecords = 50
+	c, err := consumer.NewShareConsumer(d, cfg)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, c.Close(context.WithoutCancel(ctx))) }()
+	if err := c.Subscribe([]string{TopicShare}); err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		recs, err := pollBriefly(ctx, c.Poll)
+		if err != nil {
+			return err
+		}
+		if len(recs) == 0 {
+			continue
+		}
+		types := make([]consumer.AcknowledgeType, len(recs))
+		for i, r := range recs {
+			types[i] = shareAckFor(string(r.Value), r.DeliveryCount)
+			if err := c.Acknowledge(r, types[i]); err != nil {
+				return err
+			}
+			w.printf("sack-start %d %s", r.Offset, types[i])
+		}
+		res, err := c.CommitSync(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if perr := res[consumer.TopicPartition{Topic: TopicShare, Partition: 0}]; perr != nil {
+			if ctx.Err() != nil || errors.Is(perr, consumer.ErrInvalidRecordState) {
+				continue
+			}
+			return perr
+		}
+		for i, r := range recs {
+			w.printf("sack %d %s %d", r.Offset, types[i], r.DeliveryCount)
+		}
+	}
+	return nil
+}
+
+// shareAckFor is how the share group's members acknowledge the record of
+// TopicShare with value v ("g<gen>:shr:<seq>") at its delivery count dc:
+// sequences ending in 3 are rejected, those ending in 7 released at their
+// first delivery (and accepted at the next), the others accepted.
+func shareAckFor(v string, dc int16) consumer.AcknowledgeType {
+	_, seq, ok := parsePlain(v, TopicShare)
+	switch {
+	case ok && seq%10 == 3:
+		return consumer.AcknowledgeReject
+	case ok && seq%10 == 7 && dc == 1:
+		return consumer.AcknowledgeRelease
+	}
+	return consumer.AcknowledgeAccept
+}
+
+// pollBriefly polls once, for at most 50 ms: a poll that ran out of time,
+// or whose ctx ended, returns no error.
+func pollBriefly[R any](ctx context.Context, poll func(context.Context) ([]R, error)) ([]R, error) {
+	pctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	recs, err := poll(pctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return recs, err
 }
 
 // churn creates a topic, writes to it, and deletes the one before, every
