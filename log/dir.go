@@ -647,7 +647,8 @@ var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
-	groupConfigStoreFile: true,
+	groupConfigStoreFile:  true,
+	"kafkalite-acls.json": true, // package log/acl's ACL store, a Dir service
 }
 
 // markStray renames a partition directory the topic store does not list to
