@@ -11,6 +11,10 @@
 // -connection.failed.authentication.delay.ms, -fetch.max.bytes,
 // -group.share.max.share.sessions) and
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
+// -authorizer.class.name org.apache.kafka.metadata.authorizer.StandardAuthorizer
+// turns authorization on against the directory's ACLs, with
+// -super.users (";"-separated principals) and
+// -allow.everyone.if.no.acl.found.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
 // -override key=value, repeated, sets a broker property of the directory
@@ -88,6 +92,17 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
 	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
+	fs.StringVar(&c.AuthorizerClassName, "authorizer.class.name", "", "authorization: "+server.StandardAuthorizer+" checks every request against the directory's ACLs; empty, none")
+	fs.Func("super.users", "principals allowed everything, separated by ';': User:admin;User:ops", func(v string) error {
+		c.SuperUsers = nil
+		for _, u := range strings.Split(v, ";") {
+			if u = strings.TrimSpace(u); u != "" {
+				c.SuperUsers = append(c.SuperUsers, u)
+			}
+		}
+		return nil
+	})
+	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow.everyone.if.no.acl.found", false, "with an authorizer, a resource no ACL names is open to every principal")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {

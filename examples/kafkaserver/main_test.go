@@ -26,7 +26,8 @@ func TestFlags(t *testing.T) {
 		"-max.connections", "100", "-max.connections.per.ip", "10",
 		"-max.connections.per.ip.overrides", "127.0.0.1:50, [::1]:40,host.example:0",
 		"-connections.max.idle.ms", "60000", "-connection.failed.authentication.delay.ms", "250",
-		"-max.partitions", "2000", "-group.share.max.share.sessions", "50", "-adopt-broker-dir", "-node.id", "1"}, io.Discard)
+		"-max.partitions", "2000", "-group.share.max.share.sessions", "50", "-adopt-broker-dir", "-node.id", "1",
+		"-authorizer.class.name", server.StandardAuthorizer, "-super.users", "User:admin; User:ops", "-allow.everyone.if.no.acl.found"}, io.Discard)
 	require.NoError(t, err)
 	require.True(t, o.dirCfg.AdoptBrokerDirectory)
 	require.Equal(t, int32(1), o.dirCfg.NodeID)
@@ -37,6 +38,7 @@ func TestFlags(t *testing.T) {
 	want.MaxConnectionsPerIPOverrides = map[string]int{"127.0.0.1": 50, "::1": 40, "host.example": 0}
 	want.IdleTimeout, want.FailedAuthenticationDelay = time.Minute, 250*time.Millisecond
 	want.MaxPartitions, want.MaxShareSessions = 2000, 50
+	want.AuthorizerClassName, want.SuperUsers, want.AllowEveryoneIfNoACLFound = server.StandardAuthorizer, []string{"User:admin", "User:ops"}, true
 	require.Equal(t, want, o.cfg)
 	require.Equal(t, ":9093", o.listen)
 

@@ -69,6 +69,9 @@ func init() {
 		kmsg.IncrementalAlterConfigs.Int16(): {0, 1, (*Server).handleIncrementalAlterConfigs},
 		kmsg.ConsumerGroupHeartbeat.Int16():  {0, 1, (*Server).handleConsumerGroupHeartbeat},
 		kmsg.ConsumerGroupDescribe.Int16():   {0, 1, (*Server).handleConsumerGroupDescribe},
+		kmsg.DescribeACLs.Int16():            {1, 3, (*Server).handleDescribeACLs},
+		kmsg.CreateACLs.Int16():              {1, 3, (*Server).handleCreateACLs},
+		kmsg.DeleteACLs.Int16():              {1, 3, (*Server).handleDeleteACLs},
 		// KIP-932's share groups, at the versions Kafka 4.4 serves.
 		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
 		kmsg.ShareGroupDescribe.Int16():        {1, 1, (*Server).handleShareGroupDescribe},
@@ -96,7 +99,7 @@ func SupportedAPIs() []kmsg.ApiVersionsResponseApiKey {
 func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = code
-	resp.ApiKeys = SupportedAPIs()
+	resp.ApiKeys = slices.DeleteFunc(SupportedAPIs(), func(k kmsg.ApiVersionsResponseApiKey) bool { return !s.served(k.ApiKey) })
 	// No finalized features: a client that saw transaction.version ≥ 2 or
 	// group.version would switch to protocols this server does not have.
 	return resp

@@ -58,6 +58,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/acl"
 	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -147,6 +148,21 @@ type Config struct {
 	// are derived from them (a random salt per user and mechanism, 4096
 	// iterations, as kafka-configs makes them).
 	Users map[string]string
+	// AuthorizerClassName mirrors authorizer.class.name (Kafka's
+	// default, empty: no authorization; every request is served and
+	// CreateAcls, DescribeAcls and DeleteAcls answer SECURITY_DISABLED).
+	// [StandardAuthorizer] turns authorization on: every request is
+	// checked as Kafka's KafkaApis checks it, against the directory's
+	// ACLs (package log/acl), for the connection's principal
+	// ("User:<SASL user>", "User:ANONYMOUS" without SASL) and address.
+	// Other values are refused.
+	AuthorizerClassName string
+	// SuperUsers mirrors super.users (Kafka's default, none; Kafka
+	// separates them with ";"): principals allowed everything.
+	SuperUsers []string
+	// AllowEveryoneIfNoACLFound mirrors allow.everyone.if.no.acl.found
+	// (Kafka's default, false): a resource no ACL names is open to all.
+	AllowEveryoneIfNoACLFound bool
 	// MaxShareSessions mirrors group.share.max.share.sessions (Kafka's
 	// default, 2000): the most share sessions (KIP-932's ShareFetch
 	// sessions, one per share group member) open at once; a ShareFetch
@@ -218,6 +234,8 @@ type Server struct {
 	ids topicIDs
 
 	shareSessions shareSessions // KIP-932's share sessions
+
+	authz *acl.Authorizer // nil: no authorization (Config.AuthorizerClassName)
 }
 
 // New returns a server for d.
@@ -248,6 +266,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must be below IdleTimeout %v", cfg.FailedAuthenticationDelay, cfg.IdleTimeout)
 	case len(cfg.SASLMechanisms) > 0 && len(cfg.Users) == 0:
 		return nil, errors.New("server: SASL mechanisms without users")
+	case cfg.AuthorizerClassName != "" && cfg.AuthorizerClassName != StandardAuthorizer:
+		return nil, fmt.Errorf("server: authorizer %q is not served (%s)", cfg.AuthorizerClassName, StandardAuthorizer)
 	}
 	for _, m := range cfg.SASLMechanisms {
 		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 {
@@ -262,7 +282,13 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 	if lg == nil {
 		lg = stdlog.Default()
 	}
-	return &Server{dir: d, cfg: cfg, lg: lg, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
+	var authz *acl.Authorizer
+	if cfg.AuthorizerClassName != "" {
+		if authz, err = acl.Open(d, acl.Config{SuperUsers: cfg.SuperUsers, AllowEveryoneIfNoACLFound: cfg.AllowEveryoneIfNoACLFound}); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
 		perIPOverrides: overrides, creds: map[string]credential{}, shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
 }
@@ -758,7 +784,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 		return nil, err
 	}
 	api, ok := apis[h.key]
-	if !ok {
+	if !ok || !s.served(h.key) {
 		return nil, fmt.Errorf("%w: API key %d is not served", ErrBadFrame, h.key)
 	}
 	if h.key == kmsg.ApiVersions.Int16() && (h.version < api.min || h.version > api.max) {
@@ -788,10 +814,24 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	if err := req.ReadFrom(body); err != nil {
 		return nil, fmt.Errorf("%w: %s v%d: %v", ErrBadFrame, kmsg.NameForKey(h.key), h.version, err)
 	}
+	var fix func(kmsg.Response)
+	if s.authz != nil {
+		var refuse kmsg.Response
+		if refuse, fix = s.authorize(ctx, req); refuse != nil {
+			if _, none := refuse.(noResponse); none {
+				return nil, nil
+			}
+			refuse.SetVersion(h.version)
+			return []chunk{{b: s.frame(h, refuse)}}, nil
+		}
+	}
 	if fr, ok := req.(*kmsg.FetchRequest); ok {
 		resp, slices, err := s.fetch(ctx, fr)
 		if err != nil {
 			return nil, err
+		}
+		if fix != nil {
+			fix(resp)
 		}
 		return encodeFetch(h.version, h.correlation, resp, slices), nil
 	}
@@ -808,6 +848,9 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	}
 	if resp == nil {
 		return nil, nil
+	}
+	if fix != nil {
+		fix(resp)
 	}
 	resp.SetVersion(h.version)
 	return []chunk{{b: s.frame(h, resp)}}, nil
