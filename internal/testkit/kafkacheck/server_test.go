@@ -27,13 +27,16 @@ type kafkaServer struct {
 	log  string // what the server printed, all its runs
 	cmd  *exec.Cmd
 	done chan error
+	args []string // the command's further flags
 }
 
-func startKafkaServer(t *testing.T, k *Kafka) *kafkaServer {
+// startKafkaServer builds and runs examples/kafkaserver with args, the
+// command's further flags.
+func startKafkaServer(t *testing.T, k *Kafka, args ...string) *kafkaServer {
 	t.Helper()
 	root := t.TempDir()
 	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(root, "kafkalite"),
-		bin: filepath.Join(root, "kafkaserver"), log: filepath.Join(root, "kafkaserver.log")}
+		bin: filepath.Join(root, "kafkaserver"), log: filepath.Join(root, "kafkaserver.log"), args: args}
 	build := exec.Command("go", "build", "-o", s.bin, ".")
 	build.Dir = filepath.Join(moduleDir(), "..", "..", "..", "examples", "kafkaserver")
 	out, err := build.CombinedOutput()
@@ -60,7 +63,7 @@ func (s *kafkaServer) start(t *testing.T) {
 	require.NoError(t, err)
 	// Share groups may set a lock as short as 1 s (Kafka's minimum, 15 s,
 	// would make the share flow wait that long).
-	cmd := exec.Command(s.bin, "-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000")
+	cmd := exec.Command(s.bin, append([]string{"-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000"}, s.args...)...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
