@@ -284,3 +284,125 @@ func countACLs(t *testing.T, cl *kgo.Client) int {
 	}
 	return n
 }
+
+// TestACLsAdminAndDescribe: the rules of the admin and describe requests:
+// CreateTopics and DeleteTopics per topic, DescribeGroups per group with
+// its authorized operations, ListGroups filtered, OffsetFetch per group,
+// Metadata's topic and DescribeCluster's cluster authorized operations.
+func TestACLsAdminAndDescribe(t *testing.T) {
+	srv := servertest.StartInMemory(t, withACLs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := userClient(t, srv.Addr, "admin")
+	createTopic(t, admin, "shared", 1)
+	adm := kadm.NewClient(admin)
+	b := func() *kadm.ACLBuilder { return kadm.NewACLs().ResourcePatternType(kadm.ACLPatternLiteral) }
+	for _, a := range []*kadm.ACLBuilder{
+		b().Allow("User:bob").Topics("shared").Operations(kadm.OpRead),
+		b().Allow("User:bob").Topics("bob-new").Operations(kadm.OpCreate),
+		b().Allow("User:bob").Groups("bob-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpRead, kadm.OpDelete),
+	} {
+		res, err := adm.CreateACLs(ctx, a)
+		require.NoError(t, err)
+		for _, r := range res {
+			require.NoError(t, r.Err)
+		}
+	}
+	bob := userClient(t, srv.Addr, "bob")
+	// Groups to describe and list: each joined by admin.
+	for _, g := range []string{"bob-g", "alice-g"} {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.SessionTimeoutMillis, req.RebalanceTimeoutMillis, req.ProtocolType = g, 10000, 10000, "consumer"
+		req.MemberID = ""
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		req.Protocols = append(req.Protocols, p)
+		_, err := req.RequestWith(ctx, admin)
+		require.NoError(t, err)
+	}
+
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	for _, name := range []string{"bob-new", "bob-other"} {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, 1, 1
+		ct.Topics = append(ct.Topics, rt)
+	}
+	ctResp, err := ct.RequestWith(ctx, bob)
+	require.NoError(t, err)
+	codes := map[string]int16{}
+	for _, rt := range ctResp.Topics {
+		codes[rt.Topic] = rt.ErrorCode
+		if rt.Topic == "bob-new" {
+			require.Equal(t, kerr.TopicAuthorizationFailed.Code, rt.ConfigErrorCode, "created, but its configs not described to bob")
+		}
+	}
+	require.Equal(t, map[string]int16{"bob-new": 0, "bob-other": kerr.TopicAuthorizationFailed.Code}, codes)
+
+	dt := kmsg.NewPtrDeleteTopicsRequest()
+	dtt := kmsg.NewDeleteTopicsRequestTopic()
+	name := "shared"
+	dtt.Topic = &name
+	dt.Topics, dt.TopicNames = append(dt.Topics, dtt), []string{name}
+	dtResp, err := dt.RequestWith(ctx, bob)
+	require.NoError(t, err)
+	require.Equal(t, kerr.TopicAuthorizationFailed.Code, dtResp.Topics[0].ErrorCode)
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups, dg.IncludeAuthorizedOperations = []string{"alice-g", "bob-g"}, true
+	// Straight to the broker: franz-go would first look up each group's
+	// coordinator, which alice-g's DESCRIBE refuses too.
+	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, bob)
+	require.NoError(t, err)
+	broker := bob.DiscoveredBrokers()[0]
+	r, err := broker.Request(ctx, dg)
+	require.NoError(t, err)
+	dgResp := r.(*kmsg.DescribeGroupsResponse)
+	require.Len(t, dgResp.Groups, 2)
+	require.Equal(t, "alice-g", dgResp.Groups[0].Group)
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, dgResp.Groups[0].ErrorCode)
+	require.Equal(t, "bob-g", dgResp.Groups[1].Group)
+	require.Zero(t, dgResp.Groups[1].ErrorCode)
+	// READ, DESCRIBE (implied) and DELETE: bits 3, 8 and 6.
+	require.Equal(t, int32(1<<3|1<<8|1<<6), dgResp.Groups[1].AuthorizedOperations)
+
+	lg, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, bob)
+	require.NoError(t, err)
+	var listed []string
+	for _, g := range lg.Groups {
+		listed = append(listed, g.Group)
+	}
+	require.Equal(t, []string{"bob-g"}, listed)
+	lg, err = kmsg.NewPtrListGroupsRequest().RequestWith(ctx, admin)
+	require.NoError(t, err)
+	require.Len(t, lg.Groups, 2, "a super user lists every group")
+
+	of := kmsg.NewPtrOffsetFetchRequest()
+	for _, g := range []string{"alice-g", "bob-g"} {
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = g
+		of.Groups = append(of.Groups, rg)
+	}
+	r, err = broker.Request(ctx, of)
+	require.NoError(t, err)
+	ofResp := r.(*kmsg.OffsetFetchResponse)
+	require.Len(t, ofResp.Groups, 2)
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, ofResp.Groups[0].ErrorCode)
+	require.Zero(t, ofResp.Groups[1].ErrorCode)
+
+	md := kmsg.NewPtrMetadataRequest()
+	mdt := kmsg.NewMetadataRequestTopic()
+	mdt.Topic = &name
+	md.Topics, md.IncludeTopicAuthorizedOperations = append(md.Topics, mdt), true
+	mdResp, err := md.RequestWith(ctx, bob)
+	require.NoError(t, err)
+	require.Equal(t, int32(1<<3|1<<8), mdResp.Topics[0].AuthorizedOperations, "READ and DESCRIBE")
+
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	dcResp, err := dc.RequestWith(ctx, bob)
+	require.NoError(t, err)
+	require.Zero(t, dcResp.ClusterAuthorizedOperations, "no DESCRIBE on the cluster")
+	dcResp, err = dc.RequestWith(ctx, admin)
+	require.NoError(t, err)
+	require.Equal(t, int32(1<<5|1<<9|1<<10|1<<11|1<<12|1<<7|1<<8), dcResp.ClusterAuthorizedOperations, "a super user: every cluster operation")
+}
