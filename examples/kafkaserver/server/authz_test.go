@@ -10,14 +10,7 @@ import (
 // authzPending are the APIs served without authorization only: with
 // Config.AuthorizerClassName set they are neither advertised nor
 // answered, until each has its row in authzRules.
-var authzPending = map[int16]bool{
-	kmsg.DescribeConfigs.Int16(): true, kmsg.AlterConfigs.Int16(): true, kmsg.IncrementalAlterConfigs.Int16(): true,
-	kmsg.ListTransactions.Int16(): true, kmsg.DescribeTransactions.Int16(): true, kmsg.DescribeProducers.Int16(): true,
-	kmsg.ConsumerGroupHeartbeat.Int16(): true, kmsg.ConsumerGroupDescribe.Int16(): true,
-	kmsg.ShareGroupHeartbeat.Int16(): true, kmsg.ShareGroupDescribe.Int16(): true, kmsg.ShareFetch.Int16(): true,
-	kmsg.ShareAcknowledge.Int16(): true, kmsg.DescribeShareGroupOffsets.Int16(): true,
-	kmsg.AlterShareGroupOffsets.Int16(): true, kmsg.DeleteShareGroupOffsets.Int16(): true,
-}
+var authzPending = map[int16]bool{}
 
 // TestEveryAPIHasAnAuthzRule: an API added to the table gets its
 // authorization rule, or is listed as pending (and then not served with

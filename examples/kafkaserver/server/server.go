@@ -840,6 +840,9 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 		if err != nil {
 			return nil, err
 		}
+		if fix != nil {
+			fix(resp) // appends the refused topics, after those with record slices
+		}
 		return encodeShareFetch(h.correlation, resp, slices), nil
 	}
 	resp, err := api.fn(s, ctx, req)

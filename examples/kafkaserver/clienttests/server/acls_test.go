@@ -246,7 +246,7 @@ func TestACLsInvalid(t *testing.T) {
 	}
 	require.Equal(t, 1, countACLs(t, admin))
 
-	// The APIs without an authorization rule yet are not advertised.
+	// Every API has its rule: all are advertised with authorization on.
 	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, admin)
 	require.NoError(t, err)
 	keys := map[int16]bool{}
@@ -255,7 +255,8 @@ func TestACLsInvalid(t *testing.T) {
 	}
 	require.True(t, keys[kmsg.CreateACLs.Int16()])
 	require.True(t, keys[kmsg.Produce.Int16()])
-	require.False(t, keys[kmsg.ShareFetch.Int16()], "no rule yet: not served with authorization on")
+	require.True(t, keys[kmsg.ShareFetch.Int16()])
+	require.True(t, keys[kmsg.DescribeConfigs.Int16()])
 
 	// An UNKNOWN resource type: the connection is closed, as Kafka
 	// closes it on a request it cannot parse.
@@ -405,4 +406,154 @@ func TestACLsAdminAndDescribe(t *testing.T) {
 	dcResp, err = dc.RequestWith(ctx, admin)
 	require.NoError(t, err)
 	require.Equal(t, int32(1<<5|1<<9|1<<10|1<<11|1<<12|1<<7|1<<8), dcResp.ClusterAuthorizedOperations, "a super user: every cluster operation")
+}
+
+// TestACLsGroupsSharesConfigs: the rules of the KIP-848 and share group
+// APIs, the transaction descriptions and the configuration APIs, as
+// Kafka's KafkaApis checks them: READ on the group and DESCRIBE on the
+// subscribed topics for heartbeats, DESCRIBE on the group to describe it,
+// READ on the group and the topic to fetch and acknowledge shares,
+// DESCRIBE_CONFIGS and ALTER_CONFIGS on the resource.
+func TestACLsGroupsSharesConfigs(t *testing.T) {
+	srv := servertest.StartInMemory(t, withACLs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	admin := userClient(t, srv.Addr, "admin")
+	adm := kadm.NewClient(admin)
+	createTopic(t, admin, "jobs", 1)
+	createTopic(t, admin, "secret", 1)
+	b := func() *kadm.ACLBuilder { return kadm.NewACLs().ResourcePatternType(kadm.ACLPatternLiteral) }
+	for _, a := range []*kadm.ACLBuilder{
+		b().Allow("User:alice").Groups("workers").Operations(kadm.OpRead, kadm.OpDescribe),
+		b().Allow("User:alice").Topics("jobs").Operations(kadm.OpRead, kadm.OpDescribeConfigs),
+		b().Allow("User:bob").Topics("jobs").Operations(kadm.OpRead),
+	} {
+		res, err := adm.CreateACLs(ctx, a)
+		require.NoError(t, err)
+		for _, r := range res {
+			require.NoError(t, r.Err)
+		}
+	}
+	alice, bob := userClient(t, srv.Addr, "alice"), userClient(t, srv.Addr, "bob")
+	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, admin)
+	require.NoError(t, err)
+	ids := map[string][16]byte{}
+	for _, mt := range meta.Topics {
+		ids[*mt.Topic] = mt.TopicID
+	}
+
+	// A heartbeat's error: the response's, or FindCoordinator's (which
+	// needs DESCRIBE on the group) as the client reports it.
+	beat := func(cl *kgo.Client, topics ...string) error {
+		req := kmsg.NewPtrShareGroupHeartbeatRequest()
+		req.GroupID, req.MemberID, req.SubscribedTopicNames = "workers", "m-"+topics[0], topics
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		return kerr.ErrorForCode(resp.ErrorCode)
+	}
+	require.NoError(t, beat(alice, "jobs"))
+	require.ErrorIs(t, beat(alice, "secret"), kerr.TopicAuthorizationFailed, "no DESCRIBE on a subscribed topic")
+	require.ErrorIs(t, beat(bob, "jobs"), kerr.GroupAuthorizationFailed, "nothing on the group")
+	_, err = adm.CreateACLs(ctx, b().Allow("User:bob").Groups("workers").Operations(kadm.OpDescribe))
+	require.NoError(t, err)
+	require.ErrorIs(t, beat(bob, "jobs"), kerr.GroupAuthorizationFailed, "DESCRIBE finds the coordinator; the heartbeat needs READ")
+	cgb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	cgb.Group, cgb.MemberID, cgb.RebalanceTimeoutMillis, cgb.SubscribedTopicNames = "workers", "c1", 10000, []string{"jobs"}
+	cgr, err := cgb.RequestWith(ctx, bob)
+	if err == nil {
+		err = kerr.ErrorForCode(cgr.ErrorCode)
+	}
+	require.ErrorIs(t, err, kerr.GroupAuthorizationFailed, "a KIP-848 heartbeat needs READ on the group")
+
+	describe := func(group string) error {
+		req := kmsg.NewPtrShareGroupDescribeRequest()
+		req.GroupIDs = []string{group}
+		resp, err := req.RequestWith(ctx, alice)
+		if err != nil {
+			return err // FindCoordinator's, which needs DESCRIBE too
+		}
+		return kerr.ErrorForCode(resp.Groups[0].ErrorCode)
+	}
+	require.NoError(t, describe("workers"))
+	require.ErrorIs(t, describe("others"), kerr.GroupAuthorizationFailed)
+
+	fetch := func(cl *kgo.Client, member string, topics ...string) (int16, map[string]int16) {
+		req := kmsg.NewPtrShareFetchRequest()
+		req.GroupID, req.MemberID, req.MaxWaitMillis, req.MaxBytes, req.MaxRecords = kmsg.StringPtr("workers"), kmsg.StringPtr(member), 10, 1<<20, 10
+		for _, name := range topics {
+			rt := kmsg.NewShareFetchRequestTopic()
+			rt.TopicID = ids[name]
+			rp := kmsg.NewShareFetchRequestTopicPartition()
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		byTopic := map[string]int16{}
+		for _, rt := range resp.Topics {
+			for name, id := range ids {
+				if id == rt.TopicID {
+					byTopic[name] = rt.Partitions[0].ErrorCode
+				}
+			}
+		}
+		return resp.ErrorCode, byTopic
+	}
+	code, parts := fetch(alice, "m-jobs", "jobs", "secret")
+	require.Equal(t, int16(0), code)
+	require.Equal(t, kerr.TopicAuthorizationFailed.Code, parts["secret"])
+	require.Equal(t, int16(0), parts["jobs"], "jobs is read (absent while it has no records)")
+	code, _ = fetch(bob, "m-bob", "jobs")
+	require.Equal(t, kerr.GroupAuthorizationFailed.Code, code)
+
+	cfg := kmsg.NewPtrDescribeConfigsRequest()
+	for _, r := range []struct {
+		t    kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "jobs"}, {kmsg.ConfigResourceTypeTopic, "secret"}, {kmsg.ConfigResourceTypeGroupConfig, "workers"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.t, r.name
+		cfg.Resources = append(cfg.Resources, rr)
+	}
+	cr, err := cfg.RequestWith(ctx, alice)
+	require.NoError(t, err)
+	got := map[string]int16{}
+	for _, r := range cr.Resources {
+		got[r.ResourceName] = r.ErrorCode
+	}
+	require.Equal(t, map[string]int16{"jobs": 0, "secret": kerr.TopicAuthorizationFailed.Code, "workers": kerr.GroupAuthorizationFailed.Code}, got)
+	inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ir := kmsg.NewIncrementalAlterConfigsRequestResource()
+	ir.ResourceType, ir.ResourceName = kmsg.ConfigResourceTypeTopic, "jobs"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "retention.ms", kmsg.StringPtr("1000")
+	ir.Configs = append(ir.Configs, c)
+	inc.Resources = append(inc.Resources, ir)
+	irr, err := inc.RequestWith(ctx, alice)
+	require.NoError(t, err)
+	require.Equal(t, kerr.TopicAuthorizationFailed.Code, irr.Resources[0].ErrorCode, "no ALTER_CONFIGS")
+
+	dt := kmsg.NewPtrDescribeTransactionsRequest()
+	dt.TransactionalIDs = []string{"nobodys"}
+	dtr, err := dt.RequestWith(ctx, alice)
+	if err == nil { // else FindCoordinator's refusal, which needs DESCRIBE too
+		err = kerr.ErrorForCode(dtr.TransactionStates[0].ErrorCode)
+	}
+	require.ErrorIs(t, err, kerr.TransactionalIDAuthorizationFailed)
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	for _, name := range []string{"jobs", "secret"} {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = name, []int32{0}
+		dp.Topics = append(dp.Topics, rt)
+	}
+	r, err := alice.Broker(0).Request(ctx, dp) // straight to the broker: the client's sharding asks Metadata for "secret" first
+	require.NoError(t, err)
+	dpr := r.(*kmsg.DescribeProducersResponse)
+	got = map[string]int16{}
+	for _, rt := range dpr.Topics {
+		got[rt.Topic] = rt.Partitions[0].ErrorCode
+	}
+	require.Equal(t, map[string]int16{"jobs": 0, "secret": kerr.TopicAuthorizationFailed.Code}, got)
 }
