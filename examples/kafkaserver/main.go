@@ -9,7 +9,7 @@
 // (-socket.request.max.bytes, -max.connections, -max.connections.per.ip,
 // -max.connections.per.ip.overrides, -connections.max.idle.ms,
 // -connection.failed.authentication.delay.ms, -fetch.max.bytes,
-// -group.share.max.share.sessions) and
+// -group.share.max.share.sessions, -max.request.partition.size.limit) and
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
@@ -88,6 +88,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
 	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
+	fs.IntVar(&c.MaxRequestPartitionSizeLimit, "max.request.partition.size.limit", c.MaxRequestPartitionSizeLimit, "the most partitions one DescribeTopicPartitions response lists")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {

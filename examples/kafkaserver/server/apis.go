@@ -26,13 +26,12 @@ type api struct {
 // module's README): Produce from 0 because librdkafka before 2.11.1 turns
 // its features on only if versions 0, 3 and 7 lie inside the range (v0–2
 // are refused per partition, as Kafka 4 does: only magic-2 batches are
-// stored); Fetch from 4, the first version of magic-2 batches; ApiVersions
-// below 5, whose cluster-id check is not implemented.
+// stored); Fetch from 4, the first version of magic-2 batches.
 var apis map[int16]api
 
 func init() {
 	apis = map[int16]api{
-		kmsg.ApiVersions.Int16():             {0, 4, (*Server).handleAPIVersions},
+		kmsg.ApiVersions.Int16():             {0, 5, (*Server).handleAPIVersions},
 		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
 		kmsg.Produce.Int16():                 {0, 13, (*Server).handleProduce},
 		kmsg.Fetch.Int16():                   {4, 18, nil}, // handle answers it with fetch and encodeFetch
@@ -45,6 +44,11 @@ func init() {
 		kmsg.DeleteRecords.Int16():           {0, 2, (*Server).handleDeleteRecords},
 		kmsg.DescribeConfigs.Int16():         {1, 4, (*Server).handleDescribeConfigs},
 		kmsg.DescribeCluster.Int16():         {0, 1, (*Server).handleDescribeCluster},
+		kmsg.DescribeLogDirs.Int16():         {1, 5, (*Server).handleDescribeLogDirs},
+		kmsg.AlterReplicaLogDirs.Int16():     {1, 2, (*Server).handleAlterReplicaLogDirs},
+		kmsg.ElectLeaders.Int16():            {0, 2, (*Server).handleElectLeaders},
+		kmsg.UpdateFeatures.Int16():          {0, 2, (*Server).handleUpdateFeatures},
+		kmsg.DescribeTopicPartitions.Int16(): {0, 0, (*Server).handleDescribeTopicPartitions},
 		kmsg.SASLHandshake.Int16():           {0, 1, (*Server).handleSASLHandshake},
 		kmsg.SASLAuthenticate.Int16():        {0, 2, (*Server).handleSASLAuthenticate},
 		kmsg.FindCoordinator.Int16():         {0, 4, (*Server).handleFindCoordinator},
@@ -97,12 +101,28 @@ func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = code
 	resp.ApiKeys = SupportedAPIs()
-	// No finalized features: a client that saw transaction.version ≥ 2 or
-	// group.version would switch to protocols this server does not have.
+	addFeatures(resp) // features.go: the levels kafkalite implements
 	return resp
 }
 
-func (s *Server) handleAPIVersions(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
+// handleAPIVersions answers with the APIs and features served. v5
+// (KIP-1242) names the cluster and node the client believes it reached:
+// both or neither (INVALID_REQUEST otherwise), and if they are not this
+// server's, REBOOTSTRAP_REQUIRED with nothing else, as Kafka 4.4 answers.
+func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ApiVersionsRequest)
+	if req.Version >= 5 {
+		switch {
+		case (req.ClusterID != nil) != (req.NodeID != -1):
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = errInvalidRequest
+			return resp, nil
+		case req.ClusterID != nil && (*req.ClusterID != s.dir.ClusterID() || req.NodeID != s.dir.NodeID()):
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = errRebootstrapRequired
+			return resp, nil
+		}
+	}
 	return s.apiVersions(errNone), nil
 }
 

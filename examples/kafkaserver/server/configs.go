@@ -191,6 +191,8 @@ var serverProps = map[string]serverProperty{
 		func(c Config) string { return strings.Join(c.SASLMechanisms, ",") }},
 	"group.share.max.share.sessions": {"INT", "The share sessions the broker keeps at once.",
 		func(c Config) string { return strconv.Itoa(c.MaxShareSessions) }},
+	"max.request.partition.size.limit": {"INT", "The most partitions one DescribeTopicPartitions response lists.",
+		func(c Config) string { return strconv.Itoa(c.MaxRequestPartitionSizeLimit) }},
 }
 
 // serverProperties are the server's own properties: STATIC_BROKER_CONFIG
