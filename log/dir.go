@@ -76,7 +76,8 @@ type Dir struct {
 
 	tier *tierManager // tiered storage; nil without remote.log.storage.system.enable
 
-	groupConfigs *groupConfigs // the groups' configuration overrides
+	groupConfigs  *groupConfigs  // the groups' configuration overrides
+	brokerConfigs *brokerConfigs // the dynamic broker settings
 }
 
 type topic struct {
@@ -245,8 +246,10 @@ func (d *Dir) DirectoryID() string { return d.meta.DirectoryID }
 // NodeID returns the node.id of meta.properties.
 func (d *Dir) NodeID() int32 { return d.meta.NodeID }
 
-// Config returns the configuration the Dir was opened with.
-func (d *Dir) Config() Config { return d.cfg }
+// Config returns the Dir's configuration: the one it was opened with
+// ([Dir.StaticConfig]) with the dynamic broker settings applied
+// ([Dir.AlterBrokerConfig]).
+func (d *Dir) Config() Config { return d.brokerConfigs.config() }
 
 // Recovery returns what Open did.
 func (d *Dir) Recovery() RecoveryStats { return d.recovery }
@@ -266,6 +269,9 @@ func (d *Dir) load(ctx context.Context) error {
 		return err
 	}
 	if d.groupConfigs, err = openGroupConfigs(d.fsys, d.path, d.cfg); err != nil {
+		return err
+	}
+	if d.brokerConfigs, err = openBrokerConfigs(d.fsys, d.path, d.cfg); err != nil {
 		return err
 	}
 	// A store an earlier kafkalite wrote may list the KRaft metadata log,
@@ -649,6 +655,7 @@ var rootFiles = map[string]bool{
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
 	groupConfigStoreFile:  true,
 	"kafkalite-acls.json": true, // package log/acl's ACL store, a Dir service
+	brokerConfigStoreFile: true,
 }
 
 // markStray renames a partition directory the topic store does not list to
@@ -719,12 +726,7 @@ func (d *Dir) scanPartitionDirs() (map[string]map[int32]bool, error) {
 // topicConfig is the directory's default topic configuration with a topic's
 // overrides applied.
 func (d *Dir) topicConfig(overrides map[string]string) (TopicConfig, error) {
-	c, _, err := d.cfg.DefaultTopic.WithProperties(overrides)
-	if err == nil && c.RemoteStorageEnable && (!d.cfg.RemoteLogStorageSystemEnable || d.cfg.RemoteStorage == nil) {
-		err = newConfigError("remote.storage.enable", "true",
-			"needs the directory's remote.log.storage.system.enable and Config.RemoteStorage (tiered storage is off)", nil)
-	}
-	return c, err
+	return effectiveTopicConfig(d.brokerConfigs.config(), overrides)
 }
 
 // saveTopicsLocked writes the topic store. REQUIRES d.storeMu and d.mu

@@ -90,7 +90,18 @@ func (d *Dir) createTopic(ctx context.Context, name string, partitions int32, pr
 	if t.partitions, err = d.buildPartitions(ctx, t, 0, partitions, cfg); err != nil {
 		return TopicDescription{}, nil, err
 	}
-	err = d.publish(func(m map[string]topicMeta) { m[name] = t.meta() }, func() { d.topics[name] = t })
+	err = d.publish(func(m map[string]topicMeta) { m[name] = t.meta() }, func() {
+		d.topics[name] = t
+		// The dynamic broker settings may have changed while the
+		// partitions were built; AlterBrokerConfig, which waits for
+		// publish (storeMu), covers the topic from now on.
+		if c, err := d.topicConfig(t.overrides); err == nil && c != cfg {
+			cfg = c
+			for _, l := range t.partitions {
+				l.local.config.Store(&c)
+			}
+		}
+	})
 	if err != nil {
 		return TopicDescription{}, nil, errors.Join(err, d.discardPartitions(t, t.partitions, 0, partitions))
 	}
@@ -319,6 +330,11 @@ func (d *Dir) alterTopicConfig(name string, props map[string]string, cfg TopicCo
 	defer d.storeMu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	// The defaults under storeMu: a dynamic broker config change
+	// (AlterBrokerConfig) waits for it.
+	if cfg, err = d.topicConfig(props); err != nil {
+		return err
+	}
 	old := t.overrides
 	t.overrides = maps.Clone(props)
 	if err := d.saveTopicsLocked(); err != nil {

@@ -9,7 +9,7 @@
 // (-socket.request.max.bytes, -max.connections, -max.connections.per.ip,
 // -max.connections.per.ip.overrides, -connections.max.idle.ms,
 // -connection.failed.authentication.delay.ms, -fetch.max.bytes,
-// -group.share.max.share.sessions) and
+// -group.share.max.share.sessions, -max.request.partition.size.limit) and
 // kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
 // -authorizer.class.name org.apache.kafka.metadata.authorizer.StandardAuthorizer
 // turns authorization on against the directory's ACLs, with
@@ -103,6 +103,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		return nil
 	})
 	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow.everyone.if.no.acl.found", false, "with an authorizer, a resource no ACL names is open to every principal")
+	fs.IntVar(&c.MaxRequestPartitionSizeLimit, "max.request.partition.size.limit", c.MaxRequestPartitionSizeLimit, "the most partitions one DescribeTopicPartitions response lists")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {

@@ -21,12 +21,12 @@ const (
 	opSubtract = 3
 )
 
-// handleIncrementalAlterConfigs alters topics' and groups'
+// handleIncrementalAlterConfigs alters topics', groups' and the broker's
 // configurations: each resource's operations are applied to its overrides
 // in order, then the result replaces them (log.Dir.AlterTopicConfig,
-// log.Dir.AlterGroupConfig) or, with validate-only, is only checked.
-// Broker resources are refused: the directory's configuration is the
-// program's, not the clients'.
+// log.Dir.AlterGroupConfig, log.Dir.AlterBrokerConfig for the dynamic
+// broker properties, log.DynamicBrokerProperties) or, with validate-only,
+// is only checked.
 func (s *Server) handleIncrementalAlterConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.IncrementalAlterConfigsRequest)
 	resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
@@ -43,6 +43,10 @@ func (s *Server) handleIncrementalAlterConfigs(ctx context.Context, kreq kmsg.Re
 			err = s.alterGroup(ctx, r.ResourceName, req.ValidateOnly, func(props map[string]string) error {
 				return applyOps(props, nil, r.Configs, false)
 			})
+		case resourceBroker:
+			err = s.alterBroker(ctx, r.ResourceName, req.ValidateOnly, func(props, current map[string]string) error {
+				return applyOps(props, current, r.Configs, true)
+			})
 		default:
 			err = errNotAlterable(r.ResourceType)
 		}
@@ -57,7 +61,7 @@ func (s *Server) handleIncrementalAlterConfigs(ctx context.Context, kreq kmsg.Re
 var errInvalidResource = errors.New("invalid resource")
 
 func errNotAlterable(t kmsg.ConfigResourceType) error {
-	return fmt.Errorf("%w: resource type %d cannot be altered here (only topics and groups)", errInvalidResource, t)
+	return fmt.Errorf("%w: resource type %d cannot be altered here (only topics, groups and the broker)", errInvalidResource, t)
 }
 
 func alterCode(err error) int16 {
@@ -134,8 +138,9 @@ func applyOps(props, current map[string]string, ops []kmsg.IncrementalAlterConfi
 }
 
 // handleAlterConfigs (the legacy API kafka-configs.sh used before
-// IncrementalAlterConfigs) replaces a topic's or a group's overrides with
-// the configs given, as Kafka does; validate-only only checks them.
+// IncrementalAlterConfigs) replaces a topic's, a group's or the broker's
+// dynamic settings with the configs given, as Kafka does; validate-only
+// only checks them.
 func (s *Server) handleAlterConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AlterConfigsRequest)
 	resp := kmsg.NewPtrAlterConfigsResponse()
@@ -160,6 +165,12 @@ func (s *Server) handleAlterConfigs(ctx context.Context, kreq kmsg.Request) (kms
 			})
 		case resourceGroup:
 			err = s.alterGroup(ctx, r.ResourceName, req.ValidateOnly, func(m map[string]string) error {
+				clear(m)
+				maps.Copy(m, props)
+				return nil
+			})
+		case resourceBroker:
+			err = s.alterBroker(ctx, r.ResourceName, req.ValidateOnly, func(m, _ map[string]string) error {
 				clear(m)
 				maps.Copy(m, props)
 				return nil

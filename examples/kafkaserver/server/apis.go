@@ -26,13 +26,12 @@ type api struct {
 // module's README): Produce from 0 because librdkafka before 2.11.1 turns
 // its features on only if versions 0, 3 and 7 lie inside the range (v0–2
 // are refused per partition, as Kafka 4 does: only magic-2 batches are
-// stored); Fetch from 4, the first version of magic-2 batches; ApiVersions
-// below 5, whose cluster-id check is not implemented.
+// stored); Fetch from 4, the first version of magic-2 batches.
 var apis map[int16]api
 
 func init() {
 	apis = map[int16]api{
-		kmsg.ApiVersions.Int16():             {0, 4, (*Server).handleAPIVersions},
+		kmsg.ApiVersions.Int16():             {0, 5, (*Server).handleAPIVersions},
 		kmsg.Metadata.Int16():                {0, 13, (*Server).handleMetadata},
 		kmsg.Produce.Int16():                 {0, 13, (*Server).handleProduce},
 		kmsg.Fetch.Int16():                   {4, 18, nil}, // handle answers it with fetch and encodeFetch
@@ -43,8 +42,13 @@ func init() {
 		kmsg.DeleteTopics.Int16():            {0, 6, (*Server).handleDeleteTopics},
 		kmsg.CreatePartitions.Int16():        {0, 3, (*Server).handleCreatePartitions},
 		kmsg.DeleteRecords.Int16():           {0, 2, (*Server).handleDeleteRecords},
-		kmsg.DescribeConfigs.Int16():         {0, 4, (*Server).handleDescribeConfigs},
+		kmsg.DescribeConfigs.Int16():         {1, 4, (*Server).handleDescribeConfigs},
 		kmsg.DescribeCluster.Int16():         {0, 1, (*Server).handleDescribeCluster},
+		kmsg.DescribeLogDirs.Int16():         {1, 5, (*Server).handleDescribeLogDirs},
+		kmsg.AlterReplicaLogDirs.Int16():     {1, 2, (*Server).handleAlterReplicaLogDirs},
+		kmsg.ElectLeaders.Int16():            {0, 2, (*Server).handleElectLeaders},
+		kmsg.UpdateFeatures.Int16():          {0, 2, (*Server).handleUpdateFeatures},
+		kmsg.DescribeTopicPartitions.Int16(): {0, 0, (*Server).handleDescribeTopicPartitions},
 		kmsg.SASLHandshake.Int16():           {0, 1, (*Server).handleSASLHandshake},
 		kmsg.SASLAuthenticate.Int16():        {0, 2, (*Server).handleSASLAuthenticate},
 		kmsg.FindCoordinator.Int16():         {0, 4, (*Server).handleFindCoordinator},
@@ -100,12 +104,28 @@ func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = code
 	resp.ApiKeys = slices.DeleteFunc(SupportedAPIs(), func(k kmsg.ApiVersionsResponseApiKey) bool { return !s.served(k.ApiKey) })
-	// No finalized features: a client that saw transaction.version ≥ 2 or
-	// group.version would switch to protocols this server does not have.
+	addFeatures(resp) // features.go: the levels kafkalite implements
 	return resp
 }
 
-func (s *Server) handleAPIVersions(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
+// handleAPIVersions answers with the APIs and features served. v5
+// (KIP-1242) names the cluster and node the client believes it reached:
+// both or neither (INVALID_REQUEST otherwise), and if they are not this
+// server's, REBOOTSTRAP_REQUIRED with nothing else, as Kafka 4.4 answers.
+func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+	req := kreq.(*kmsg.ApiVersionsRequest)
+	if req.Version >= 5 {
+		switch {
+		case (req.ClusterID != nil) != (req.NodeID != -1):
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = errInvalidRequest
+			return resp, nil
+		case req.ClusterID != nil && (*req.ClusterID != s.dir.ClusterID() || req.NodeID != s.dir.NodeID()):
+			resp := kmsg.NewPtrApiVersionsResponse()
+			resp.ErrorCode = errRebootstrapRequired
+			return resp, nil
+		}
+	}
 	return s.apiVersions(errNone), nil
 }
 
@@ -710,117 +730,6 @@ func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
-}
-
-// Config resource types of DescribeConfigs.
-const (
-	resourceTopic  = kmsg.ConfigResourceTypeTopic
-	resourceBroker = kmsg.ConfigResourceTypeBroker
-	resourceGroup  = kmsg.ConfigResourceTypeGroupConfig
-)
-
-func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
-	req := kreq.(*kmsg.DescribeConfigsRequest)
-	resp := kmsg.NewPtrDescribeConfigsResponse()
-	for _, r := range req.Resources {
-		rr := kmsg.NewDescribeConfigsResponseResource()
-		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
-		var props, overrides map[string]string
-		switch r.ResourceType {
-		case resourceTopic:
-			td, err := s.dir.DescribeTopic(r.ResourceName)
-			if err != nil {
-				rr.ErrorCode, rr.ErrorMessage = codeOf(err), messageOf(err)
-				resp.Resources = append(resp.Resources, rr)
-				continue
-			}
-			props, overrides = td.Config.Properties(), td.Overrides
-		case resourceBroker:
-			props = s.dir.Config().Properties()
-		case resourceGroup:
-			if r.ResourceName == "" {
-				rr.ErrorCode, rr.ErrorMessage = errInvalidRequest, messageOf(errors.New("group name must not be empty"))
-			} else {
-				rr.Configs = describeGroup(s.dir, r.ResourceName, r.ConfigNames, req.IncludeSynonyms)
-			}
-			resp.Resources = append(resp.Resources, rr)
-			continue
-		default:
-			rr.ErrorCode = errInvalidRequest
-			rr.ErrorMessage = messageOf(fmt.Errorf("resource type %d is not served", r.ResourceType))
-			resp.Resources = append(resp.Resources, rr)
-			continue
-		}
-		names := make([]string, 0, len(props))
-		for k := range props {
-			if r.ConfigNames == nil || slices.Contains(r.ConfigNames, k) {
-				names = append(names, k)
-			}
-		}
-		slices.Sort(names)
-		for _, k := range names {
-			v := props[k]
-			c := kmsg.NewDescribeConfigsResponseResourceConfig()
-			c.Name, c.Value, c.ReadOnly = k, &v, r.ResourceType == resourceBroker
-			c.Source = 5 // DEFAULT_CONFIG
-			_, overridden := overrides[k]
-			switch {
-			case overridden:
-				c.Source = 1 // DYNAMIC_TOPIC_CONFIG
-			case r.ResourceType == resourceBroker:
-				c.Source = 4 // STATIC_BROKER_CONFIG
-			}
-			c.IsDefault = c.Source == 5
-			rr.Configs = append(rr.Configs, c)
-		}
-		resp.Resources = append(resp.Resources, rr)
-	}
-	return resp, nil
-}
-
-// describeGroup lists a group's configuration as Kafka 4.4 does
-// (log.Dir.DescribeGroupConfig): the properties with a broker setting and
-// the group's overrides, each with its type; an override's source is
-// GROUP_CONFIG, a default's DEFAULT_CONFIG. With synonyms, an override
-// lists itself, and a property with a broker setting lists that setting.
-func describeGroup(dir *log.Dir, group string, names []string, synonyms bool) []kmsg.DescribeConfigsResponseResourceConfig {
-	brokerProps := dir.Config().Properties()
-	var out []kmsg.DescribeConfigsResponseResourceConfig
-	for _, e := range dir.DescribeGroupConfig(group) {
-		if names != nil && !slices.Contains(names, e.Name) {
-			continue
-		}
-		c := kmsg.NewDescribeConfigsResponseResourceConfig()
-		v := e.Value
-		c.Name, c.Value = e.Name, &v
-		c.Source, c.IsDefault = kmsg.ConfigSourceDefaultConfig, true
-		if e.Override {
-			c.Source, c.IsDefault = kmsg.ConfigSourceGroupConfig, false
-		}
-		switch e.Type {
-		case "INT":
-			c.ConfigType = kmsg.ConfigTypeInt
-		case "BOOLEAN":
-			c.ConfigType = kmsg.ConfigTypeBoolean
-		default:
-			c.ConfigType = kmsg.ConfigTypeString
-		}
-		if synonyms {
-			if e.Override {
-				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				sv := e.Value
-				sy.Name, sy.Value, sy.Source = e.Name, &sv, kmsg.ConfigSourceGroupConfig
-				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
-			}
-			if bv, ok := brokerProps["group."+e.Name]; ok {
-				sy := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				sy.Name, sy.Value, sy.Source = "group."+e.Name, &bv, kmsg.ConfigSourceDefaultConfig
-				c.ConfigSynonyms = append(c.ConfigSynonyms, sy)
-			}
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {

@@ -35,6 +35,11 @@ func init() {
 		kmsg.DescribeConfigs.Int16():           authzDescribeConfigs,
 		kmsg.AlterConfigs.Int16():              authzAlterConfigs,
 		kmsg.IncrementalAlterConfigs.Int16():   authzIncrementalAlterConfigs,
+		kmsg.DescribeLogDirs.Int16():           authzDescribeLogDirs,
+		kmsg.AlterReplicaLogDirs.Int16():       authzAlterReplicaLogDirs,
+		kmsg.DescribeTopicPartitions.Int16():   authzDescribeTopicPartitions,
+		kmsg.ElectLeaders.Int16():              authzClusterWhole(acl.OpAlter),
+		kmsg.UpdateFeatures.Int16():            authzClusterWhole(acl.OpAlter),
 	} {
 		authzRules[key] = rule
 	}
@@ -452,6 +457,118 @@ func authzIncrementalAlterConfigs(z *authCtx, kreq kmsg.Request) (kmsg.Response,
 			rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 			rr.ResourceType, rr.ResourceName, rr.ErrorCode = f.t, f.name, f.code
 			resp.Resources = append(resp.Resources, rr)
+		}
+	}
+}
+
+// authzClusterWhole refuses a request unless the principal may perform op
+// on the cluster: the whole request's CLUSTER_AUTHORIZATION_FAILED
+// (ElectLeaders and UpdateFeatures, as Kafka's handlers refuse them).
+func authzClusterWhole(op acl.Operation) authzRule {
+	return func(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+		if z.mayCluster(op) {
+			return nil, nil
+		}
+		switch req := kreq.(type) {
+		case *kmsg.ElectLeadersRequest:
+			resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+			resp.ErrorCode = errClusterAuthorizationFailed
+			for _, t := range req.Topics {
+				rt := kmsg.NewElectLeadersResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewElectLeadersResponseTopicPartition()
+					rp.Partition, rp.ErrorCode = p, errClusterAuthorizationFailed
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		case *kmsg.UpdateFeaturesRequest:
+			resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
+			resp.ErrorCode = errClusterAuthorizationFailed
+			for _, u := range req.FeatureUpdates {
+				r := kmsg.NewUpdateFeaturesResponseResult()
+				r.Feature, r.ErrorCode = u.Feature, errClusterAuthorizationFailed
+				resp.Results = append(resp.Results, r)
+			}
+			return resp, nil
+		}
+		return nil, nil
+	}
+}
+
+// authzDescribeLogDirs: DESCRIBE on the cluster, else no directories and
+// CLUSTER_AUTHORIZATION_FAILED (v3+'s error code).
+func authzDescribeLogDirs(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if z.mayCluster(acl.OpDescribe) {
+		return nil, nil
+	}
+	resp := kreq.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	resp.ErrorCode = errClusterAuthorizationFailed
+	return resp, nil
+}
+
+// authzAlterReplicaLogDirs: ALTER on the cluster, else every partition's
+// CLUSTER_AUTHORIZATION_FAILED.
+func authzAlterReplicaLogDirs(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	if z.mayCluster(acl.OpAlter) {
+		return nil, nil
+	}
+	req := kreq.(*kmsg.AlterReplicaLogDirsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterReplicaLogDirsResponse)
+	for _, d := range req.Dirs {
+		for _, t := range d.Topics {
+			rt := kmsg.NewAlterReplicaLogDirsResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAlterReplicaLogDirsResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, errClusterAuthorizationFailed
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	return resp, nil
+}
+
+// authzDescribeTopicPartitions: DESCRIBE on each topic named, else its
+// TOPIC_AUTHORIZATION_FAILED; a listing of all leaves out the topics the
+// principal may not describe; authorized operations filled in.
+func authzDescribeTopicPartitions(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
+	req := kreq.(*kmsg.DescribeTopicPartitionsRequest)
+	all := len(req.Topics) == 0
+	var refused []string
+	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.DescribeTopicPartitionsRequestTopic) bool {
+		no := !z.mayTopic(acl.OpDescribe, t.Topic)
+		if no {
+			refused = append(refused, t.Topic)
+		}
+		return no
+	})
+	if !all && len(req.Topics) == 0 {
+		resp := req.ResponseKind().(*kmsg.DescribeTopicPartitionsResponse)
+		for _, name := range refused {
+			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = kmsg.StringPtr(name), errTopicAuthorizationFailed
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp, nil
+	}
+	return nil, func(r kmsg.Response) {
+		resp := r.(*kmsg.DescribeTopicPartitionsResponse)
+		resp.Topics = slices.DeleteFunc(resp.Topics, func(t kmsg.DescribeTopicPartitionsResponseTopic) bool {
+			return t.Topic != nil && t.ErrorCode == 0 && !z.mayTopic(acl.OpDescribe, *t.Topic)
+		})
+		for i := range resp.Topics {
+			if t := &resp.Topics[i]; t.Topic != nil && t.ErrorCode == 0 {
+				t.AuthorizedOperations = z.operations(acl.ResourceTopic, *t.Topic)
+			}
+		}
+		for _, name := range refused {
+			rt := kmsg.NewDescribeTopicPartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode = kmsg.StringPtr(name), errTopicAuthorizationFailed
+			resp.Topics = append(resp.Topics, rt)
 		}
 	}
 }

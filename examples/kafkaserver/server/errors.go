@@ -37,8 +37,12 @@ const (
 	errInvalidTxnState          int16 = 48
 	errCoordinatorFenced        int16 = 52
 	errKafkaStorageError        int16 = 56
+	errLogDirNotFound           int16 = 57
+	errElectionNotNeeded        int16 = 84
 	errInvalidRecord            int16 = 87
+	errInvalidUpdateVersion     int16 = 95
 	errUnknownTopicID           int16 = 100
+	errRebootstrapRequired      int16 = 129
 )
 
 // codeOf maps an error of kafkalite's log to Kafka's error code.

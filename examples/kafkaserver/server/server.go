@@ -168,6 +168,12 @@ type Config struct {
 	// sessions, one per share group member) open at once; a ShareFetch
 	// that would open another is answered SHARE_SESSION_LIMIT_REACHED.
 	MaxShareSessions int
+	// MaxRequestPartitionSizeLimit mirrors
+	// max.request.partition.size.limit (Kafka's default, 2000): the most
+	// partitions one DescribeTopicPartitions response lists, whatever the
+	// request's ResponsePartitionLimit; the rest come with a cursor. At
+	// least 1.
+	MaxRequestPartitionSizeLimit int
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *stdlog.Logger
 }
@@ -177,16 +183,17 @@ type Config struct {
 func DefaultConfig() Config {
 	conns, parts := descriptorDefaults(descriptorLimit())
 	return Config{
-		MaxRequestBytes:           104857600,
-		FetchMaxBytes:             57671680,
-		MaxConnections:            conns,
-		MaxConnectionsPerIP:       math.MaxInt32,
-		IdleTimeout:               10 * time.Minute,
-		AutoCreateTopics:          true,
-		NumPartitions:             1,
-		MaxPartitions:             parts,
-		FailedAuthenticationDelay: 100 * time.Millisecond,
-		MaxShareSessions:          defaultMaxShareSessions,
+		MaxRequestBytes:              104857600,
+		FetchMaxBytes:                57671680,
+		MaxConnections:               conns,
+		MaxConnectionsPerIP:          math.MaxInt32,
+		IdleTimeout:                  10 * time.Minute,
+		AutoCreateTopics:             true,
+		NumPartitions:                1,
+		MaxPartitions:                parts,
+		FailedAuthenticationDelay:    100 * time.Millisecond,
+		MaxShareSessions:             defaultMaxShareSessions,
+		MaxRequestPartitionSizeLimit: 2000,
 	}
 }
 
@@ -256,6 +263,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: NumPartitions %d must be positive", cfg.NumPartitions)
 	case cfg.MaxPartitions <= 0:
 		return nil, fmt.Errorf("server: MaxPartitions %d must be positive", cfg.MaxPartitions)
+	case cfg.MaxRequestPartitionSizeLimit <= 0:
+		return nil, fmt.Errorf("server: MaxRequestPartitionSizeLimit %d must be positive", cfg.MaxRequestPartitionSizeLimit)
 	case cfg.MaxShareSessions <= 0:
 		return nil, fmt.Errorf("server: MaxShareSessions %d must be positive", cfg.MaxShareSessions)
 	case cfg.FailedAuthenticationDelay < 0:

@@ -556,4 +556,30 @@ func TestACLsGroupsSharesConfigs(t *testing.T) {
 		got[rt.Topic] = rt.Partitions[0].ErrorCode
 	}
 	require.Equal(t, map[string]int16{"jobs": 0, "secret": kerr.TopicAuthorizationFailed.Code}, got)
+
+	// The cluster's administration needs the cluster's operations.
+	r, err = alice.Broker(0).Request(ctx, kmsg.NewPtrDescribeLogDirsRequest())
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.DescribeLogDirsResponse).ErrorCode)
+	el := kmsg.NewPtrElectLeadersRequest()
+	r, err = alice.Broker(0).Request(ctx, el)
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.ElectLeadersResponse).ErrorCode)
+	dtp := kmsg.NewPtrDescribeTopicPartitionsRequest()
+	for _, name := range []string{"jobs", "secret"} {
+		rt := kmsg.NewDescribeTopicPartitionsRequestTopic()
+		rt.Topic = name
+		dtp.Topics = append(dtp.Topics, rt)
+	}
+	dtp.ResponsePartitionLimit = 100
+	r, err = alice.Broker(0).Request(ctx, dtp)
+	require.NoError(t, err)
+	got = map[string]int16{}
+	for _, rt := range r.(*kmsg.DescribeTopicPartitionsResponse).Topics {
+		got[*rt.Topic] = rt.ErrorCode
+	}
+	require.Equal(t, map[string]int16{"jobs": 0, "secret": kerr.TopicAuthorizationFailed.Code}, got)
+	r, err = admin.Broker(0).Request(ctx, kmsg.NewPtrDescribeLogDirsRequest())
+	require.NoError(t, err)
+	require.Equal(t, int16(0), r.(*kmsg.DescribeLogDirsResponse).ErrorCode, "the super user may")
 }

@@ -1,0 +1,93 @@
+package kafkacheck
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestKafkaAdminToolsAgainstServer runs Kafka 4.4's admin tools against
+// the server: kafka-topics --describe (DescribeTopicPartitions in Kafka
+// 4), kafka-log-dirs --describe, kafka-features describe and upgrade (the
+// level run accepted, another refused), kafka-configs --entity-type
+// brokers (describe --all, an alter of a dynamic property for the cluster
+// default that reaches the topic, the refusal of a static one) and
+// kafka-leader-election.
+func TestKafkaAdminToolsAgainstServer(t *testing.T) {
+	k := Get(t)
+	s := startKafkaServer(t, k)
+	tool := func(class string, args ...string) (string, error) {
+		return k.run("", class, append([]string{"--bootstrap-server", s.addr}, args...)...)
+	}
+	ok := func(class string, args ...string) string {
+		t.Helper()
+		out, err := tool(class, args...)
+		require.NoError(t, err, out)
+		return out
+	}
+	const (
+		topics    = "org.apache.kafka.tools.TopicCommand"
+		logDirs   = "org.apache.kafka.tools.LogDirsCommand"
+		features  = "org.apache.kafka.tools.FeatureCommand"
+		configs   = "org.apache.kafka.tools.ConfigCommand"
+		elections = "org.apache.kafka.tools.LeaderElectionCommand"
+	)
+	ok(topics, "--create", "--topic", "a", "--partitions", "3")
+	out := ok(topics, "--describe", "--topic", "a")
+	require.Contains(t, out, "PartitionCount: 3\tReplicationFactor: 1")
+	for _, p := range []string{"0", "1", "2"} {
+		require.Contains(t, out, "Topic: a\tPartition: "+p+"\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: ")
+	}
+
+	out = ok(logDirs, "--describe", "--topic-list", "a")
+	var dirs struct {
+		Brokers []struct {
+			Broker  int
+			LogDirs []struct {
+				LogDir     string
+				Error      *string
+				Partitions []struct {
+					Partition string
+					OffsetLag int64
+				}
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &dirs), out)
+	require.Len(t, dirs.Brokers, 1)
+	require.Len(t, dirs.Brokers[0].LogDirs, 1)
+	require.Nil(t, dirs.Brokers[0].LogDirs[0].Error)
+	require.Len(t, dirs.Brokers[0].LogDirs[0].Partitions, 3)
+
+	out = ok(features, "describe")
+	require.Regexp(t, `Feature: group.version\s+SupportedMinVersion: 1\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 0`, out)
+	require.Regexp(t, `Feature: share.version\s+SupportedMinVersion: 1\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 0`, out)
+	require.Contains(t, ok(features, "upgrade", "--feature", "group.version=1"), "group.version was upgraded to 1.")
+	out, err := tool(features, "upgrade", "--feature", "transaction.version=2")
+	require.Error(t, err, out)
+	require.Contains(t, err.Error(), "Could not upgrade transaction.version to 2.")
+
+	out = ok(configs, "--entity-type", "brokers", "--entity-name", "0", "--describe", "--all")
+	require.Contains(t, out, "All configs for broker 0 are:")
+	require.Contains(t, out, "log.retention.ms=604800000 sensitive=false synonyms={DEFAULT_CONFIG:log.retention.ms=604800000}")
+	require.Contains(t, out, "socket.request.max.bytes=104857600 sensitive=false synonyms={DEFAULT_CONFIG:socket.request.max.bytes=104857600}")
+	require.Contains(t, out, "synonyms={STATIC_BROKER_CONFIG:group.share.min.record.lock.duration.ms=1000, DEFAULT_CONFIG:group.share.min.record.lock.duration.ms=15000}",
+		"the server runs with -override group.share.min.record.lock.duration.ms=1000")
+	require.Contains(t, ok(configs, "--entity-type", "brokers", "--entity-default", "--alter", "--add-config", "log.retention.ms=3600000"),
+		"Completed updating default config for brokers in the cluster.")
+	out = ok(configs, "--entity-type", "brokers", "--entity-default", "--describe")
+	require.Contains(t, out, "log.retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000}")
+	out = ok(configs, "--entity-type", "topics", "--entity-name", "a", "--describe", "--all")
+	require.Contains(t, out, "retention.ms=3600000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=3600000, DEFAULT_CONFIG:log.retention.ms=604800000}")
+	out, err = tool(configs, "--entity-type", "brokers", "--entity-name", "0", "--alter", "--add-config", "num.partitions=3")
+	require.Error(t, err, out)
+	require.Contains(t, err.Error(), "InvalidRequestException")
+	s.restart(t, nil)
+	out = ok(configs, "--entity-type", "topics", "--entity-name", "a", "--describe", "--all")
+	require.Contains(t, out, "retention.ms=3600000 sensitive=false", "the dynamic default survives a restart")
+
+	require.Contains(t, ok(elections, "--election-type", "preferred", "--topic", "a", "--partition", "0"), "Valid replica already elected for partitions a-0")
+	require.Empty(t, strings.TrimSpace(ok(elections, "--election-type", "preferred", "--all-topic-partitions")))
+}
