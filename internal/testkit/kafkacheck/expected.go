@@ -188,6 +188,9 @@ type TxnState struct {
 	Partitions       map[string][]int32
 	LastUpdateTimeMs int64
 	StartTimeMs      int64
+	// ClientTransactionVersion is the transaction's version (0, or 2 for
+	// transactions version 2), printed when not 0.
+	ClientTransactionVersion int16
 }
 
 // ConsumerView returns the data records of tp a consumer reads from the
