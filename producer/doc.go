@@ -44,9 +44,13 @@
 // batches per partition, so that a partition writes a batch once. With a
 // transactional.id, [Producer.InitTransactions], [Producer.BeginTransaction],
 // [Producer.SendOffsetsToTransaction], [Producer.CommitTransaction] and
-// [Producer.AbortTransaction] run Kafka's transactions (the v1 protocol)
-// against the directory's transaction coordinator; read_committed
-// consumers see only committed transactions. Two-phase commit (KIP-939) is
+// [Producer.AbortTransaction] run Kafka's transactions against the
+// directory's transaction coordinator, as a Kafka 4 client does against a
+// cluster at transaction.version 2 (KIP-890's version 2): each
+// transaction's end bumps the producer's epoch (a new producer id once the
+// epoch is exhausted), which the next transaction's batches carry, so a
+// late batch of an ended transaction can never join the next one;
+// read_committed consumers see only committed transactions. Two-phase commit (KIP-939) is
 // not available: transaction.two.phase.commit.enable=true is a
 // configuration error matching [ErrNotSupported].
 //

@@ -201,7 +201,7 @@ func (id *idempotence) addPartitions(ctx context.Context, batches []*producerBat
 	if len(add) == 0 {
 		return nil
 	}
-	err := id.coord.AddPartitions(ctx, id.txnID, pe, add)
+	err := id.coord.AddPartitionsV2(ctx, id.txnID, pe, add)
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if err != nil {
@@ -321,7 +321,7 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log
 	id.mu.Unlock()
 	groups, err := coordinator.Groups(ctx, p.dir)
 	if err == nil {
-		err = id.coord.AddOffsets(ctx, id.txnID, pe, group.GroupID)
+		err = id.coord.AddOffsetsV2(ctx, id.txnID, pe, group.GroupID)
 	}
 	if err == nil {
 		id.mu.Lock()
@@ -395,13 +395,21 @@ func (p *Producer) endTransaction(ctx context.Context, commit bool) error {
 	pe, started := id.pe, id.started
 	id.mu.Unlock()
 	var err error
+	next := pe
 	if started {
-		err = id.coord.EndTxn(ctx, id.txnID, pe, commit)
+		// Transactions version 2: the end bumps the epoch (or gives a
+		// new producer id), which the next transaction's batches carry,
+		// their sequences from 0.
+		next, err = id.coord.EndTxnV2(ctx, id.txnID, pe, commit)
 	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if err != nil {
 		return id.failLocked(err)
+	}
+	if next != pe {
+		id.pe = next
+		clear(id.seqs)
 	}
 	id.state, id.txnErr, id.started = txnReady, nil, false
 	clear(id.partitions)

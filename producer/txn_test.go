@@ -11,6 +11,7 @@ import (
 	"github.com/kafkalite/kafkalite/internal/testkit/matrix"
 	"github.com/kafkalite/kafkalite/internal/testkit/testclock"
 	"github.com/kafkalite/kafkalite/log"
+	"github.com/kafkalite/kafkalite/log/coordinator"
 	"github.com/kafkalite/kafkalite/record"
 	"github.com/stretchr/testify/require"
 )
@@ -508,4 +509,40 @@ func TestEmptyTransactions(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestTransactionsV2BumpEpoch: the producer ends each transaction as a
+// transactions version 2 client: the end bumps the epoch, the markers
+// carry it, and the next transaction's batches use it with sequences from
+// 0; the coordinator records the transactions' version 2.
+func TestTransactionsV2BumpEpoch(t *testing.T) {
+	d := openTxnDir(t, map[string]int32{"t": 1})
+	ctx := context.Background()
+	p := newProducer(t, d, func(c *Config) { c.TransactionalID = "tx-v2" })
+	require.NoError(t, p.InitTransactions(ctx))
+	l, err := d.Partition("t", 0)
+	require.NoError(t, err)
+	for i := range 3 {
+		require.NoError(t, p.BeginTransaction())
+		sendValues(t, p, "t", 0, "a", "b")
+		if i == 1 {
+			require.NoError(t, p.AbortTransaction(ctx))
+		} else {
+			require.NoError(t, p.CommitTransaction(ctx))
+		}
+		infos := l.Producers()
+		require.Len(t, infos, 1)
+		require.Equal(t, int16(i+1), infos[0].ProducerEpoch, "transaction %d's marker carries the bumped epoch", i)
+		require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
+	}
+	tc, err := coordinator.Transactions(ctx, d)
+	require.NoError(t, err)
+	desc, err := tc.DescribeTransaction("tx-v2")
+	require.NoError(t, err)
+	require.Equal(t, int16(3), desc.ProducerEpoch)
+	require.Equal(t, coordinator.TxnCompleteCommit, desc.State)
+	aborted, err := l.AbortedTransactions(0, l.LogEndOffset())
+	require.NoError(t, err)
+	require.Len(t, aborted, 1, "the second transaction, aborted")
+	require.Equal(t, int64(3), aborted[0].FirstOffset, "after the first transaction's two records and marker")
 }

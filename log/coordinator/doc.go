@@ -92,10 +92,17 @@
 //
 // # Transactions
 //
-// [TxnCoordinator] is Kafka's TransactionCoordinator (transaction version
-// 1: the epoch is bumped by InitProducerID and when a transaction is
-// fenced, not at every transaction's end). It stores each transactional
-// id's state in __transaction_state in Kafka's schema (version 0 values),
+// [TxnCoordinator] is Kafka's TransactionCoordinator at the finalized
+// transaction.version 2 (KIP-890). A transaction follows the version of
+// its requests: at [TxnVersion0] (EndTxn, AddPartitions, AddOffsets) the
+// epoch is bumped by InitProducerID and when a transaction is fenced; at
+// [TxnVersion2] (EndTxnV2, AddPartitionsV2, AddOffsetsV2: Kafka's EndTxn v5
+// and the adds a broker makes for Produce v12+ and TxnOffsetCommit v5+)
+// every transaction's end bumps it and returns the producer id and epoch
+// to continue with, the markers written with the bumped epoch. It stores
+// each transactional id's state in __transaction_state in Kafka's schema
+// (version 1 values, with the transaction's version and the previous and
+// next producer ids),
 // durably before answering, and ends a transaction synchronously:
 // PrepareCommit or PrepareAbort, a COMMIT or ABORT marker in every
 // partition of the transaction (fsynced), then CompleteCommit or

@@ -71,6 +71,28 @@ type ProducerIDAndEpoch struct {
 	Epoch      int16
 }
 
+// TxnVersion is the transaction protocol a request uses, as Kafka's
+// coordinator tells them apart (clientTransactionVersion, stored with the
+// transaction in __transaction_state).
+type TxnVersion int16
+
+// Transaction protocol versions. A Kafka broker tags EndTxn below v5,
+// AddPartitionsToTxn below v4 (a client's) and AddOffsetsToTxn with
+// [TxnVersion0], EndTxn v5 and the adds a broker makes for Produce v12+ and
+// TxnOffsetCommit v5+ with [TxnVersion2] (TransactionVersion's
+// transactionVersionForEndTxn and transactionVersionForAddPartitionsToTxn).
+const (
+	// TxnVersion0 is the protocol before KIP-890 part 2: the epoch is
+	// bumped by InitProducerID and by fencing only, EndTxn returns no
+	// producer id, partitions are added explicitly.
+	TxnVersion0 TxnVersion = 0
+	// TxnVersion2 is KIP-890 part 2's: every EndTxn bumps the epoch (a new
+	// producer id with epoch 0 once the epoch is exhausted), the markers
+	// carry the bumped epoch, and the producer continues with what EndTxn
+	// returns.
+	TxnVersion2 TxnVersion = 2
+)
+
 // TxnState is a transaction's state, as Kafka names them
 // (TransactionState).
 type TxnState string
@@ -115,9 +137,12 @@ type TxnDescription struct {
 }
 
 // TxnCoordinator is the transaction coordinator of one log.Dir: Kafka's
-// TransactionCoordinator, with the transaction version 1 protocol (the
-// epoch is bumped by InitProducerID and by fencing, not at every
-// transaction's end). It keeps each transactional id's producer id, epoch
+// TransactionCoordinator at the finalized transaction.version 2 (KIP-890):
+// each transaction follows the protocol of its requests, [TxnVersion0]
+// (EndTxn, AddPartitions, AddOffsets: the epoch is bumped by
+// InitProducerID and by fencing only) or [TxnVersion2] (EndTxnV2,
+// AddPartitionsV2, AddOffsetsV2: every transaction's end bumps the epoch).
+// It keeps each transactional id's producer id, epoch
 // and transaction in __transaction_state in Kafka's schemas and writes the
 // COMMIT and ABORT markers to the partitions of a transaction.
 //
@@ -178,7 +203,15 @@ type txnMeta struct {
 // txnState is what __transaction_state stores for a transactional id.
 type txnState struct {
 	producerID int64
-	epoch      int16
+	// prevProducerID is the producer id before the last transition
+	// (Kafka's previousProducerId); nextProducerID the one an ending
+	// version 2 transaction whose epoch is exhausted continues with, or
+	// -1 (nextProducerId).
+	prevProducerID, nextProducerID int64
+	epoch                          int16
+	// version is the protocol of the transaction's latest add or end
+	// (clientTransactionVersion).
+	version    TxnVersion
 	timeoutMs  int32
 	status     int8
 	partitions []TopicPartition // sorted, unique
@@ -269,7 +302,8 @@ func (tc *TxnCoordinator) Close() error {
 // (an idempotent producer) it returns a fresh producer id with epoch 0 and
 // persists nothing. Otherwise it loads or creates the transactional id's
 // state; an Ongoing transaction of a former producer is aborted (its
-// epoch bumped first, which fences that producer), and one left in
+// epoch bumped first, which fences that producer, then bumped again by the
+// abort, a [TxnVersion2] end as Kafka's coordinator makes it), and one left in
 // PrepareCommit or PrepareAbort is completed; then the epoch is bumped
 // (a new producer id with epoch 0 once the epoch would pass 32766) and the
 // state Empty with timeout is persisted durably before the call returns.
@@ -299,15 +333,15 @@ func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID st
 		if err != nil {
 			return ProducerIDAndEpoch{}, err
 		}
-		st = txnState{producerID: pid, epoch: -1}
+		st = txnState{producerID: pid, prevProducerID: pid, nextProducerID: -1, epoch: -1}
 	} else {
 		switch m.st.status {
 		case txncodec.StatusOngoing:
-			if err := tc.endLocked(ctx, m, false, true); err != nil {
+			if _, err := tc.endLocked(ctx, m, false, true, TxnVersion2); err != nil {
 				return ProducerIDAndEpoch{}, err
 			}
 		case txncodec.StatusPrepareCommit, txncodec.StatusPrepareAbort:
-			if err := tc.completeLocked(ctx, m); err != nil {
+			if _, err := tc.completeLocked(ctx, m); err != nil {
 				return ProducerIDAndEpoch{}, err
 			}
 		}
@@ -339,17 +373,32 @@ func (tc *TxnCoordinator) InitProducerID(ctx context.Context, transactionalID st
 // [ErrConcurrentTransactions]; a partition that does not exist with
 // [ErrUnknownTopicOrPartition], one of an internal topic (which no
 // producer may write: the coordinators add their own with AddOffsets)
-// with log.ErrInternalTopic, before anything changes.
+// with log.ErrInternalTopic, before anything changes. The transaction
+// follows [TxnVersion0] (a client's AddPartitionsToTxn below v4).
 func (tc *TxnCoordinator) AddPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition) error {
+	return tc.addClientPartitions(ctx, transactionalID, pe, tps, TxnVersion0)
+}
+
+// AddPartitionsV2 is AddPartitions for a [TxnVersion2] producer, which
+// never sends AddPartitionsToTxn: the broker adds a partition to the
+// transaction when the producer's first transactional batch for it
+// arrives (Produce v12+), as Kafka's broker does with an
+// AddPartitionsToTxn v4+ on the producer's behalf. Its errors are
+// AddPartitions'.
+func (tc *TxnCoordinator) AddPartitionsV2(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition) error {
+	return tc.addClientPartitions(ctx, transactionalID, pe, tps, TxnVersion2)
+}
+
+func (tc *TxnCoordinator) addClientPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition, v TxnVersion) error {
 	for _, tp := range tps {
 		if log.IsInternalTopic(tp.Topic) {
 			return fmt.Errorf("coordinator: %s cannot join a transaction: %w", tp, log.ErrInternalTopic)
 		}
 	}
-	return tc.addPartitions(ctx, transactionalID, pe, tps)
+	return tc.addPartitions(ctx, transactionalID, pe, tps, v)
 }
 
-func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition) error {
+func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, tps []TopicPartition, v TxnVersion) error {
 	logs := make([]*log.Log, len(tps))
 	for i, tp := range tps {
 		l, err := tc.dir.Partition(tp.Topic, tp.Partition)
@@ -381,8 +430,10 @@ func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID str
 			added = true
 		}
 	}
+	// Kafka answers an add of partitions all in the open transaction at
+	// once, keeping its version; any other add persists the request's.
 	if added || st.status != txncodec.StatusOngoing {
-		st.status, st.updateMs = txncodec.StatusOngoing, tc.nowMs()
+		st.status, st.updateMs, st.version = txncodec.StatusOngoing, tc.nowMs(), v
 		if err := tc.transition(ctx, m, st); err != nil {
 			return err
 		}
@@ -402,17 +453,25 @@ func (tc *TxnCoordinator) addPartitions(ctx context.Context, transactionalID str
 // AddOffsets is Kafka's AddOffsetsToTxn: it adds groupID's partition of
 // __consumer_offsets to the producer's transaction, as AddPartitions does,
 // so that [GroupCoordinator.TxnCommitOffsets] may commit the group's offsets inside
-// it.
+// it. The transaction follows [TxnVersion0], as Kafka tags every
+// AddOffsetsToTxn.
 func (tc *TxnCoordinator) AddOffsets(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID string) error {
-	return tc.addPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)})
+	return tc.addPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)}, TxnVersion0)
 }
 
-// EndTxn is Kafka's EndTxn, synchronous: it persists PrepareCommit or
-// PrepareAbort durably, writes a COMMIT or ABORT marker to every partition
-// of the transaction and waits for their fsyncs (partitions of deleted
-// topics are skipped), applies or discards the offsets committed in the
-// transaction, persists CompleteCommit or CompleteAbort durably, and
-// returns.
+// AddOffsetsV2 is AddOffsets for a [TxnVersion2] producer, which sends no
+// AddOffsetsToTxn: the broker adds the group's partition when a
+// TxnOffsetCommit v5+ arrives, before committing its offsets.
+func (tc *TxnCoordinator) AddOffsetsV2(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, groupID string) error {
+	return tc.addPartitions(ctx, transactionalID, pe, []TopicPartition{tc.groups.offsetsPartitionOf(groupID)}, TxnVersion2)
+}
+
+// EndTxn is Kafka's EndTxn below v5 ([TxnVersion0]), synchronous: it
+// persists PrepareCommit or PrepareAbort durably, writes a COMMIT or ABORT
+// marker to every partition of the transaction and waits for their fsyncs
+// (partitions of deleted topics are skipped), applies or discards the
+// offsets committed in the transaction, persists CompleteCommit or
+// CompleteAbort durably, and returns. The producer keeps its id and epoch.
 //
 // Ending a transaction that has no partitions (state Empty) succeeds and
 // does nothing: Kafka's client completes such a transaction without asking
@@ -421,6 +480,9 @@ func (tc *TxnCoordinator) AddOffsets(ctx context.Context, transactionalID string
 // other one fails with [ErrInvalidTxnState]. A transaction whose markers
 // could not all be written stays prepared: repeating the same EndTxn (or
 // the next InitProducerID, or the coordinator's goroutine) completes it.
+// A producer whose epoch a [TxnVersion2] end bumped is fenced with its old
+// epoch ([ErrProducerFenced]), as Kafka's strict check for these versions
+// fences it.
 func (tc *TxnCoordinator) EndTxn(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, commit bool) error {
 	m, err := tc.acquireProducer(ctx, transactionalID, pe)
 	if err != nil {
@@ -428,30 +490,96 @@ func (tc *TxnCoordinator) EndTxn(ctx context.Context, transactionalID string, pe
 	}
 	defer tc.release(m)
 	status := m.st.status
-	wrong := func() error {
-		what := "abort"
-		if commit {
-			what = "commit"
-		}
-		return fmt.Errorf("%w: %s of transactional id %s in state %s", ErrInvalidTxnState, what, m.id, txnStates[status])
-	}
 	switch status {
 	case txncodec.StatusOngoing:
-		return tc.endLocked(ctx, m, commit, false)
+		_, err := tc.endLocked(ctx, m, commit, false, TxnVersion0)
+		return err
 	case txncodec.StatusEmpty:
 		return nil
 	case txncodec.StatusCompleteCommit, txncodec.StatusCompleteAbort:
 		if commit == (status == txncodec.StatusCompleteCommit) {
 			return nil
 		}
-		return wrong()
 	case txncodec.StatusPrepareCommit, txncodec.StatusPrepareAbort:
 		if commit == (status == txncodec.StatusPrepareCommit) {
+			_, err := tc.completeLocked(ctx, m)
+			return err
+		}
+	}
+	return wrongEnd(m.id, commit, status)
+}
+
+// EndTxnV2 is Kafka's EndTxn v5 ([TxnVersion2]), synchronous as EndTxn:
+// PrepareCommit or PrepareAbort is persisted with the epoch bumped, the
+// markers carry the bumped epoch, and the call returns the producer id and
+// epoch the producer continues with: the bumped epoch, or, when the epoch
+// was exhausted (32766 before the bump), a new producer id with epoch 0,
+// the markers then written with epoch 32767 of the old one.
+//
+// As Kafka's coordinator answers it: a retry of an EndTxn that completed
+// (the producer's epoch one below the current, or the last one of the
+// former producer id after a new one was given) succeeds with the current
+// id and epoch, or fails with [ErrInvalidTxnState] if it asked the other
+// result; an abort with the current epoch after a completed transaction
+// or in state Empty ends an empty transaction, bumping the epoch; a commit
+// there fails with [ErrInvalidTxnState]. Any other epoch is fenced
+// ([ErrProducerFenced]). A transaction left prepared by a failure is
+// completed by the retry, as in EndTxn.
+func (tc *TxnCoordinator) EndTxnV2(ctx context.Context, transactionalID string, pe ProducerIDAndEpoch, commit bool) (ProducerIDAndEpoch, error) {
+	m, err := tc.acquire(ctx, transactionalID, false)
+	if err != nil {
+		return ProducerIDAndEpoch{}, err
+	}
+	defer tc.release(m)
+	st := m.st
+	current := ProducerIDAndEpoch{ProducerID: st.producerID, Epoch: st.epoch}
+	retryOnOverflow := st.prevProducerID == pe.ProducerID && pe.Epoch == math.MaxInt16-1 && st.epoch == 0
+	retryOnBump := pe.ProducerID == st.producerID && int(st.epoch) == int(pe.Epoch)+1
+	retry := retryOnBump || retryOnOverflow
+	if pe.ProducerID != st.producerID && !retryOnOverflow {
+		return ProducerIDAndEpoch{}, fmt.Errorf("%w: producer id %d is not transactional id %s's (%d)", ErrProducerFenced, pe.ProducerID, m.id, st.producerID)
+	}
+	valid := pe.Epoch == st.epoch
+	switch st.status {
+	case txncodec.StatusPrepareCommit, txncodec.StatusPrepareAbort:
+		valid = retryOnBump
+	case txncodec.StatusCompleteCommit, txncodec.StatusCompleteAbort:
+		valid = valid || retry
+	}
+	if !valid {
+		return ProducerIDAndEpoch{}, fmt.Errorf("%w: producer %d epoch %d, transactional id %s is at producer %d epoch %d in state %s",
+			ErrProducerFenced, pe.ProducerID, pe.Epoch, m.id, st.producerID, st.epoch, txnStates[st.status])
+	}
+	switch st.status {
+	case txncodec.StatusOngoing:
+		return tc.endLocked(ctx, m, commit, false, TxnVersion2)
+	case txncodec.StatusCompleteCommit, txncodec.StatusCompleteAbort:
+		completed := commit == (st.status == txncodec.StatusCompleteCommit)
+		switch {
+		case retry && completed:
+			return current, nil
+		case !retry && !commit:
+			return tc.endLocked(ctx, m, false, false, TxnVersion2)
+		}
+	case txncodec.StatusEmpty:
+		if !commit {
+			return tc.endLocked(ctx, m, false, false, TxnVersion2)
+		}
+	case txncodec.StatusPrepareCommit, txncodec.StatusPrepareAbort:
+		if commit == (st.status == txncodec.StatusPrepareCommit) {
 			return tc.completeLocked(ctx, m)
 		}
-		return wrong()
 	}
-	return wrong()
+	return ProducerIDAndEpoch{}, wrongEnd(m.id, commit, st.status)
+}
+
+// wrongEnd is the error of an EndTxn whose result does not fit the state.
+func wrongEnd(id string, commit bool, status int8) error {
+	what := "abort"
+	if commit {
+		what = "commit"
+	}
+	return fmt.Errorf("%w: %s of transactional id %s in state %s", ErrInvalidTxnState, what, id, txnStates[status])
 }
 
 // DescribeTransaction is Kafka's DescribeTransactions for one
@@ -597,6 +725,9 @@ func (tc *TxnCoordinator) release(m *txnMeta) {
 // (ctx ended), st still becomes the state, since a reload would read it,
 // and the error is returned: the caller does not know the outcome.
 func (tc *TxnCoordinator) transition(ctx context.Context, m *txnMeta, st txnState) error {
+	if m.loaded {
+		st.prevProducerID = m.st.producerID // Kafka's previousProducerId: the id before the transition
+	}
 	appended, err := tc.persist(ctx, m.id, &st)
 	if appended {
 		tc.mu.Lock()
@@ -606,44 +737,75 @@ func (tc *TxnCoordinator) transition(ctx context.Context, m *txnMeta, st txnStat
 	return err
 }
 
-// endLocked ends m's Ongoing transaction: it persists PrepareCommit or
-// PrepareAbort (with fence, the epoch bumped first, as Kafka fences a
-// producer whose transaction it aborts), then completes it. The caller
-// holds m's lock.
-func (tc *TxnCoordinator) endLocked(ctx context.Context, m *txnMeta, commit, fence bool) error {
+// endLocked ends m's transaction (Ongoing, or, at [TxnVersion2], an empty
+// one): it persists PrepareCommit or PrepareAbort, then completes it. With
+// fence the epoch is bumped first, as Kafka fences a producer whose
+// transaction it aborts; such an abort follows [TxnVersion2], the
+// coordinator's own version, as Kafka's does. At [TxnVersion2] the epoch
+// is bumped (never past 32767), and a new producer id is drawn for the
+// completion when the epoch was exhausted and no fence bumped it. It
+// returns the producer id and epoch after the completion. The caller holds
+// m's lock.
+func (tc *TxnCoordinator) endLocked(ctx context.Context, m *txnMeta, commit, fence bool, v TxnVersion) (ProducerIDAndEpoch, error) {
 	st := m.st.clone()
 	if fence && st.epoch < math.MaxInt16 {
 		st.epoch++
+	}
+	st.nextProducerID, st.version = -1, v
+	if v == TxnVersion2 {
+		if !fence && st.epoch >= math.MaxInt16-1 {
+			pid, err := tc.dir.AllocateProducerID(ctx)
+			if err != nil {
+				return ProducerIDAndEpoch{}, err
+			}
+			st.nextProducerID = pid
+		}
+		if st.epoch < math.MaxInt16 {
+			st.epoch++
+		}
+	}
+	if st.status != txncodec.StatusOngoing {
+		st.partitions, st.startMs = nil, tc.nowMs()
 	}
 	st.status, st.updateMs = txncodec.StatusPrepareAbort, tc.nowMs()
 	if commit {
 		st.status = txncodec.StatusPrepareCommit
 	}
 	if err := tc.transition(ctx, m, st); err != nil {
-		return err
+		return ProducerIDAndEpoch{}, err
 	}
 	if hook := tc.afterPrepare.Load(); hook != nil {
 		if err := (*hook)(); err != nil {
-			return err
+			return ProducerIDAndEpoch{}, err
 		}
 	}
 	return tc.completeLocked(ctx, m)
 }
 
 // completeLocked completes m's prepared transaction: markers to every
-// partition, then CompleteCommit or CompleteAbort, with no partitions, as
-// Kafka writes it. The caller holds m's lock.
-func (tc *TxnCoordinator) completeLocked(ctx context.Context, m *txnMeta) error {
+// partition, with the prepared producer id and epoch, then CompleteCommit
+// or CompleteAbort, with no partitions, as Kafka writes it (a
+// [TxnVersion2] transaction given a new producer id continues with it, at
+// epoch 0). It returns the producer id and epoch after the completion. The
+// caller holds m's lock.
+func (tc *TxnCoordinator) completeLocked(ctx context.Context, m *txnMeta) (ProducerIDAndEpoch, error) {
 	st := m.st.clone()
 	commit := st.status == txncodec.StatusPrepareCommit
 	if err := tc.writeMarkers(ctx, st.producerID, st.epoch, st.partitions, commit); err != nil {
-		return err
+		return ProducerIDAndEpoch{}, err
 	}
+	if st.version == TxnVersion2 && st.nextProducerID >= 0 {
+		st.producerID, st.epoch = st.nextProducerID, 0
+	}
+	st.nextProducerID = -1
 	st.status, st.partitions, st.updateMs = txncodec.StatusCompleteAbort, []TopicPartition{}, tc.nowMs()
 	if commit {
 		st.status = txncodec.StatusCompleteCommit
 	}
-	return tc.transition(ctx, m, st)
+	if err := tc.transition(ctx, m, st); err != nil {
+		return ProducerIDAndEpoch{}, err
+	}
+	return ProducerIDAndEpoch{ProducerID: st.producerID, Epoch: st.epoch}, nil
 }
 
 func (tc *TxnCoordinator) nowMs() int64 { return tc.now().UnixMilli() }

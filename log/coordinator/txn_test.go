@@ -274,13 +274,15 @@ func TestFencing(t *testing.T) {
 
 	cur := e.init("tx")
 	require.Equal(t, old.ProducerID, cur.ProducerID)
-	require.Equal(t, old.Epoch+2, cur.Epoch, "one bump to fence and abort, one for the new producer")
+	// Kafka at transaction.version 2 fences (one bump), aborts as a
+	// version 2 end (another), then bumps for the new producer.
+	require.Equal(t, old.Epoch+3, cur.Epoch, "one bump to fence, one to abort, one for the new producer")
 	for p := range int32(2) {
 		l := e.log(p)
 		require.Equal(t, l.HighWatermark(), l.LastStableOffset())
 		h, m := lastMarker(t, l)
 		require.Equal(t, record.ControlAbort, m.Type)
-		require.Equal(t, old.Epoch+1, h.ProducerEpoch)
+		require.Equal(t, old.Epoch+2, h.ProducerEpoch)
 		require.Equal(t, old.ProducerID, h.ProducerID)
 	}
 	require.Zero(t, committed(t, e.log(0)))
@@ -774,7 +776,7 @@ func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
 	d, err := e.txn.DescribeTransaction("tx")
 	require.NoError(t, err)
 	require.Equal(t, TxnCompleteAbort, d.State)
-	require.Equal(t, pe.Epoch+1, d.ProducerEpoch)
+	require.Equal(t, pe.Epoch+2, d.ProducerEpoch, "fenced, then aborted as a version 2 end")
 	l := e.log(0)
 	require.Equal(t, l.LogEndOffset(), l.LastStableOffset())
 	require.Zero(t, committed(t, l))
@@ -788,7 +790,7 @@ func TestTimedOutTransactionIsAbortedAndFenced(t *testing.T) {
 	_, err = e.produce(pe, 0, 1, true)
 	requireFencedInLog(t, err)
 	next := e.init("tx")
-	require.Equal(t, pe.Epoch+2, next.Epoch)
+	require.Equal(t, pe.Epoch+3, next.Epoch)
 }
 
 // TestTimeoutGoroutine: the coordinator's goroutine aborts on its own.

@@ -13,11 +13,13 @@ import (
 	"github.com/kafkalite/kafkalite/record"
 )
 
-// txnValueVersion is the TransactionLogValue version written: 0, what Kafka
-// writes at transaction.version 0 — the protocol this coordinator
-// implements (the epoch is not bumped at every transaction's end) — and
-// what every Kafka 3.x and 4.x broker reads (see the txncodec package doc).
-const txnValueVersion = 0
+// txnValueVersion is the TransactionLogValue version written: 1, what Kafka
+// writes at the finalized transaction.version 2 of this coordinator
+// (TransactionVersion.transactionLogValueVersion), with the transaction's
+// clientTransactionVersion and the previous and next producer ids as
+// tagged fields. Every Kafka 3.x and 4.x broker reads it (see the txncodec
+// package doc).
+const txnValueVersion = txncodec.DefaultValueVersion
 
 // stateLog returns the __transaction_state partition of a transactional
 // id.
@@ -69,6 +71,7 @@ func (tc *TxnCoordinator) appendState(ctx context.Context, l *log.Log, keys, val
 // Empty, grouped by topic otherwise.
 func (st *txnState) value() txncodec.Value {
 	v := txncodec.NewValue(st.producerID, st.epoch, st.timeoutMs, st.updateMs)
+	v.PreviousProducerID, v.NextProducerID, v.ClientTransactionVersion = st.prevProducerID, st.nextProducerID, int16(st.version)
 	v.TransactionStatus = st.status
 	v.TransactionStartTimestampMs = st.startMs
 	if st.status != txncodec.StatusEmpty {
@@ -86,8 +89,9 @@ func (st *txnState) value() txncodec.Value {
 
 // stateOf converts a stored value.
 func stateOf(v txncodec.Value) txnState {
-	st := txnState{producerID: v.ProducerID, epoch: v.ProducerEpoch, timeoutMs: v.TransactionTimeoutMs, status: v.TransactionStatus,
-		startMs: v.TransactionStartTimestampMs, updateMs: v.TransactionLastUpdateTimestampMs}
+	st := txnState{producerID: v.ProducerID, prevProducerID: v.PreviousProducerID, nextProducerID: v.NextProducerID,
+		epoch: v.ProducerEpoch, version: TxnVersion(v.ClientTransactionVersion), timeoutMs: v.TransactionTimeoutMs,
+		status: v.TransactionStatus, startMs: v.TransactionStartTimestampMs, updateMs: v.TransactionLastUpdateTimestampMs}
 	if st.status == txncodec.StatusPrepareEpochFence {
 		st.status = txncodec.StatusPrepareAbort // Kafka persists a fence as PrepareAbort; read the other the same way
 	}
@@ -186,7 +190,7 @@ func (tc *TxnCoordinator) completePrepared(ctx context.Context) {
 			continue // expired or closed meanwhile
 		}
 		if s := m.st.status; s == txncodec.StatusPrepareCommit || s == txncodec.StatusPrepareAbort {
-			if err := tc.completeLocked(ctx, m); err != nil && !errors.Is(err, log.ErrClosed) {
+			if _, err := tc.completeLocked(ctx, m); err != nil && !errors.Is(err, log.ErrClosed) {
 				tc.logger.Warn("completing a prepared transaction failed", "transactional.id", id, "err", err)
 			}
 		}
@@ -282,9 +286,10 @@ func (tc *TxnCoordinator) run() {
 }
 
 // abortTimedOut aborts the transactions open longer than their timeout, as
-// Kafka's abortTimedOutTransactions does: the epoch is bumped (fencing the
-// producer), PrepareAbort persisted with it, ABORT markers written with it,
-// then CompleteAbort. It also retries completing transactions whose
+// Kafka's abortTimedOutTransactions does at transaction.version 2: the
+// epoch is bumped (fencing the producer) and bumped again by the abort, a
+// [TxnVersion2] end, PrepareAbort persisted with it, ABORT markers written
+// with it, then CompleteAbort. It also retries completing transactions whose
 // markers could not be written. It returns how many it ended.
 func (tc *TxnCoordinator) abortTimedOut(ctx context.Context) int {
 	timedOut := func(st *txnState, now time.Time) bool {
@@ -301,9 +306,9 @@ func (tc *TxnCoordinator) abortTimedOut(ctx context.Context) int {
 		switch {
 		case timedOut(&m.st, tc.now()):
 			tc.logger.Info("aborting a timed-out transaction", "transactional.id", id, "producer", m.st.producerID, "epoch", m.st.epoch)
-			err = tc.endLocked(ctx, m, false, true)
+			_, err = tc.endLocked(ctx, m, false, true, TxnVersion2)
 		case m.st.status == txncodec.StatusPrepareCommit || m.st.status == txncodec.StatusPrepareAbort:
-			err = tc.completeLocked(ctx, m)
+			_, err = tc.completeLocked(ctx, m)
 		default:
 			tc.release(m)
 			continue

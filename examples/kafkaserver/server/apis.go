@@ -63,9 +63,9 @@ func init() {
 		kmsg.DeleteGroups.Int16():            {0, 2, (*Server).handleDeleteGroups},
 		kmsg.OffsetDelete.Int16():            {0, 0, (*Server).handleOffsetDelete},
 		kmsg.AddPartitionsToTxn.Int16():      {0, 3, (*Server).handleAddPartitionsToTxn},
-		kmsg.AddOffsetsToTxn.Int16():         {0, 3, (*Server).handleAddOffsetsToTxn},
-		kmsg.EndTxn.Int16():                  {0, 3, (*Server).handleEndTxn},
-		kmsg.TxnOffsetCommit.Int16():         {0, 3, (*Server).handleTxnOffsetCommit},
+		kmsg.AddOffsetsToTxn.Int16():         {0, 4, (*Server).handleAddOffsetsToTxn},
+		kmsg.EndTxn.Int16():                  {0, 5, (*Server).handleEndTxn},
+		kmsg.TxnOffsetCommit.Int16():         {0, 5, (*Server).handleTxnOffsetCommit},
 		kmsg.ListTransactions.Int16():        {0, 1, (*Server).handleListTransactions},
 		kmsg.DescribeTransactions.Int16():    {0, 0, (*Server).handleDescribeTransactions},
 		kmsg.DescribeProducers.Int16():       {0, 0, (*Server).handleDescribeProducers},
@@ -100,11 +100,13 @@ func SupportedAPIs() []kmsg.ApiVersionsResponseApiKey {
 	return out
 }
 
-func (s *Server) apiVersions(code int16) *kmsg.ApiVersionsResponse {
+// apiVersions is the ApiVersions response at version v: the APIs and,
+// from v3, the features (Features).
+func (s *Server) apiVersions(code, v int16) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = code
 	resp.ApiKeys = slices.DeleteFunc(SupportedAPIs(), func(k kmsg.ApiVersionsResponseApiKey) bool { return !s.served(k.ApiKey) })
-	addFeatures(resp) // features.go: the levels kafkalite implements
+	setFeatures(resp, v) // features.go: the levels kafkalite implements
 	return resp
 }
 
@@ -126,7 +128,7 @@ func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.R
 			return resp, nil
 		}
 	}
-	return s.apiVersions(errNone), nil
+	return s.apiVersions(errNone, req.Version), nil
 }
 
 func (s *Server) broker() (int32, string, int32) {
@@ -278,15 +280,21 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 		ti, pi int
 	}
 	var syncs []synced
+	names := make([]string, len(req.Topics))
+	known := make([]bool, len(req.Topics))
+	for ti, t := range req.Topics {
+		names[ti], known[ti] = t.Topic, true
+		if req.Version >= 13 {
+			// v13 names the topic by its id (KIP-516).
+			names[ti], known[ti] = s.topicByID(t.TopicID)
+		}
+	}
+	refused := s.addToTransaction(ctx, req, names, known)
 	for ti, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, 0, len(t.Partitions))
-		name, known := t.Topic, true
-		if req.Version >= 13 {
-			// v13 names the topic by its id (KIP-516).
-			name, known = s.topicByID(t.TopicID)
-		}
+		name, known := names[ti], known[ti]
 		for pi, p := range t.Partitions {
 			rp := kmsg.NewProduceResponseTopicPartition()
 			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, -1, -1, -1
@@ -297,6 +305,8 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 				rp.ErrorCode = errInvalidRequiredAcks
 			case !known:
 				rp.ErrorCode = errUnknownTopicID
+			case refused[log.TopicPartition{Topic: name, Partition: p.Partition}] != errNone:
+				rp.ErrorCode = refused[log.TopicPartition{Topic: name, Partition: p.Partition}]
 			default:
 				l, err := s.dir.Partition(name, p.Partition)
 				if err != nil {
@@ -306,6 +316,11 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 				res, last, err := s.produceRecords(l, p.Records)
 				if err != nil {
 					rp.ErrorCode, rp.ErrorMessage = codeOf(err), messageOf(err)
+					if errors.Is(err, log.ErrInvalidTxnState) && transactional(p.Records) {
+						// The partition is not in the transaction (KIP-890
+						// part 1's verification).
+						rp.ErrorCode = notInTxnCode(req.Version, 11)
+					}
 					break
 				}
 				rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = res.BaseOffset, res.LogAppendTime, l.LogStartOffset()

@@ -799,7 +799,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	if h.key == kmsg.ApiVersions.Int16() && (h.version < api.min || h.version > api.max) {
 		// Kafka answers an ApiVersions it does not know the version of at
 		// version 0, with the ranges, so that the client can pick.
-		resp := s.apiVersions(errUnsupportedVersion)
+		resp := s.apiVersions(errUnsupportedVersion, 0)
 		resp.SetVersion(0)
 		return []chunk{{b: s.frame(h, resp)}}, nil
 	}

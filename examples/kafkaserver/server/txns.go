@@ -10,13 +10,18 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
+	"github.com/kafkalite/kafkalite/record"
 )
 
 // Transactions are served by the directory's own transaction coordinator
-// (the one kafkalite's in-process transactional producers use), with its
-// protocol: transactions version 1, markers written by the coordinator at
-// EndTxn, the epoch bumped by InitProducerId and by fencing (KIP-890's
-// version 2 is never advertised: no finalized transaction.version).
+// (the one kafkalite's in-process transactional producers use), with
+// markers written by the coordinator at EndTxn, at the finalized
+// transaction.version 2 (features.go): a client that sees it uses
+// transactions version 2 (KIP-890 part 2: EndTxn v5 bumps the epoch,
+// Produce v12+ and TxnOffsetCommit v5+ add their partitions to the
+// transaction without AddPartitionsToTxn or AddOffsetsToTxn); older
+// request versions keep version 1's protocol, each transaction following
+// its requests' versions as Kafka's coordinator does.
 
 // Kafka's transaction error codes.
 const (
@@ -24,6 +29,7 @@ const (
 	errConcurrentTransactions    int16 = 51
 	errProducerFenced            int16 = 90
 	errTransactionalIDNotFound   int16 = 105
+	errTransactionAbortable      int16 = 120
 )
 
 func txnCode(err error) int16 {
@@ -136,12 +142,34 @@ func (s *Server) handleEndTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Resp
 	req := kreq.(*kmsg.EndTxnRequest)
 	resp := kmsg.NewPtrEndTxnResponse()
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
+	pe := coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
 	tc, err := s.txns(ctx)
-	if err == nil {
-		err = tc.EndTxn(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, req.Commit)
+	switch {
+	case err != nil:
+	case req.Version >= 5:
+		// Transactions version 2: the epoch is bumped, and the producer
+		// continues with the id and epoch returned.
+		var next coordinator.ProducerIDAndEpoch
+		if next, err = tc.EndTxnV2(ctx, req.TransactionalID, pe, req.Commit); err == nil {
+			resp.ProducerID, resp.ProducerEpoch = next.ProducerID, next.Epoch
+		}
+	default:
+		err = tc.EndTxn(ctx, req.TransactionalID, pe, req.Commit)
 	}
 	resp.ErrorCode = fencedCode(txnCode(err), req.Version, 2)
 	return resp, nil
+}
+
+// notInTxnCode is how a request version says that a transactional write
+// came for a partition not in the transaction (KIP-890 part 1's
+// verification): TRANSACTION_ABORTABLE from the version that knows it
+// (Produce v11, TxnOffsetCommit v4), INVALID_TXN_STATE before, as Kafka's
+// AddPartitionsToTxnManager answers.
+func notInTxnCode(version, knows int16) int16 {
+	if version >= knows {
+		return errTransactionAbortable
+	}
+	return errInvalidTxnState
 }
 
 func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
@@ -157,12 +185,23 @@ func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (
 	if req.Version >= 3 {
 		m.MemberID, m.GenerationID, m.GroupInstanceID = req.MemberID, req.Generation, deref(req.InstanceID)
 	}
+	pe := coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
 	coord, err := s.coordinator(ctx)
+	if err == nil && req.Version >= 5 {
+		// Transactions version 2: the group's partition joins the
+		// transaction here, as Kafka's broker adds it for v5+.
+		var tc *coordinator.TxnCoordinator
+		if tc, err = s.txns(ctx); err == nil {
+			err = tc.AddOffsetsV2(ctx, req.TransactionalID, pe, req.Group)
+		}
+	}
 	if err == nil {
-		err = coord.TxnCommitOffsets(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch},
-			m, offsets)
+		err = coord.TxnCommitOffsets(ctx, req.TransactionalID, pe, m, offsets)
 	}
 	code := fencedCode(txnCode(err), req.Version, 3)
+	if errors.Is(err, coordinator.ErrInvalidTxnState) {
+		code = notInTxnCode(req.Version, 4)
+	}
 	for _, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
 		rt.Topic = t.Topic
@@ -236,4 +275,62 @@ func (s *Server) handleDescribeTransactions(ctx context.Context, kreq kmsg.Reque
 		resp.TransactionStates = append(resp.TransactionStates, st)
 	}
 	return resp, nil
+}
+
+// transactional reports whether records start with a transactional batch.
+func transactional(records []byte) bool {
+	h, err := record.ParseHeader(records)
+	return err == nil && h.Attributes.IsTransactional()
+}
+
+// addToTransaction adds to their producer's transaction the partitions
+// that a Produce v12+ with a transactional id writes transactional
+// batches to (transactions version 2 sends no AddPartitionsToTxn: Kafka's
+// broker adds them before appending). It returns the error code of each
+// partition the coordinator refused, which is then not written: a fenced
+// producer gets INVALID_PRODUCER_EPOCH, as Kafka's AddPartitionsToTxnManager
+// answers a Produce. Partitions that do not exist, or of internal topics,
+// are left to the append, which refuses them.
+func (s *Server) addToTransaction(ctx context.Context, req *kmsg.ProduceRequest, names []string, known []bool) map[log.TopicPartition]int16 {
+	if req.Version < 12 || req.TransactionID == nil {
+		return nil
+	}
+	byProducer := map[coordinator.ProducerIDAndEpoch][]log.TopicPartition{}
+	for ti, t := range req.Topics {
+		if !known[ti] || log.IsInternalTopic(names[ti]) {
+			continue
+		}
+		for _, p := range t.Partitions {
+			h, err := record.ParseHeader(p.Records)
+			if err != nil || !h.Attributes.IsTransactional() {
+				continue
+			}
+			if _, err := s.dir.Partition(names[ti], p.Partition); err != nil {
+				continue
+			}
+			pe := coordinator.ProducerIDAndEpoch{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch}
+			byProducer[pe] = append(byProducer[pe], log.TopicPartition{Topic: names[ti], Partition: p.Partition})
+		}
+	}
+	if len(byProducer) == 0 {
+		return nil
+	}
+	refused := map[log.TopicPartition]int16{}
+	tc, terr := s.txns(ctx)
+	for pe, tps := range byProducer {
+		err := terr
+		if err == nil {
+			err = tc.AddPartitionsV2(ctx, *req.TransactionID, pe, tps)
+		}
+		if err != nil {
+			code := txnCode(err)
+			if code == errProducerFenced {
+				code = errInvalidProducerEpoch
+			}
+			for _, tp := range tps {
+				refused[tp] = code
+			}
+		}
+	}
+	return refused
 }

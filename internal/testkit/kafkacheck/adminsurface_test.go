@@ -62,12 +62,13 @@ func TestKafkaAdminToolsAgainstServer(t *testing.T) {
 	require.Len(t, dirs.Brokers[0].LogDirs[0].Partitions, 3)
 
 	out = ok(features, "describe")
-	require.Regexp(t, `Feature: group.version\s+SupportedMinVersion: 1\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 0`, out)
-	require.Regexp(t, `Feature: share.version\s+SupportedMinVersion: 1\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 0`, out)
+	require.Regexp(t, `Feature: group.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 1`, out)
+	require.Regexp(t, `Feature: share.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 1`, out)
+	require.Regexp(t, `Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+Epoch: 1`, out)
 	require.Contains(t, ok(features, "upgrade", "--feature", "group.version=1"), "group.version was upgraded to 1.")
-	out, err := tool(features, "upgrade", "--feature", "transaction.version=2")
+	out, err := tool(features, "upgrade", "--feature", "share.version=2")
 	require.Error(t, err, out)
-	require.Contains(t, err.Error(), "Could not upgrade transaction.version to 2.")
+	require.Contains(t, err.Error(), "Could not upgrade share.version to 2.")
 
 	out = ok(configs, "--entity-type", "brokers", "--entity-name", "0", "--describe", "--all")
 	require.Contains(t, out, "All configs for broker 0 are:")

@@ -289,7 +289,8 @@ func byTopicJSON(partitions map[string][]int32, field string) []any {
 
 func requireTxnState(t testing.TB, msg string, w TxnState, got DumpedRecord) {
 	t.Helper()
-	typ, key, val := keyAndValue(t, msg, got, "0")
+	// Version 1, as Kafka 4.4 writes at transaction.version 2.
+	typ, key, val := keyAndValue(t, msg, got, "1")
 	require.Equal(t, "0", typ, "%s: a TransactionLogKey", msg)
 	require.Equal(t, map[string]any{"transactionalId": w.TransactionalID}, key, "%s: key", msg)
 	var parts any
@@ -306,7 +307,14 @@ func requireTxnState(t testing.TB, msg string, w TxnState, got DumpedRecord) {
 	}
 	want := map[string]any{"producerId": num(w.ProducerID), "producerEpoch": num(int64(w.ProducerEpoch)),
 		"transactionTimeoutMs": num(int64(w.TimeoutMs)), "transactionStatus": w.Status, "transactionPartitions": parts,
-		"transactionLastUpdateTimestampMs": num(w.LastUpdateTimeMs), "transactionStartTimestampMs": num(w.StartTimeMs)}
+		"transactionLastUpdateTimestampMs": num(w.LastUpdateTimeMs), "transactionStartTimestampMs": num(w.StartTimeMs),
+		// The producer id before the transition: the same one while no
+		// new producer id is given. Tagged fields at their defaults
+		// (nextProducerId -1, clientTransactionVersion 0) are not printed.
+		"previousProducerId": num(w.ProducerID)}
+	if w.ClientTransactionVersion != 0 {
+		want["clientTransactionVersion"] = num(int64(w.ClientTransactionVersion))
+	}
 	require.Equal(t, want, val, "%s: value", msg)
 }
 

@@ -188,6 +188,9 @@ type TxnState struct {
 	Partitions       map[string][]int32
 	LastUpdateTimeMs int64
 	StartTimeMs      int64
+	// ClientTransactionVersion is the transaction's version (0, or 2 for
+	// transactions version 2), printed when not 0.
+	ClientTransactionVersion int16
 }
 
 // ConsumerView returns the data records of tp a consumer reads from the
@@ -252,7 +255,8 @@ type SnapshotEntry struct {
 // ProducerStateAt returns the producer state a snapshot at offset holds:
 // Kafka's ProducerStateManager rules applied to the batches appended below
 // offset. For each producer id: its latest epoch; its last data batch's
-// sequences, last offset and offset delta; the max timestamp of its latest
+// sequences, last offset and offset delta (none after a marker of a
+// newer epoch); the max timestamp of its latest
 // batch or marker; the coordinator epoch of its latest marker (-1 before
 // one); the first offset of its open transaction. Sorted by producer id.
 func (p *PartitionContent) ProducerStateAt(offset int64) []SnapshotEntry {
@@ -266,8 +270,14 @@ func (p *PartitionContent) ProducerStateAt(offset int64) []SnapshotEntry {
 		}
 		e := state[b.ProducerID]
 		if e == nil {
-			e = &SnapshotEntry{ProducerID: b.ProducerID, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1}
+			e = &SnapshotEntry{ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch, CoordinatorEpoch: -1, CurrentTxnFirstOffset: -1,
+				FirstSequence: -1, LastSequence: -1, LastOffset: -1}
 			state[b.ProducerID] = e
+		}
+		if b.ProducerEpoch != e.ProducerEpoch {
+			// A new epoch (a marker of transactions version 2 brings one)
+			// drops the batches' metadata: no sequence, no last offset.
+			e.FirstSequence, e.LastSequence, e.LastOffset, e.OffsetDelta = -1, -1, -1, 0
 		}
 		e.ProducerEpoch = b.ProducerEpoch
 		e.LastTimestamp = b.MaxTimestamp

@@ -433,7 +433,12 @@ func (s *fxProducer) end(commit bool) {
 		status, typ, endTxn = "Commit", record.ControlCommit, s.p.CommitTransaction
 	}
 	require.NoError(f.t, endTxn(f.ctx))
-	f.txnRecord(s.transactional, "Prepare"+status, nil)
+	// The producer is a transactions version 2 client: the end bumps the
+	// epoch, which the prepared state, the markers and the next
+	// transaction's batches (their sequences from 0) carry.
+	s.epoch++
+	s.seq = map[TopicPartition]int32{}
+	f.txnRecord(s.transactional, "Prepare"+status, func(st *TxnState) { st.ProducerEpoch = s.epoch })
 	parts := make([]TopicPartition, 0, len(s.txnFirst))
 	for tp := range s.txnFirst {
 		parts = append(parts, tp)
@@ -502,6 +507,9 @@ func (f *fixture) txnRecord(id, status string, change func(*TxnState)) {
 	}
 	if status == "Ongoing" && st.Status != "Ongoing" {
 		st.StartTimeMs, st.Partitions = now, map[string][]int32{}
+	}
+	if status == "Ongoing" {
+		st.ClientTransactionVersion = 2 // the in-process producer's adds are version 2's
 	}
 	st.Status, st.LastUpdateTimeMs = status, now
 	if change != nil {

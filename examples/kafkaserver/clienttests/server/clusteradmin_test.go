@@ -380,9 +380,9 @@ func TestFeatures(t *testing.T) {
 	for _, f := range av.FinalizedFeatures {
 		fin[f.Name] = [2]int16{f.MinVersionLevel, f.MaxVersionLevel}
 	}
-	require.Equal(t, map[string][2]int16{"group.version": {1, 1}, "share.version": {1, 1}}, sup)
-	require.Equal(t, map[string][2]int16{"group.version": {1, 1}, "share.version": {1, 1}}, fin)
-	require.Equal(t, int64(0), av.FinalizedFeaturesEpoch)
+	require.Equal(t, map[string][2]int16{"group.version": {0, 1}, "share.version": {0, 1}, "transaction.version": {0, 2}}, sup)
+	require.Equal(t, map[string][2]int16{"group.version": {1, 1}, "share.version": {1, 1}, "transaction.version": {2, 2}}, fin)
+	require.Equal(t, server.FinalizedFeaturesEpoch, av.FinalizedFeaturesEpoch)
 
 	md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
 	require.NoError(t, err)
@@ -426,17 +426,17 @@ func TestFeatures(t *testing.T) {
 		return u
 	}
 	for v := int16(0); v <= 2; v++ {
-		r := update(v, fu("group.version", 1, 1), fu("share.version", 1, 1))
+		r := update(v, fu("group.version", 1, 1), fu("share.version", 1, 1), fu("transaction.version", 2, 1))
 		require.Zero(t, r.ErrorCode, "v%d %v", v, r.ErrorMessage)
 		if v < 2 {
-			require.Len(t, r.Results, 2)
+			require.Len(t, r.Results, 3)
 		}
 		for _, bad := range [][]kmsg.UpdateFeaturesRequestFeatureUpdate{
-			{fu("transaction.version", 2, 1)},
+			{fu("transaction.version", 3, 1)},
 			{fu("share.version", 2, 1)},
 			{fu("group.version", 0, 2)},
 			{fu("no.such.version", 1, 1)},
-			{fu("group.version", 1, 1), fu("transaction.version", 1, 1)},
+			{fu("group.version", 1, 1), fu("transaction.version", 1, 1)}, // a downgrade not asked as one
 		} {
 			r := update(v, bad...)
 			require.Equal(t, kerr.InvalidUpdateVersion.Code, r.ErrorCode, "v%d %s", v, bad[len(bad)-1].Feature)

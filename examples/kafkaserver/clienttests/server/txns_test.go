@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 	"github.com/kafkalite/kafkalite/record"
@@ -128,6 +129,46 @@ func TestTransactionalOffsets(t *testing.T) {
 	require.Equal(t, int64(n), total)
 }
 
+// txnV1Versions caps the requests that transactions version 2 changes
+// below their version 2 forms (Produce v12, TxnOffsetCommit v5, EndTxn v5).
+func txnV1Versions() *kversion.Versions {
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(kmsg.Produce.Int16(), 10)
+	vs.SetMaxKeyVersion(kmsg.TxnOffsetCommit.Int16(), 4)
+	vs.SetMaxKeyVersion(kmsg.EndTxn.Int16(), 4)
+	return vs
+}
+
+// txnCommitCode sends a TxnOffsetCommit of offset for topic-p in
+// group's name by producer pid at epoch and returns the partition's error
+// code.
+func txnCommitCode(t *testing.T, cl *kgo.Client, txnID, group string, pid int64, epoch int16, topic string, p int32, offset int64) int16 {
+	t.Helper()
+	commit := kmsg.NewPtrTxnOffsetCommitRequest()
+	commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = txnID, group, pid, epoch
+	ct := kmsg.NewTxnOffsetCommitRequestTopic()
+	ct.Topic = topic
+	cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	cp.Partition, cp.Offset = p, offset
+	ct.Partitions = append(ct.Partitions, cp)
+	commit.Topics = append(commit.Topics, ct)
+	cresp, err := commit.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	return cresp.Topics[0].Partitions[0].ErrorCode
+}
+
+// initTxn sends an InitProducerId for txnID (a 60 s timeout) and returns
+// the producer id and epoch.
+func initTxn(t *testing.T, cl *kgo.Client, txnID string) (int64, int16) {
+	t.Helper()
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(txnID), 60_000
+	iresp, err := init.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	require.Zero(t, iresp.ErrorCode)
+	return iresp.ProducerID, iresp.ProducerEpoch
+}
+
 // txnBatch is a transactional batch of n records of producer pid at
 // epoch, with base sequence seq.
 func txnBatch(t *testing.T, pid int64, epoch int16, seq int32, n int) []byte {
@@ -185,21 +226,18 @@ func produceAcks(t *testing.T, cl *kgo.Client, txnID string, acks int16, topic s
 // and the transaction commits whole (every partition's last stable offset
 // moves to its end; a read_committed consumer sees every record). A
 // partition never added refuses a transactional batch with
-// INVALID_TXN_STATE, Kafka's answer.
+// INVALID_TXN_STATE, Kafka's answer. The requests are transactions
+// version 1's (Produce v10, TxnOffsetCommit v4, EndTxn v4), which add
+// partitions explicitly.
 func TestOpenTransactionAcrossRestart(t *testing.T) {
 	for _, recovery := range []string{"restart", "power loss"} {
 		t.Run(recovery, func(t *testing.T) {
 			srv := servertest.StartInMemory(t, nil)
-			cl := client(t, srv.Addr, kgo.RequestRetries(20))
+			cl := client(t, srv.Addr, kgo.RequestRetries(20), kgo.MaxVersions(txnV1Versions()))
 			createTopic(t, cl, "tx", 3)
 			ctx := context.Background()
 			const id = "tx-restart"
-			init := kmsg.NewPtrInitProducerIDRequest()
-			init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(id), 60_000
-			iresp, err := init.RequestWith(ctx, cl)
-			require.NoError(t, err)
-			require.Zero(t, iresp.ErrorCode)
-			pid, epoch := iresp.ProducerID, iresp.ProducerEpoch
+			pid, epoch := initTxn(t, cl, id)
 
 			add := kmsg.NewPtrAddPartitionsToTxnRequest()
 			add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, pid, epoch
@@ -229,17 +267,7 @@ func TestOpenTransactionAcrossRestart(t *testing.T) {
 			require.Zero(t, produceCode(t, cl, id, "tx", 0, txnBatch(t, pid, epoch, 2, 1)))
 			require.Equal(t, int16(48), produceCode(t, cl, id, "tx", 2, txnBatch(t, pid, epoch, 0, 1)), "INVALID_TXN_STATE: never added")
 
-			commit := kmsg.NewPtrTxnOffsetCommitRequest()
-			commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = id, "g", pid, epoch
-			ct := kmsg.NewTxnOffsetCommitRequestTopic()
-			ct.Topic = "tx"
-			cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
-			cp.Partition, cp.Offset = 0, 3
-			ct.Partitions = append(ct.Partitions, cp)
-			commit.Topics = append(commit.Topics, ct)
-			cresp, err := commit.RequestWith(ctx, cl)
-			require.NoError(t, err)
-			require.Zero(t, cresp.Topics[0].Partitions[0].ErrorCode, "offsets added before the restart, committed after it")
+			require.Zero(t, txnCommitCode(t, cl, id, "g", pid, epoch, "tx", 0, 3), "offsets added before the restart, committed after it")
 
 			end := kmsg.NewPtrEndTxnRequest()
 			end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = id, pid, epoch, true
