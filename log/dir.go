@@ -76,7 +76,8 @@ type Dir struct {
 
 	tier *tierManager // tiered storage; nil without remote.log.storage.system.enable
 
-	groupConfigs *groupConfigs // the groups' configuration overrides
+	groupConfigs *groupConfigs     // the groups' configuration overrides
+	scram        *scramCredentials // the users' SCRAM credentials
 }
 
 type topic struct {
@@ -266,6 +267,9 @@ func (d *Dir) load(ctx context.Context) error {
 		return err
 	}
 	if d.groupConfigs, err = openGroupConfigs(d.fsys, d.path, d.cfg); err != nil {
+		return err
+	}
+	if d.scram, err = openScramCredentials(d.fsys, d.path); err != nil {
 		return err
 	}
 	// A store an earlier kafkalite wrote may list the KRaft metadata log,
@@ -647,7 +651,7 @@ var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
-	groupConfigStoreFile: true,
+	groupConfigStoreFile: true, scramStoreFile: true,
 }
 
 // markStray renames a partition directory the topic store does not list to

@@ -88,6 +88,15 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
 	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
 	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
+	fs.Func("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512: require SASL/SCRAM, with the directory's credentials (kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=…]'); default none", func(v string) error {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != server.MechanismScramSHA256 && m != server.MechanismScramSHA512 {
+				return fmt.Errorf("%q: the command serves SCRAM-SHA-256 and SCRAM-SHA-512 (PLAIN's users are server.Config.Users, from Go)", m)
+			}
+			c.SASLMechanisms = append(c.SASLMechanisms, strings.TrimSpace(m))
+		}
+		return nil
+	})
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {

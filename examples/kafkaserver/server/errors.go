@@ -39,6 +39,9 @@ const (
 	errKafkaStorageError        int16 = 56
 	errInvalidRecord            int16 = 87
 	errUnknownTopicID           int16 = 100
+	errResourceNotFound         int16 = 91
+	errDuplicateResource        int16 = 92
+	errUnacceptableCredential   int16 = 93
 )
 
 // codeOf maps an error of kafkalite's log to Kafka's error code.

@@ -145,7 +145,10 @@ type Config struct {
 	SASLMechanisms []string
 	// Users are the SASL users and their passwords; the SCRAM credentials
 	// are derived from them (a random salt per user and mechanism, 4096
-	// iterations, as kafka-configs makes them).
+	// iterations, as kafka-configs makes them). SCRAM also accepts the
+	// directory's credentials (log.Dir.AlterUserScramCredentials, the
+	// AlterUserScramCredentials request), which win over these for the
+	// same user and mechanism; with a SCRAM mechanism Users may be empty.
 	Users map[string]string
 	// MaxShareSessions mirrors group.share.max.share.sessions (Kafka's
 	// default, 2000): the most share sessions (KIP-932's ShareFetch
@@ -246,8 +249,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		// As Kafka requires connection.failed.authentication.delay.ms
 		// below connections.max.idle.ms.
 		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must be below IdleTimeout %v", cfg.FailedAuthenticationDelay, cfg.IdleTimeout)
-	case len(cfg.SASLMechanisms) > 0 && len(cfg.Users) == 0:
-		return nil, errors.New("server: SASL mechanisms without users")
+	case slices.Equal(cfg.SASLMechanisms, []string{MechanismPlain}) && len(cfg.Users) == 0:
+		return nil, errors.New("server: SASL PLAIN without users")
 	}
 	for _, m := range cfg.SASLMechanisms {
 		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 {

@@ -25,6 +25,9 @@ type kafkaServer struct {
 	dir  string
 	bin  string
 	log  string // what the server printed, all its runs
+	// args are the command's flags beyond -dir, -listen and the lock
+	// duration override, for the next start.
+	args []string
 	cmd  *exec.Cmd
 	done chan error
 }
@@ -60,7 +63,7 @@ func (s *kafkaServer) start(t *testing.T) {
 	require.NoError(t, err)
 	// Share groups may set a lock as short as 1 s (Kafka's minimum, 15 s,
 	// would make the share flow wait that long).
-	cmd := exec.Command(s.bin, "-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000")
+	cmd := exec.Command(s.bin, append([]string{"-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000"}, s.args...)...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
