@@ -78,6 +78,7 @@ type Dir struct {
 
 	groupConfigs *groupConfigs     // the groups' configuration overrides
 	scram        *scramCredentials // the users' SCRAM credentials
+	quotas       *clientQuotas     // the users' and client ids' quotas
 }
 
 type topic struct {
@@ -270,6 +271,9 @@ func (d *Dir) load(ctx context.Context) error {
 		return err
 	}
 	if d.scram, err = openScramCredentials(d.fsys, d.path); err != nil {
+		return err
+	}
+	if d.quotas, err = openClientQuotas(d.fsys, d.path); err != nil {
 		return err
 	}
 	// A store an earlier kafkalite wrote may list the KRaft metadata log,
@@ -651,7 +655,7 @@ var rootFiles = map[string]bool{
 	lockFile: true, checkpoint.MetaPropertiesFile: true, checkpoint.CleanShutdownFile: true,
 	checkpoint.RecoveryPointFile: true, checkpoint.LogStartOffsetFile: true, checkpoint.ReplicationOffsetFile: true,
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
-	groupConfigStoreFile: true, scramStoreFile: true,
+	groupConfigStoreFile: true, scramStoreFile: true, quotaStoreFile: true,
 }
 
 // markStray renames a partition directory the topic store does not list to

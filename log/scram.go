@@ -1,7 +1,6 @@
 package log
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/pbkdf2"
@@ -12,8 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"path/filepath"
@@ -250,38 +247,17 @@ type scramUsers map[string]map[ScramMechanism]ScramCredential
 
 func loadScramStore(fsys vfs.FS, dir string) (scramUsers, error) {
 	name := filepath.Join(dir, scramStoreFile)
-	data, err := readRootFile(fsys, name, maxScramStoreBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return scramUsers{}, nil
-	}
-	var tooLarge *storeTooLargeError
-	if errors.As(err, &tooLarge) {
-		return nil, &CorruptScramStoreError{File: name, Reason: tooLarge.Error()}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeScramStore(name, data)
-}
-
-func decodeScramStore(name string, data []byte) (scramUsers, error) {
 	corrupt := func(reason string, err error) (scramUsers, error) {
 		return nil, &CorruptScramStoreError{File: name, Reason: reason, Err: err}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var doc scramStoreDoc
-	if err := dec.Decode(&doc); err != nil {
-		return corrupt("not a JSON SCRAM credential store: "+err.Error(), err)
+	found, err := readVersionedStore(fsys, name, maxScramStoreBytes, &doc, func() *int { return doc.Version }, scramStoreVersion,
+		func(reason string, err error) error { _, e := corrupt(reason, err); return e })
+	if err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return corrupt("data after the JSON object", nil)
-	}
-	if doc.Version == nil {
-		return corrupt("no version", nil)
-	}
-	if *doc.Version != scramStoreVersion {
-		return corrupt(fmt.Sprintf("unsupported version %d", *doc.Version), nil)
+	if !found {
+		return scramUsers{}, nil
 	}
 	users := make(scramUsers, len(doc.Users))
 	for user, creds := range doc.Users {

@@ -70,6 +70,8 @@ func init() {
 		kmsg.ConsumerGroupHeartbeat.Int16():       {0, 1, (*Server).handleConsumerGroupHeartbeat},
 		kmsg.DescribeUserSCRAMCredentials.Int16(): {0, 0, (*Server).handleDescribeUserSCRAMCredentials},
 		kmsg.AlterUserSCRAMCredentials.Int16():    {0, 0, (*Server).handleAlterUserSCRAMCredentials},
+		kmsg.DescribeClientQuotas.Int16():         {0, 1, (*Server).handleDescribeClientQuotas},
+		kmsg.AlterClientQuotas.Int16():            {0, 1, (*Server).handleAlterClientQuotas},
 		kmsg.ConsumerGroupDescribe.Int16():        {0, 1, (*Server).handleConsumerGroupDescribe},
 		// KIP-932's share groups, at the versions Kafka 4.4 serves.
 		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
