@@ -76,8 +76,10 @@ type Dir struct {
 
 	tier *tierManager // tiered storage; nil without remote.log.storage.system.enable
 
-	groupConfigs  *groupConfigs  // the groups' configuration overrides
-	brokerConfigs *brokerConfigs // the dynamic broker settings
+	groupConfigs  *groupConfigs     // the groups' configuration overrides
+	brokerConfigs *brokerConfigs    // the dynamic broker settings
+	scram         *scramCredentials // the users' SCRAM credentials
+	quotas        *clientQuotas     // the users' and client ids' quotas
 }
 
 type topic struct {
@@ -269,6 +271,12 @@ func (d *Dir) load(ctx context.Context) error {
 		return err
 	}
 	if d.groupConfigs, err = openGroupConfigs(d.fsys, d.path, d.cfg); err != nil {
+		return err
+	}
+	if d.scram, err = openScramCredentials(d.fsys, d.path); err != nil {
+		return err
+	}
+	if d.quotas, err = openClientQuotas(d.fsys, d.path); err != nil {
 		return err
 	}
 	if d.brokerConfigs, err = openBrokerConfigs(d.fsys, d.path, d.cfg); err != nil {
@@ -656,6 +664,8 @@ var rootFiles = map[string]bool{
 	groupConfigStoreFile:  true,
 	"kafkalite-acls.json": true, // package log/acl's ACL store, a Dir service
 	brokerConfigStoreFile: true,
+	scramStoreFile:        true,
+	quotaStoreFile:        true,
 }
 
 // markStray renames a partition directory the topic store does not list to

@@ -16,6 +16,8 @@
 //	  replication-offset-checkpoint      per partition: high watermark (= log end offset)
 //	  kafkalite-topics.json              kafkalite's topic ids, partition counts, configs
 //	  kafkalite-group-configs.json       groups' configuration overrides (only once one is set)
+//	  kafkalite-scram-credentials.json   users' SCRAM credentials: salt, stored and server keys (once one is set)
+//	  kafkalite-client-quotas.json       users' and client ids' quotas (once one is set)
 //	  <topic>-<partition>/
 //	    00000000000000000000.log         batches (RecordBatch v2)
 //	    00000000000000000000.index       offset index

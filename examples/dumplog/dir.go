@@ -35,7 +35,7 @@ var offsetCheckpoints = []string{
 
 // logDirFiles are the other files a log directory's root may hold that are
 // not dumped: the lock, and kafkalite's own records.
-var logDirFiles = []string{".lock", "kafkalite-topics.json", "kafkalite-producer-ids", "kafkalite-group-configs.json"}
+var logDirFiles = []string{".lock", "kafkalite-topics.json", "kafkalite-producer-ids", "kafkalite-group-configs.json", "kafkalite-scram-credentials.json", "kafkalite-client-quotas.json"}
 
 // partitionDir is one partition directory to dump.
 type partitionDir struct {

@@ -104,6 +104,15 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	})
 	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow.everyone.if.no.acl.found", false, "with an authorizer, a resource no ACL names is open to every principal")
 	fs.IntVar(&c.MaxRequestPartitionSizeLimit, "max.request.partition.size.limit", c.MaxRequestPartitionSizeLimit, "the most partitions one DescribeTopicPartitions response lists")
+	fs.Func("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512: require SASL/SCRAM, with the directory's credentials (kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=…]'); default none", func(v string) error {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != server.MechanismScramSHA256 && m != server.MechanismScramSHA512 {
+				return fmt.Errorf("%q: the command serves SCRAM-SHA-256 and SCRAM-SHA-512 (PLAIN's users are server.Config.Users, from Go)", m)
+			}
+			c.SASLMechanisms = append(c.SASLMechanisms, strings.TrimSpace(m))
+		}
+		return nil
+	})
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {

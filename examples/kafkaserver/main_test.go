@@ -54,6 +54,9 @@ func TestFlags(t *testing.T) {
 	o, err = parseFlags([]string{"-dir", "d", "-override", "node.id=7", "-node.id", "3"}, io.Discard)
 	require.NoError(t, err)
 	require.Equal(t, int32(3), o.dirCfg.NodeID, "the flag wins")
+	o, err = parseFlags([]string{"-dir", "d", "-sasl.enabled.mechanisms", "SCRAM-SHA-256, SCRAM-SHA-512"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}, o.cfg.SASLMechanisms)
 
 	for _, args := range [][]string{
 		{"-dir", "d", "-override", "no.such.property=1"},
@@ -66,6 +69,7 @@ func TestFlags(t *testing.T) {
 		{"-dir", "d", "-max.connections.per.ip.overrides", "127.0.0.1:-1"},
 		{"-dir", "d", "extra"},
 		{"-dir", "d", "-node.id", "-1"},
+		{"-dir", "d", "-sasl.enabled.mechanisms", "PLAIN"},
 	} {
 		_, err := parseFlags(args, io.Discard)
 		require.Error(t, err, "%q", args)

@@ -76,6 +76,10 @@ func init() {
 		kmsg.DescribeACLs.Int16():            {1, 3, (*Server).handleDescribeACLs},
 		kmsg.CreateACLs.Int16():              {1, 3, (*Server).handleCreateACLs},
 		kmsg.DeleteACLs.Int16():              {1, 3, (*Server).handleDeleteACLs},
+		kmsg.DescribeUserSCRAMCredentials.Int16(): {0, 0, (*Server).handleDescribeUserSCRAMCredentials},
+		kmsg.AlterUserSCRAMCredentials.Int16():    {0, 0, (*Server).handleAlterUserSCRAMCredentials},
+		kmsg.DescribeClientQuotas.Int16():         {0, 1, (*Server).handleDescribeClientQuotas},
+		kmsg.AlterClientQuotas.Int16():            {0, 1, (*Server).handleAlterClientQuotas},
 		// KIP-932's share groups, at the versions Kafka 4.4 serves.
 		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
 		kmsg.ShareGroupDescribe.Int16():        {1, 1, (*Server).handleShareGroupDescribe},

@@ -22,24 +22,28 @@ func init() {
 			req := r.(*kmsg.ShareGroupHeartbeatRequest)
 			return req.GroupID, req.SubscribedTopicNames
 		}),
-		kmsg.ConsumerGroupDescribe.Int16():     authzConsumerGroupDescribe,
-		kmsg.ShareGroupDescribe.Int16():        authzShareGroupDescribe,
-		kmsg.ShareFetch.Int16():                authzShareFetch,
-		kmsg.ShareAcknowledge.Int16():          authzShareAcknowledge,
-		kmsg.DescribeShareGroupOffsets.Int16(): authzDescribeShareGroupOffsets,
-		kmsg.AlterShareGroupOffsets.Int16():    authzAlterShareGroupOffsets,
-		kmsg.DeleteShareGroupOffsets.Int16():   authzDeleteShareGroupOffsets,
-		kmsg.ListTransactions.Int16():          authzListTransactions,
-		kmsg.DescribeTransactions.Int16():      authzDescribeTransactions,
-		kmsg.DescribeProducers.Int16():         authzDescribeProducers,
-		kmsg.DescribeConfigs.Int16():           authzDescribeConfigs,
-		kmsg.AlterConfigs.Int16():              authzAlterConfigs,
-		kmsg.IncrementalAlterConfigs.Int16():   authzIncrementalAlterConfigs,
-		kmsg.DescribeLogDirs.Int16():           authzDescribeLogDirs,
-		kmsg.AlterReplicaLogDirs.Int16():       authzAlterReplicaLogDirs,
-		kmsg.DescribeTopicPartitions.Int16():   authzDescribeTopicPartitions,
-		kmsg.ElectLeaders.Int16():              authzClusterWhole(acl.OpAlter),
-		kmsg.UpdateFeatures.Int16():            authzClusterWhole(acl.OpAlter),
+		kmsg.ConsumerGroupDescribe.Int16():        authzConsumerGroupDescribe,
+		kmsg.ShareGroupDescribe.Int16():           authzShareGroupDescribe,
+		kmsg.ShareFetch.Int16():                   authzShareFetch,
+		kmsg.ShareAcknowledge.Int16():             authzShareAcknowledge,
+		kmsg.DescribeShareGroupOffsets.Int16():    authzDescribeShareGroupOffsets,
+		kmsg.AlterShareGroupOffsets.Int16():       authzAlterShareGroupOffsets,
+		kmsg.DeleteShareGroupOffsets.Int16():      authzDeleteShareGroupOffsets,
+		kmsg.ListTransactions.Int16():             authzListTransactions,
+		kmsg.DescribeTransactions.Int16():         authzDescribeTransactions,
+		kmsg.DescribeProducers.Int16():            authzDescribeProducers,
+		kmsg.DescribeConfigs.Int16():              authzDescribeConfigs,
+		kmsg.AlterConfigs.Int16():                 authzAlterConfigs,
+		kmsg.IncrementalAlterConfigs.Int16():      authzIncrementalAlterConfigs,
+		kmsg.DescribeLogDirs.Int16():              authzDescribeLogDirs,
+		kmsg.AlterReplicaLogDirs.Int16():          authzAlterReplicaLogDirs,
+		kmsg.DescribeTopicPartitions.Int16():      authzDescribeTopicPartitions,
+		kmsg.ElectLeaders.Int16():                 authzClusterWhole(acl.OpAlter),
+		kmsg.UpdateFeatures.Int16():               authzClusterWhole(acl.OpAlter),
+		kmsg.DescribeUserSCRAMCredentials.Int16(): authzClusterWhole(acl.OpDescribe),
+		kmsg.AlterUserSCRAMCredentials.Int16():    authzClusterWhole(acl.OpAlter),
+		kmsg.DescribeClientQuotas.Int16():         authzClusterWhole(acl.OpDescribeConfigs),
+		kmsg.AlterClientQuotas.Int16():            authzClusterWhole(acl.OpAlterConfigs),
 	} {
 		authzRules[key] = rule
 	}
@@ -463,7 +467,8 @@ func authzIncrementalAlterConfigs(z *authCtx, kreq kmsg.Request) (kmsg.Response,
 
 // authzClusterWhole refuses a request unless the principal may perform op
 // on the cluster: the whole request's CLUSTER_AUTHORIZATION_FAILED
-// (ElectLeaders and UpdateFeatures, as Kafka's handlers refuse them).
+// (ElectLeaders, UpdateFeatures, the SCRAM credential and client quota
+// APIs, as Kafka's handlers refuse them).
 func authzClusterWhole(op acl.Operation) authzRule {
 	return func(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 		if z.mayCluster(op) {
@@ -491,6 +496,45 @@ func authzClusterWhole(op acl.Operation) authzRule {
 				r := kmsg.NewUpdateFeaturesResponseResult()
 				r.Feature, r.ErrorCode = u.Feature, errClusterAuthorizationFailed
 				resp.Results = append(resp.Results, r)
+			}
+			return resp, nil
+		case *kmsg.DescribeUserSCRAMCredentialsRequest:
+			resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+			resp.ErrorCode = errClusterAuthorizationFailed
+			return resp, nil
+		case *kmsg.AlterUserSCRAMCredentialsRequest:
+			resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+			users := map[string]bool{}
+			add := func(user string) {
+				if !users[user] {
+					users[user] = true
+					r := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+					r.User, r.ErrorCode = user, errClusterAuthorizationFailed
+					resp.Results = append(resp.Results, r)
+				}
+			}
+			for _, d := range req.Deletions {
+				add(d.Name)
+			}
+			for _, u := range req.Upsertions {
+				add(u.Name)
+			}
+			return resp, nil
+		case *kmsg.DescribeClientQuotasRequest:
+			resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
+			resp.ErrorCode, resp.Entries = errClusterAuthorizationFailed, []kmsg.DescribeClientQuotasResponseEntry{}
+			return resp, nil
+		case *kmsg.AlterClientQuotasRequest:
+			resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+			for _, e := range req.Entries {
+				re := kmsg.NewAlterClientQuotasResponseEntry()
+				re.ErrorCode = errClusterAuthorizationFailed
+				for _, en := range e.Entity {
+					ree := kmsg.NewAlterClientQuotasResponseEntryEntity()
+					ree.Type, ree.Name = en.Type, en.Name
+					re.Entity = append(re.Entity, ree)
+				}
+				resp.Entries = append(resp.Entries, re)
 			}
 			return resp, nil
 		}

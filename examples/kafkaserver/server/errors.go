@@ -42,6 +42,9 @@ const (
 	errInvalidRecord            int16 = 87
 	errInvalidUpdateVersion     int16 = 95
 	errUnknownTopicID           int16 = 100
+	errResourceNotFound         int16 = 91
+	errDuplicateResource        int16 = 92
+	errUnacceptableCredential   int16 = 93
 	errRebootstrapRequired      int16 = 129
 )
 

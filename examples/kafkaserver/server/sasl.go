@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -17,6 +16,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kafkalite/kafkalite/log"
 )
 
 // The SASL mechanisms served (sasl.enabled.mechanisms).
@@ -64,9 +65,20 @@ type scramExchange struct {
 type credential struct {
 	salt                 []byte
 	storedKey, serverKey []byte
+	iterations           int
 }
 
+// credential returns user's credential for a SCRAM mechanism: the one the
+// directory keeps (log.Dir.UserScramCredential, altered with
+// AlterUserScramCredentials), else one derived from Config.Users.
 func (s *Server) credential(mechanism, user string) (credential, bool) {
+	m, ok := log.ParseScramMechanism(mechanism)
+	if !ok {
+		return credential{}, false
+	}
+	if c, ok := s.dir.UserScramCredential(user, m); ok {
+		return credential{salt: c.Salt, storedKey: c.StoredKey, serverKey: c.ServerKey, iterations: int(c.Iterations)}, true
+	}
 	s.credMu.Lock()
 	defer s.credMu.Unlock()
 	key := mechanism + "\x00" + user
@@ -77,17 +89,12 @@ func (s *Server) credential(mechanism, user string) (credential, bool) {
 	if !ok {
 		return credential{}, false
 	}
-	h := scramHash(mechanism)
-	salt := make([]byte, 16)
-	_, _ = rand.Read(salt)
-	salted, err := pbkdf2.Key(h, pass, salt, scramIterations, h().Size())
+	u, err := log.NewScramUpsertion(user, m, pass, scramIterations)
 	if err != nil {
 		return credential{}, false
 	}
-	clientKey := hmacOf(h, salted, "Client Key")
-	sum := h()
-	sum.Write(clientKey)
-	c := credential{salt: salt, storedKey: sum.Sum(nil), serverKey: hmacOf(h, salted, "Server Key")}
+	lc := log.NewScramCredential(m, u.Salt, u.SaltedPassword, u.Iterations)
+	c := credential{salt: lc.Salt, storedKey: lc.StoredKey, serverKey: lc.ServerKey, iterations: scramIterations}
 	s.creds[key] = c
 	return c, true
 }
@@ -239,7 +246,7 @@ func (s *Server) scramFirst(st *saslState, msg []byte) ([]byte, error) {
 	snonce := make([]byte, 18)
 	_, _ = rand.Read(snonce)
 	full := nonce + base64.RawStdEncoding.EncodeToString(snonce)
-	first := fmt.Sprintf("r=%s,s=%s,i=%d", full, base64.StdEncoding.EncodeToString(cred.salt), scramIterations)
+	first := fmt.Sprintf("r=%s,s=%s,i=%d", full, base64.StdEncoding.EncodeToString(cred.salt), cred.iterations)
 	st.scram = &scramExchange{hash: scramHash(st.mechanism), user: user, clientFirstBare: bare, serverFirst: first, nonce: full,
 		salt: cred.salt, storedKey: cred.storedKey, serverKey: cred.serverKey}
 	return []byte(first), nil

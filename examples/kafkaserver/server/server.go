@@ -146,7 +146,10 @@ type Config struct {
 	SASLMechanisms []string
 	// Users are the SASL users and their passwords; the SCRAM credentials
 	// are derived from them (a random salt per user and mechanism, 4096
-	// iterations, as kafka-configs makes them).
+	// iterations, as kafka-configs makes them). SCRAM also accepts the
+	// directory's credentials (log.Dir.AlterUserScramCredentials, the
+	// AlterUserScramCredentials request), which win over these for the
+	// same user and mechanism; with a SCRAM mechanism Users may be empty.
 	Users map[string]string
 	// AuthorizerClassName mirrors authorizer.class.name (Kafka's
 	// default, empty: no authorization; every request is served and
@@ -238,6 +241,8 @@ type Server struct {
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
 
+	quotas *quotaManager // the produce and fetch byte rates of the quota entities in use
+
 	ids topicIDs
 
 	shareSessions shareSessions // KIP-932's share sessions
@@ -273,8 +278,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		// As Kafka requires connection.failed.authentication.delay.ms
 		// below connections.max.idle.ms.
 		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must be below IdleTimeout %v", cfg.FailedAuthenticationDelay, cfg.IdleTimeout)
-	case len(cfg.SASLMechanisms) > 0 && len(cfg.Users) == 0:
-		return nil, errors.New("server: SASL mechanisms without users")
+	case slices.Equal(cfg.SASLMechanisms, []string{MechanismPlain}) && len(cfg.Users) == 0:
+		return nil, errors.New("server: SASL PLAIN without users")
 	case cfg.AuthorizerClassName != "" && cfg.AuthorizerClassName != StandardAuthorizer:
 		return nil, fmt.Errorf("server: authorizer %q is not served (%s)", cfg.AuthorizerClassName, StandardAuthorizer)
 	}
@@ -299,7 +304,7 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 	}
 	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
-		perIPOverrides: overrides, creds: map[string]credential{}, shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
+		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
 }
 
 // resolveOverrides resolves max.connections.per.ip.overrides' hosts to
@@ -652,6 +657,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		if out == nil {
+			if !s.muteQuota(ctx, st) {
+				return
+			}
 			continue // acks=0
 		}
 		if st.authFailed {
@@ -665,12 +673,33 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			_ = w.Flush()
 			return
 		}
-		if r.Buffered() == 0 {
+		if r.Buffered() == 0 || st.mute > 0 {
 			if err := w.Flush(); err != nil {
 				closeWrite(err)
 				return
 			}
 		}
+		if !s.muteQuota(ctx, st) {
+			return
+		}
+	}
+}
+
+// muteQuota waits out the connection's quota throttle (reading no
+// request meanwhile, as Kafka mutes a throttled channel); false if the
+// connection or the server ended meanwhile.
+func (s *Server) muteQuota(ctx context.Context, st *connState) bool {
+	if st.mute <= 0 {
+		return true
+	}
+	t := time.NewTimer(st.mute)
+	defer t.Stop()
+	st.mute = 0
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -835,14 +864,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 		}
 	}
 	if fr, ok := req.(*kmsg.FetchRequest); ok {
-		resp, slices, err := s.fetch(ctx, fr)
-		if err != nil {
-			return nil, err
-		}
-		if fix != nil {
-			fix(resp)
-		}
-		return encodeFetch(h.version, h.correlation, resp, slices), nil
+		return s.fetchWithQuota(ctx, h, fr, fix)
 	}
 	if sf, ok := req.(*kmsg.ShareFetchRequest); ok {
 		resp, slices, err := s.shareFetch(ctx, sf)
@@ -857,6 +879,13 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	resp, err := api.fn(s, ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if h.key == kmsg.Produce.Int16() {
+		// Kafka records a Produce's request size, acks=0 too.
+		ms := s.throttle(ctx, log.QuotaProducerByteRate, float64(len(frame)))
+		if tr, ok := resp.(kmsg.SetThrottleResponse); ok && resp != nil && ms > 0 {
+			tr.SetThrottle(ms)
+		}
 	}
 	if resp == nil {
 		return nil, nil
@@ -884,11 +913,12 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 
 // connState is what a connection's requests share.
 type connState struct {
-	clientID   string     // of the request being handled
-	clientHost string     // "/" and the client's IP address, as Kafka writes it
-	sasl       *saslState // nil when SASL is off
-	closeAfter bool       // close the connection once the response is written
-	authFailed bool       // the response answers a failed authentication: delay it
+	clientID   string        // of the request being handled
+	clientHost string        // "/" and the client's IP address, as Kafka writes it
+	sasl       *saslState    // nil when SASL is off
+	closeAfter bool          // close the connection once the response is written
+	mute       time.Duration // the quota throttle to wait out once the response is written
+	authFailed bool          // the response answers a failed authentication: delay it
 }
 
 type connKey struct{}

@@ -25,9 +25,11 @@ type kafkaServer struct {
 	dir  string
 	bin  string
 	log  string // what the server printed, all its runs
+	// args are the command's flags beyond -dir, -listen and the lock
+	// duration override, for the next start.
+	args []string
 	cmd  *exec.Cmd
 	done chan error
-	args []string // the command's further flags
 }
 
 // startKafkaServer builds and runs examples/kafkaserver with args, the

@@ -582,4 +582,14 @@ func TestACLsGroupsSharesConfigs(t *testing.T) {
 	r, err = admin.Broker(0).Request(ctx, kmsg.NewPtrDescribeLogDirsRequest())
 	require.NoError(t, err)
 	require.Equal(t, int16(0), r.(*kmsg.DescribeLogDirsResponse).ErrorCode, "the super user may")
+	r, err = alice.Broker(0).Request(ctx, kmsg.NewPtrDescribeClientQuotasRequest())
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.DescribeClientQuotasResponse).ErrorCode)
+	scram := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+	del := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+	del.Name, del.Mechanism = "bob", 1
+	scram.Deletions = append(scram.Deletions, del)
+	r, err = alice.Broker(0).Request(ctx, scram)
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode)
 }
