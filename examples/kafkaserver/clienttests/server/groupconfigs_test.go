@@ -207,9 +207,9 @@ func TestAlterConfigsReplaces(t *testing.T) {
 		resource(kmsg.ConfigResourceTypeGroupConfig, "g", "share.delivery.count.limit", "4"),
 		resource(kmsg.ConfigResourceTypeTopic, "cfg", "retention.ms", "60000"),
 		resource(kmsg.ConfigResourceTypeGroupConfig, "bad", "share.delivery.count.limit", "40"),
-		resource(kmsg.ConfigResourceTypeBroker, "0", "log.retention.ms", "1"),
+		resource(kmsg.ConfigResourceTypeBroker, "0", "log.retention.ms", "86400000"),
 		resource(kmsg.ConfigResourceTypeGroupConfig, ""))
-	require.Equal(t, []int16{0, 0, 40, 42, 42}, got, "brokers are not altered here; an empty group name is INVALID_REQUEST")
+	require.Equal(t, []int16{0, 0, 40, 0, 42}, got, "a broker's dynamic default is altered too; an empty group name is INVALID_REQUEST")
 	require.Equal(t, map[string]string{"share.delivery.count.limit": "4"}, srv.Dir.GroupConfigOverrides("g"), "replaced as a whole")
 	td, err := srv.Dir.DescribeTopic("cfg")
 	require.NoError(t, err)
