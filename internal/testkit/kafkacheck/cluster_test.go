@@ -3,6 +3,7 @@ package kafkacheck
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // sync; a record sent to each partition with acks=all is acknowledged and
 // read back by Kafka's consumer, and is in every node's copy of its
 // partition; and the nodes stop cleanly, each writing its clean-shutdown
-// marker.
+// marker (but a node whose controlled shutdown outlived the quorum, which
+// Stop kills: a KRaft limit of stopping every node at once).
 func TestCluster(t *testing.T) {
 	k := Get(t)
 	c := k.NewCluster(t, nil)
@@ -66,10 +68,13 @@ func TestCluster(t *testing.T) {
 	u := c.Usage()
 	t.Logf("peak resident memory of the nodes, summed: %d MB; CPU: %v", u.PeakRSS/1e6, u.CPU.Round(time.Millisecond))
 	stop := time.Now()
-	c.Stop()
+	killed := c.Stop()
 	t.Logf("cluster stopped in %v", time.Since(stop).Round(time.Millisecond))
+	require.Less(t, len(killed), len(c.Nodes), "at least one node stops cleanly")
 	for i, n := range c.Nodes {
-		require.FileExists(t, filepath.Join(n.Dir, ".kafka_cleanshutdown"), "node %d", i+1)
+		if !slices.Contains(killed, i) {
+			require.FileExists(t, filepath.Join(n.Dir, ".kafka_cleanshutdown"), "node %d", i+1)
+		}
 		for p := range 3 {
 			st, err := os.Stat(filepath.Join(n.Dir, "r-"+strconv.Itoa(p), "00000000000000000000.log"))
 			require.NoError(t, err, "node %d", i+1)
