@@ -42,7 +42,7 @@ import (
 //     static [Config].
 //
 // Unknown fields, names or values that do not parse are a
-// [*CorruptBrokerConfigStoreError]. The file is written as the topic store
+// [*CorruptStoreError]. The file is written as the topic store
 // is (a .tmp file, fsynced, renamed over it, the directory fsynced), so
 // after a crash it is the old one or the new one.
 
@@ -67,29 +67,8 @@ const (
 	ThisBroker
 )
 
-// ErrCorruptBrokerConfigStore is matched by [*CorruptBrokerConfigStoreError].
+// ErrCorruptBrokerConfigStore matches a [*CorruptStoreError] about this store.
 var ErrCorruptBrokerConfigStore = errors.New("log: corrupt broker config store")
-
-// CorruptBrokerConfigStoreError says which broker config store file is
-// unreadable and why. It matches [ErrCorruptBrokerConfigStore] and Err,
-// the cause (a JSON or configuration error), if any.
-type CorruptBrokerConfigStoreError struct {
-	File   string
-	Reason string
-	Err    error
-}
-
-func (e *CorruptBrokerConfigStoreError) Error() string {
-	return fmt.Sprintf("log: corrupt broker config store %s: %s", e.File, e.Reason)
-}
-
-// Unwrap returns the cause, if any.
-func (e *CorruptBrokerConfigStoreError) Unwrap() error { return e.Err }
-
-// Is matches ErrCorruptBrokerConfigStore.
-func (e *CorruptBrokerConfigStoreError) Is(target error) bool {
-	return target == ErrCorruptBrokerConfigStore
-}
 
 // dynamicBrokerProps are the broker properties kafkalite changes at run
 // time: the defaults of topic properties (the log.-prefixed synonyms,
@@ -194,7 +173,7 @@ func loadBrokerConfigStore(fsys vfs.FS, dir string) (def, broker map[string]stri
 	}
 	var tooLarge *storeTooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, nil, &CorruptBrokerConfigStoreError{File: name, Reason: tooLarge.Error()}
+		return nil, nil, &CorruptStoreError{Store: ErrCorruptBrokerConfigStore, File: name, Reason: tooLarge.Error()}
 	}
 	if err != nil {
 		return nil, nil, err
@@ -204,7 +183,7 @@ func loadBrokerConfigStore(fsys vfs.FS, dir string) (def, broker map[string]stri
 
 func decodeBrokerConfigStore(name string, data []byte) (def, broker map[string]string, err error) {
 	corrupt := func(reason string, err error) (map[string]string, map[string]string, error) {
-		return nil, nil, &CorruptBrokerConfigStoreError{File: name, Reason: reason, Err: err}
+		return nil, nil, &CorruptStoreError{Store: ErrCorruptBrokerConfigStore, File: name, Reason: reason, Err: err}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -271,7 +250,7 @@ func openBrokerConfigs(fsys vfs.FS, dir string, static Config) (*brokerConfigs, 
 	if err != nil {
 		// Values that parse but no longer fit the static configuration
 		// (a bound it changed): refused rather than dropped.
-		return nil, &CorruptBrokerConfigStoreError{File: filepath.Join(dir, brokerConfigStoreFile),
+		return nil, &CorruptStoreError{Store: ErrCorruptBrokerConfigStore, File: filepath.Join(dir, brokerConfigStoreFile),
 			Reason: "the dynamic settings do not fit the configuration: " + err.Error(), Err: err}
 	}
 	b := &brokerConfigs{static: static, def: def, broker: broker}

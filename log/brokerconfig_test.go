@@ -165,7 +165,7 @@ func TestBrokerConfigStoreCorrupt(t *testing.T) {
 			require.NoError(t, f.Close())
 			_, err = openBrokerConfigs(mem, storeTestDir, DefaultConfig())
 			require.ErrorIs(t, err, ErrCorruptBrokerConfigStore)
-			var ce *CorruptBrokerConfigStoreError
+			var ce *CorruptStoreError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, filepath.Join(storeTestDir, brokerConfigStoreFile), ce.File)
 		})

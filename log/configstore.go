@@ -65,27 +65,8 @@ const (
 	maxTopicStoreBytes = 64 << 20
 )
 
-// ErrCorruptTopicStore is matched by [*CorruptTopicStoreError].
+// ErrCorruptTopicStore matches a [*CorruptStoreError] about this store.
 var ErrCorruptTopicStore = errors.New("log: corrupt topic store")
-
-// CorruptTopicStoreError says which topic store file is unreadable and why.
-// It matches [ErrCorruptTopicStore] and Err, the cause (a JSON error), if
-// any.
-type CorruptTopicStoreError struct {
-	File   string
-	Reason string
-	Err    error
-}
-
-func (e *CorruptTopicStoreError) Error() string {
-	return fmt.Sprintf("log: corrupt topic store %s: %s", e.File, e.Reason)
-}
-
-// Unwrap returns the cause, if any.
-func (e *CorruptTopicStoreError) Unwrap() error { return e.Err }
-
-// Is matches ErrCorruptTopicStore.
-func (e *CorruptTopicStoreError) Is(target error) bool { return target == ErrCorruptTopicStore }
 
 // topicMeta is one topic's entry in the store.
 type topicMeta struct {
@@ -104,7 +85,7 @@ type topicStoreDoc struct {
 }
 
 // loadTopicStore reads dir's topic store. A missing file is an empty store;
-// a file that is not a valid store is a [*CorruptTopicStoreError]; other
+// a file that is not a valid store is a [*CorruptStoreError]; other
 // failures are the filesystem's errors.
 func loadTopicStore(fsys vfs.FS, dir string) (map[string]topicMeta, error) {
 	name := filepath.Join(dir, topicStoreFile)
@@ -114,7 +95,7 @@ func loadTopicStore(fsys vfs.FS, dir string) (map[string]topicMeta, error) {
 	}
 	var tooLarge *storeTooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &CorruptTopicStoreError{File: name, Reason: tooLarge.Error()}
+		return nil, &CorruptStoreError{Store: ErrCorruptTopicStore, File: name, Reason: tooLarge.Error()}
 	}
 	if err != nil {
 		return nil, err
@@ -162,7 +143,7 @@ func readRootFile(fsys vfs.FS, name string, limit int64) ([]byte, error) {
 // decodeTopicStore parses and checks a store's bytes; name is for errors.
 func decodeTopicStore(name string, data []byte) (map[string]topicMeta, error) {
 	corrupt := func(reason string, err error) (map[string]topicMeta, error) {
-		return nil, &CorruptTopicStoreError{File: name, Reason: reason, Err: err}
+		return nil, &CorruptStoreError{Store: ErrCorruptTopicStore, File: name, Reason: reason, Err: err}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

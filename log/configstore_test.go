@@ -169,7 +169,7 @@ func TestTopicStoreCorrupt(t *testing.T) {
 			got, err := loadTopicStore(mem, storeTestDir)
 			require.Nil(t, got)
 			require.ErrorIs(t, err, ErrCorruptTopicStore)
-			var ce *CorruptTopicStoreError
+			var ce *CorruptStoreError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, filepath.Join(storeTestDir, topicStoreFile), ce.File)
 			require.Contains(t, err.Error(), topicStoreFile)
@@ -387,7 +387,7 @@ func FuzzTopicStore(f *testing.F) {
 
 func TestTopicStoreErrorMessage(t *testing.T) {
 	cause := errors.New("boom")
-	e := &CorruptTopicStoreError{File: "/d/kafkalite-topics.json", Reason: "bad", Err: cause}
+	e := &CorruptStoreError{Store: ErrCorruptTopicStore, File: "/d/kafkalite-topics.json", Reason: "bad", Err: cause}
 	require.Equal(t, "log: corrupt topic store /d/kafkalite-topics.json: bad", e.Error())
 	require.ErrorIs(t, e, ErrCorruptTopicStore)
 	require.ErrorIs(t, e, cause)

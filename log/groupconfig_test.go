@@ -403,7 +403,7 @@ func TestGroupConfigStoreCorrupt(t *testing.T) {
 		require.NoError(t, f.Close())
 		_, err = loadGroupConfigStore(mem, storeTestDir, c)
 		require.ErrorIs(t, err, ErrCorruptGroupConfigStore, name)
-		var ce *CorruptGroupConfigStoreError
+		var ce *CorruptStoreError
 		require.ErrorAs(t, err, &ce, name)
 		require.Equal(t, filepath.Join(storeTestDir, groupConfigStoreFile), ce.File)
 

@@ -42,7 +42,7 @@ import (
 //     value when they change, as a dynamic config does in Kafka).
 //
 // Unknown fields are an error, as is anything else that breaks these
-// rules: a [*CorruptGroupConfigStoreError]. The file is written as the
+// rules: a [*CorruptStoreError]. The file is written as the
 // topic store is (a .tmp file, fsynced, renamed over it, the directory
 // fsynced), so after a crash it is the old one or the new one.
 
@@ -56,29 +56,8 @@ const (
 	maxGroupConfigStoreBytes = 64 << 20
 )
 
-// ErrCorruptGroupConfigStore is matched by [*CorruptGroupConfigStoreError].
+// ErrCorruptGroupConfigStore matches a [*CorruptStoreError] about this store.
 var ErrCorruptGroupConfigStore = errors.New("log: corrupt group config store")
-
-// CorruptGroupConfigStoreError says which group config store file is
-// unreadable and why. It matches [ErrCorruptGroupConfigStore] and Err, the
-// cause (a JSON or configuration error), if any.
-type CorruptGroupConfigStoreError struct {
-	File   string
-	Reason string
-	Err    error
-}
-
-func (e *CorruptGroupConfigStoreError) Error() string {
-	return fmt.Sprintf("log: corrupt group config store %s: %s", e.File, e.Reason)
-}
-
-// Unwrap returns the cause, if any.
-func (e *CorruptGroupConfigStoreError) Unwrap() error { return e.Err }
-
-// Is matches ErrCorruptGroupConfigStore.
-func (e *CorruptGroupConfigStoreError) Is(target error) bool {
-	return target == ErrCorruptGroupConfigStore
-}
 
 type groupConfigStoreDoc struct {
 	Version *int                         `json:"version"`
@@ -95,7 +74,7 @@ func loadGroupConfigStore(fsys vfs.FS, dir string, c Config) (map[string]map[str
 	}
 	var tooLarge *storeTooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, &CorruptGroupConfigStoreError{File: name, Reason: tooLarge.Error()}
+		return nil, &CorruptStoreError{Store: ErrCorruptGroupConfigStore, File: name, Reason: tooLarge.Error()}
 	}
 	if err != nil {
 		return nil, err
@@ -105,7 +84,7 @@ func loadGroupConfigStore(fsys vfs.FS, dir string, c Config) (map[string]map[str
 
 func decodeGroupConfigStore(name string, data []byte, c Config) (map[string]map[string]string, error) {
 	corrupt := func(reason string, err error) (map[string]map[string]string, error) {
-		return nil, &CorruptGroupConfigStoreError{File: name, Reason: reason, Err: err}
+		return nil, &CorruptStoreError{Store: ErrCorruptGroupConfigStore, File: name, Reason: reason, Err: err}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -44,7 +44,7 @@ import (
 //     rates whole. No entity appears twice.
 //
 // Unknown fields are an error, as is anything else that breaks these
-// rules: a [*CorruptClientQuotaStoreError]. The file is written as the
+// rules: a [*CorruptStoreError]. The file is written as the
 // topic store is (a .tmp file, fsynced, renamed over it, the directory
 // fsynced), so after a crash it is the old one or the new one.
 
@@ -82,29 +82,8 @@ var quotaKeyIsLong = map[string]bool{
 // or a key twice in one request; a filter Kafka refuses.
 var ErrInvalidQuota = errors.New("log: invalid client quota")
 
-// ErrCorruptClientQuotaStore is matched by [*CorruptClientQuotaStoreError].
+// ErrCorruptClientQuotaStore matches a [*CorruptStoreError] about this store.
 var ErrCorruptClientQuotaStore = errors.New("log: corrupt client quota store")
-
-// CorruptClientQuotaStoreError says which client quota store file is
-// unreadable and why. It matches [ErrCorruptClientQuotaStore] and Err, the
-// cause, if any.
-type CorruptClientQuotaStoreError struct {
-	File   string
-	Reason string
-	Err    error
-}
-
-func (e *CorruptClientQuotaStoreError) Error() string {
-	return fmt.Sprintf("log: corrupt client quota store %s: %s", e.File, e.Reason)
-}
-
-// Unwrap returns the cause, if any.
-func (e *CorruptClientQuotaStoreError) Unwrap() error { return e.Err }
-
-// Is matches ErrCorruptClientQuotaStore.
-func (e *CorruptClientQuotaStoreError) Is(target error) bool {
-	return target == ErrCorruptClientQuotaStore
-}
 
 // QuotaEntityName is one component of a [QuotaEntity]: absent (the entity
 // does not name this type), the default (Kafka's <default>, a null name on
@@ -267,7 +246,7 @@ func EntityOf(components map[string]*string) (QuotaEntity, error) {
 func loadQuotaStore(fsys vfs.FS, dir string) (quotaEntries, error) {
 	name := filepath.Join(dir, quotaStoreFile)
 	corrupt := func(reason string, err error) (quotaEntries, error) {
-		return nil, &CorruptClientQuotaStoreError{File: name, Reason: reason, Err: err}
+		return nil, &CorruptStoreError{Store: ErrCorruptClientQuotaStore, File: name, Reason: reason, Err: err}
 	}
 	var doc quotaStoreDoc
 	found, err := readVersionedStore(fsys, name, maxQuotaStoreBytes, &doc, func() *int { return doc.Version }, quotaStoreVersion,

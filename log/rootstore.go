@@ -45,3 +45,25 @@ func readVersionedStore(fsys vfs.FS, name string, limit int64, doc any, version 
 	}
 	return true, nil
 }
+
+// CorruptStoreError says which of the directory's store files is unreadable
+// and why. It matches Store, the store's sentinel ([ErrCorruptTopicStore],
+// [ErrCorruptBrokerConfigStore], [ErrCorruptGroupConfigStore],
+// [ErrCorruptClientQuotaStore], [ErrCorruptScramStore]), and Err, the
+// cause (a JSON error), if any.
+type CorruptStoreError struct {
+	Store  error
+	File   string
+	Reason string
+	Err    error
+}
+
+func (e *CorruptStoreError) Error() string {
+	return fmt.Sprintf("%v %s: %s", e.Store, e.File, e.Reason)
+}
+
+// Unwrap returns the cause, if any.
+func (e *CorruptStoreError) Unwrap() error { return e.Err }
+
+// Is matches Store.
+func (e *CorruptStoreError) Is(target error) bool { return target == e.Store }

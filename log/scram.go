@@ -49,7 +49,7 @@ import (
 //     within Kafka's bounds (4096 to 16384).
 //
 // Unknown fields are an error, as is anything else that breaks these
-// rules: a [*CorruptScramStoreError]. The file is written as the topic store
+// rules: a [*CorruptStoreError]. The file is written as the topic store
 // is (a .tmp file, fsynced, renamed over it, the directory fsynced), so
 // after a crash it is the old one or the new one.
 
@@ -136,27 +136,8 @@ var (
 	ErrStoreFull = errors.New("log: store full")
 )
 
-// ErrCorruptScramStore is matched by [*CorruptScramStoreError].
+// ErrCorruptScramStore matches a [*CorruptStoreError] about this store.
 var ErrCorruptScramStore = errors.New("log: corrupt SCRAM credential store")
-
-// CorruptScramStoreError says which SCRAM credential store file is
-// unreadable and why. It matches [ErrCorruptScramStore] and Err, the cause
-// (a JSON error), if any.
-type CorruptScramStoreError struct {
-	File   string
-	Reason string
-	Err    error
-}
-
-func (e *CorruptScramStoreError) Error() string {
-	return fmt.Sprintf("log: corrupt SCRAM credential store %s: %s", e.File, e.Reason)
-}
-
-// Unwrap returns the cause, if any.
-func (e *CorruptScramStoreError) Unwrap() error { return e.Err }
-
-// Is matches ErrCorruptScramStore.
-func (e *CorruptScramStoreError) Is(target error) bool { return target == ErrCorruptScramStore }
 
 // ScramCredential is a user's credential for one mechanism, as Kafka
 // stores it (RFC 5802): the salt, the iteration count, StoredKey =
@@ -248,7 +229,7 @@ type scramUsers map[string]map[ScramMechanism]ScramCredential
 func loadScramStore(fsys vfs.FS, dir string) (scramUsers, error) {
 	name := filepath.Join(dir, scramStoreFile)
 	corrupt := func(reason string, err error) (scramUsers, error) {
-		return nil, &CorruptScramStoreError{File: name, Reason: reason, Err: err}
+		return nil, &CorruptStoreError{Store: ErrCorruptScramStore, File: name, Reason: reason, Err: err}
 	}
 	var doc scramStoreDoc
 	found, err := readVersionedStore(fsys, name, maxScramStoreBytes, &doc, func() *int { return doc.Version }, scramStoreVersion,

@@ -196,7 +196,7 @@ func TestScramStoreCorrupt(t *testing.T) {
 		require.NoError(t, f.Close())
 		_, err = loadScramStore(mem, storeTestDir)
 		require.ErrorIs(t, err, ErrCorruptScramStore, name)
-		var ce *CorruptScramStoreError
+		var ce *CorruptStoreError
 		require.ErrorAs(t, err, &ce, name)
 		require.Equal(t, filepath.Join(storeTestDir, scramStoreFile), ce.File)
 
