@@ -415,21 +415,10 @@ func ParseConsumerGroupValue(t RecordType, b []byte) (any, error) {
 
 // parseConsumerGroupValue also returns the version read.
 func parseConsumerGroupValue(t RecordType, b []byte) (any, int16, error) {
-	name, ok := consumerGroupTypes[t]
-	r := newReader(b, name+"Value")
-	if !ok {
-		r.Name = "ConsumerGroupValue"
-		r.FailAt(0, "", "record type %d is not a consumer group type (3-8, 16)", t)
-		return nil, -1, r.error()
+	r, version, err := valueReader(t, b, consumerGroupTypes, "ConsumerGroup", "consumer group", "3-8, 16")
+	if err != nil {
+		return nil, version, err
 	}
-	version := r.Int16("version")
-	if r.OK() && version != ConsumerGroupValueVersion {
-		r.FailVersion(version, "0")
-	}
-	if !r.OK() {
-		return nil, version, r.error()
-	}
-	r.Ver = int(version)
 	var v any
 	switch t {
 	case TypeConsumerGroupMetadata:

@@ -266,21 +266,10 @@ func ParseShareGroupValue(t RecordType, b []byte) (any, error) {
 
 // parseShareGroupValue also returns the version read.
 func parseShareGroupValue(t RecordType, b []byte) (any, int16, error) {
-	name, ok := shareGroupTypes[t]
-	r := newReader(b, name+"Value")
-	if !ok {
-		r.Name = "ShareGroupValue"
-		r.FailAt(0, "", "record type %d is not a share group type (10-15)", t)
-		return nil, -1, r.error()
+	r, version, err := valueReader(t, b, shareGroupTypes, "ShareGroup", "share group", "10-15")
+	if err != nil {
+		return nil, version, err
 	}
-	version := r.Int16("version")
-	if r.OK() && version != ShareGroupValueVersion {
-		r.FailVersion(version, "0")
-	}
-	if !r.OK() {
-		return nil, version, r.error()
-	}
-	r.Ver = int(version)
 	var v any
 	switch t {
 	case TypeShareGroupMemberMetadata:
