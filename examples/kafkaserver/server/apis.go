@@ -591,13 +591,21 @@ func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kms
 		}
 		var err error
 		var td log.TopicDescription
+		var aerr *assignmentError
+		if len(t.ReplicaAssignment) > 0 {
+			// A name refused or taken is refused as such first, as
+			// Kafka's controller does.
+			parts = 1
+			if _, derr := s.dir.DescribeTopic(t.Topic); log.ValidateTopicName(t.Topic) == nil && derr != nil {
+				parts, aerr = s.topicAssignment(t)
+			}
+		}
 		switch {
-		case len(t.ReplicaAssignment) > 0:
-			rt.ErrorCode = errInvalidReplicaAssignment
-			err = errors.New("replica assignments are not served: this server is one broker")
+		case aerr != nil:
+			rt.ErrorCode, err = aerr.code, aerr
 		case parts <= 0:
 			rt.ErrorCode, err = errInvalidPartitions, fmt.Errorf("%d partitions", parts)
-		case t.ReplicationFactor != -1 && t.ReplicationFactor != 1:
+		case len(t.ReplicaAssignment) == 0 && t.ReplicationFactor != -1 && t.ReplicationFactor != 1:
 			rt.ErrorCode, err = errInvalidReplicationFactor, fmt.Errorf("replication factor %d on a server of one broker", t.ReplicationFactor)
 		case req.ValidateOnly:
 			if err = log.ValidateTopicName(t.Topic); err == nil {
@@ -703,10 +711,13 @@ func (s *Server) handleCreatePartitions(ctx context.Context, kreq kmsg.Request) 
 		case t.Count <= td.Partitions:
 			rt.ErrorCode = errInvalidPartitions
 			err = fmt.Errorf("topic %s has %d partitions; the count must be larger", t.Topic, td.Partitions)
-		case len(t.Assignment) > 0:
-			rt.ErrorCode = errInvalidReplicaAssignment
-			err = errors.New("replica assignments are not served: this server is one broker")
 		default:
+			if len(t.Assignment) > 0 {
+				if aerr := s.partitionsAssignment(t, td.Partitions); aerr != nil {
+					rt.ErrorCode, err = aerr.code, aerr
+					break
+				}
+			}
 			if err = s.partitionRoomLocked(t.Count - td.Partitions); err == nil && !req.ValidateOnly {
 				err = s.dir.AddPartitions(ctx, t.Topic, t.Count)
 			}

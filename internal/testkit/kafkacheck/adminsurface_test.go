@@ -41,6 +41,16 @@ func TestKafkaAdminToolsAgainstServer(t *testing.T) {
 		require.Contains(t, out, "Topic: a\tPartition: "+p+"\tLeader: 0\tReplicas: 0\tIsr: 0\tElr: \tLastKnownElr: ")
 	}
 
+	// A manual assignment naming this broker, as kafka-topics sends it;
+	// one naming another broker refused with Kafka's message.
+	ok(topics, "--create", "--topic", "assigned", "--replica-assignment", "0,0")
+	require.Contains(t, ok(topics, "--describe", "--topic", "assigned"), "PartitionCount: 2\tReplicationFactor: 1")
+	ok(topics, "--alter", "--topic", "assigned", "--partitions", "3", "--replica-assignment", "0,0,0")
+	require.Contains(t, ok(topics, "--describe", "--topic", "assigned"), "PartitionCount: 3\tReplicationFactor: 1")
+	out, err := tool(topics, "--create", "--topic", "elsewhere", "--replica-assignment", "7")
+	require.Error(t, err, out)
+	require.Contains(t, out, "The manual partition assignment includes broker 7, but no such broker is registered.")
+
 	out = ok(logDirs, "--describe", "--topic-list", "a")
 	var dirs struct {
 		Brokers []struct {
@@ -66,7 +76,7 @@ func TestKafkaAdminToolsAgainstServer(t *testing.T) {
 	require.Regexp(t, `Feature: share.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 1\s+FinalizedVersionLevel: 1\s+Epoch: 1`, out)
 	require.Regexp(t, `Feature: transaction.version\s+SupportedMinVersion: 0\s+SupportedMaxVersion: 2\s+FinalizedVersionLevel: 2\s+Epoch: 1`, out)
 	require.Contains(t, ok(features, "upgrade", "--feature", "group.version=1"), "group.version was upgraded to 1.")
-	out, err := tool(features, "upgrade", "--feature", "share.version=2")
+	out, err = tool(features, "upgrade", "--feature", "share.version=2")
 	require.Error(t, err, out)
 	require.Contains(t, err.Error(), "Could not upgrade share.version to 2.")
 
