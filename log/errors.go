@@ -3,6 +3,7 @@ package log
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kafkalite/kafkalite/segment"
 )
@@ -133,3 +134,60 @@ func (e *PartitionError) Unwrap() error { return e.Err }
 func (tp TopicPartition) wrap(err error) error {
 	return &PartitionError{Topic: tp.Topic, Partition: tp.Partition, Err: err}
 }
+
+// RecordError is one record a batch was refused for (Kafka's RecordError,
+// KIP-467): its index in the batch and Kafka's message of why.
+type RecordError struct {
+	Index   int32
+	Message string
+}
+
+// RecordValidationError is the refusal of a batch for some of its records,
+// as Kafka's LogValidator refuses it (RecordValidationException): every
+// record refused, each for its first fault (a missing key on a compacted
+// topic, then its timestamp). It matches [ErrInvalidTimestamp] when a
+// timestamp is among the faults, else [ErrInvalidRecord]; Message is
+// Kafka's message for the whole batch.
+type RecordValidationError struct {
+	Partition TopicPartition
+	Records   []RecordError
+}
+
+// timestamps reports whether a record was refused for its timestamp.
+func (e *RecordValidationError) timestamps() bool {
+	for _, r := range e.Records {
+		if strings.HasPrefix(r.Message, "Timestamp ") {
+			return true
+		}
+	}
+	return false
+}
+
+// Message is Kafka's message for the refusal (its
+// RecordValidationException's cause): about the timestamps if any record
+// has a bad one, else the count of records refused and the first three.
+func (e *RecordValidationError) Message() string {
+	if e.timestamps() {
+		return "One or more records have been rejected due to invalid timestamp"
+	}
+	shown := make([]string, 0, 3)
+	for _, r := range e.Records[:min(len(e.Records), 3)] {
+		shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", r.Index, r.Message))
+	}
+	return fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
+		len(e.Records), strings.Join(shown, ", "))
+}
+
+func (e *RecordValidationError) Error() string {
+	return fmt.Sprintf("%v: %s: %s", e.sentinel(), e.Partition, e.Message())
+}
+
+func (e *RecordValidationError) sentinel() error {
+	if e.timestamps() {
+		return ErrInvalidTimestamp
+	}
+	return ErrInvalidRecord
+}
+
+// Unwrap returns ErrInvalidTimestamp or ErrInvalidRecord.
+func (e *RecordValidationError) Unwrap() error { return e.sentinel() }

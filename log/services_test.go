@@ -308,6 +308,30 @@ func TestLogValidatorAlone(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = v.validate(bytes.Clone(keyless), compacted)
 	require.ErrorIs(t, err, ErrInvalidRecord, "a record without a key on a compacted topic")
+	var rve *RecordValidationError
+	require.ErrorAs(t, err, &rve)
+	require.Equal(t, []RecordError{{Index: 0, Message: "Compacted topic cannot accept message without key in topic partition " + v.tp.String()}}, rve.Records)
+	// Both faults in one batch: every record listed, each for its first
+	// fault (the key), and a timestamp among them makes the batch's error
+	// ErrInvalidTimestamp, as Kafka's LogValidator decides.
+	nb.Reset(record.BatchHeader{PartitionLeaderEpoch: -1, ProducerID: -1, ProducerEpoch: -1, BaseSequence: -1}, record.DefaultLevel)
+	require.NoError(t, nb.Append(now-2*time.Hour.Milliseconds(), nil, []byte("no key, old"), nil))
+	require.NoError(t, nb.Append(now, []byte("k"), []byte("fine"), nil))
+	require.NoError(t, nb.Append(now-2*time.Hour.Milliseconds(), []byte("k"), []byte("old"), nil))
+	both, err := nb.Build()
+	require.NoError(t, err)
+	windowedCompacted := compacted
+	windowedCompacted.MessageTimestampBeforeMax = time.Hour
+	_, _, err = v.validate(bytes.Clone(both), windowedCompacted)
+	require.ErrorIs(t, err, ErrInvalidTimestamp)
+	require.NotErrorIs(t, err, ErrInvalidRecord)
+	require.ErrorAs(t, err, &rve)
+	require.Len(t, rve.Records, 2)
+	require.Equal(t, int32(0), rve.Records[0].Index)
+	require.Contains(t, rve.Records[0].Message, "without key")
+	require.Equal(t, int32(2), rve.Records[1].Index)
+	require.Contains(t, rve.Records[1].Message, "of message with offset 2 is out of range")
+	require.Equal(t, "One or more records have been rejected due to invalid timestamp", rve.Message())
 
 	gz, _, err := c.WithProperties(map[string]string{"compression.type": "gzip"})
 	require.NoError(t, err)

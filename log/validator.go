@@ -128,6 +128,9 @@ func (v *logValidator) validate(batch []byte, c TopicConfig) (record.BatchHeader
 	// SkimWhile, which validates as a full decode does without producing
 	// the records' fields, and stops at each record that fails a check.
 	check := record.SkimCheck{MinTimestamp: lo, MaxTimestamp: hi, KeyRequired: compacted}
+	// Records refused for a key or a timestamp are all reported, each
+	// for its first fault, as Kafka's LogValidator reports them.
+	var refused []RecordError
 	for {
 		ts, rec, stopped := r.SkimWhile(check)
 		maxTS = max(maxTS, ts)
@@ -140,16 +143,24 @@ func (v *logValidator) validate(batch []byte, c TopicConfig) (record.BatchHeader
 			}
 			rebuild = true // Kafka rebuilds compressed batches with bad inner offsets
 		}
-		if compacted && rec.NullKey {
-			return h, nil, fmt.Errorf("%w: compacted topic %s requires a key on every record", ErrInvalidRecord, v.tp.Topic)
-		}
-		if (rec.Timestamp < lo || rec.Timestamp > hi) && rec.Timestamp != record.NoTimestamp {
-			return h, nil, timestampError(rec.Timestamp, now, c)
+		switch {
+		case compacted && rec.NullKey:
+			refused = append(refused, RecordError{Index: rec.Index,
+				Message: "Compacted topic cannot accept message without key in topic partition " + v.tp.String()})
+		case (rec.Timestamp < lo || rec.Timestamp > hi) && rec.Timestamp != record.NoTimestamp:
+			// The offset is the record's in the batch as the client
+			// sent it (base offset 0), as Kafka reports it.
+			refused = append(refused, RecordError{Index: rec.Index, Message: fmt.Sprintf(
+				"Timestamp %d of message with offset %d is out of range. The timestamp should be within [%d, %d]",
+				rec.Timestamp, h.BaseOffset+int64(rec.OffsetDelta), lo, hi)})
 		}
 		maxTS = max(maxTS, rec.Timestamp)
 	}
 	if err := r.Err(); err != nil {
 		return h, nil, err
+	}
+	if len(refused) > 0 {
+		return h, nil, &RecordValidationError{Partition: v.tp, Records: refused}
 	}
 	if rebuild {
 		return v.rebuild(batch, h, codec, c)
@@ -170,16 +181,6 @@ func fixMaxTimestamp(batch []byte, h *record.BatchHeader) ([]byte, error) {
 		return nil, err
 	}
 	return batch, nil
-}
-
-// timestampError says which bound a timestamp broke.
-func timestampError(ts, now int64, c TopicConfig) error {
-	if now-ts > 0 {
-		return fmt.Errorf("%w: timestamp %d is more than message.timestamp.before.max.ms=%d before the broker time %d",
-			ErrInvalidTimestamp, ts, c.MessageTimestampBeforeMax.Milliseconds(), now)
-	}
-	return fmt.Errorf("%w: timestamp %d is more than message.timestamp.after.max.ms=%d after the broker time %d",
-		ErrInvalidTimestamp, ts, c.MessageTimestampAfterMax.Milliseconds(), now)
 }
 
 // rebuild re-encodes batch with codec, keeping its producer fields and

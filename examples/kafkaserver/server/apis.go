@@ -320,6 +320,7 @@ func (s *Server) handleProduce(ctx context.Context, kreq kmsg.Request) (kmsg.Res
 				res, last, err := s.produceRecords(l, p.Records)
 				if err != nil {
 					rp.ErrorCode, rp.ErrorMessage = codeOf(err), messageOf(err)
+					recordErrors(&rp, err)
 					if errors.Is(err, log.ErrInvalidTxnState) && transactional(p.Records) {
 						// The partition is not in the transaction (KIP-890
 						// part 1's verification).
@@ -770,4 +771,22 @@ func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.
 	b.NodeID, b.Host, b.Port = node, host, port
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
 	return resp, nil
+}
+
+// recordErrors gives a partition refused for some of its records the
+// records' errors (KIP-467, Produce v8+) and Kafka's message, as Kafka's
+// broker answers a RecordValidationException.
+func recordErrors(rp *kmsg.ProduceResponseTopicPartition, err error) {
+	var rve *log.RecordValidationError
+	if !errors.As(err, &rve) {
+		return
+	}
+	msg := rve.Message()
+	rp.ErrorMessage = &msg
+	for _, r := range rve.Records {
+		e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+		m := r.Message
+		e.RelativeOffset, e.ErrorMessage = r.Index, &m
+		rp.ErrorRecords = append(rp.ErrorRecords, e)
+	}
 }
