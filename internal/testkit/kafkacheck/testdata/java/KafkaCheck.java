@@ -95,6 +95,24 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     received them all and y committed them, and prints "committed PARTITION OFFSET" for GROUP's
  *     committed offsets once y closed. Meanwhile prints "rec CONSUMER PARTITION OFFSET VALUE" per record
  *     as it comes (repeats included) and "commit-failed REASON" per failed commit of y.
+ * acl-table BOOTSTRAP                               who may do what: stdin lines "ROW USER OP ARGS...", each
+ *     run with fresh clients logged in with SASL/SCRAM-SHA-256 as USER (password USER-secret); prints
+ *     "row ROW RESULT": "ok" (with what was listed, for list-topics and describe-acls) or the simple class
+ *     name of the exception Kafka's client threw (the first AuthorizationException among its causes).
+ *     OPs: produce TOPIC (not idempotent) | read TOPIC (assigned, until a record comes) |
+ *     consume TOPIC GROUP (until assigned, then commitSync) | list-topics | describe-topic TOPIC |
+ *     create-topic TOPIC | delete-topic TOPIC | describe-configs topic|broker NAME (broker "-": the first
+ *     node) | group-offsets GROUP | init-txn TXNID | txn TXNID TOPIC GROUP (a record and GROUP's offset
+ *     in one transaction) | describe-acls | create-acl TOPIC (ALL on TOPIC for USER)
+ * ctp BOOTSTRAP IN OUT GROUP TXNID N PAUSE_MS       a consume-transform-produce loop (transactions, read_committed,
+ *     the group's offsets sent to each transaction) from IN to OUT, partition to the same partition, value
+ *     "t:" + the input's, up to 25 records a transaction, each transaction kept open PAUSE_MS after its
+ *     sends (the application's work), until GROUP's committed offsets of IN add up to N; it carries on
+ *     through failures of the broker as an application would: aborts the transaction (or makes a new
+ *     producer with the same TXNID when the producer cannot abort) and rewinds to the committed offsets;
+ *     the producer's calls time out after 5 s (max.block.ms).
+ *     Prints "committed SUM" per committed transaction, "aborted REASON" per abandoned one, "new-producer"
+ *     per producer replaced, and at the end "done COMMITS ABORTED PRODUCERS".
  * </pre>
  */
 public final class KafkaCheck {
@@ -123,7 +141,8 @@ public final class KafkaCheck {
             case "stream-consumer" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
             case "share-pair" -> sharePair(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
             case "acl-table" -> aclTable(bootstrap);
-            case "ctp" -> consumeTransformProduce(bootstrap, args[2], args[3], args[4], args[5], Integer.parseInt(args[6]));
+            case "ctp" -> consumeTransformProduce(bootstrap, args[2], args[3], args[4], args[5], Integer.parseInt(args[6]),
+                    Integer.parseInt(args[7]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
         OUT.println("ok");
@@ -1122,9 +1141,10 @@ public final class KafkaCheck {
         p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
         p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnID);
-        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "15000");
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "15000");
+        // A broker away longer than 5 s times the transaction's calls out.
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "8000");
         p.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
         KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p);
         long deadline = System.currentTimeMillis() + 120_000;
@@ -1142,7 +1162,8 @@ public final class KafkaCheck {
         }
     }
 
-    private static void consumeTransformProduce(String bootstrap, String inTopic, String outTopic, String group, String txnID, int n) throws Exception {
+    private static void consumeTransformProduce(String bootstrap, String inTopic, String outTopic, String group, String txnID, int n,
+            int pauseMs) throws Exception {
         Properties cp = new Properties();
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -1188,6 +1209,7 @@ public final class KafkaCheck {
                             next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
                         }
                         p.sendOffsetsToTransaction(next, c.groupMetadata());
+                        Thread.sleep(pauseMs);
                         p.commitTransaction();
                         commits++;
                         long sum = 0;
@@ -1212,7 +1234,9 @@ public final class KafkaCheck {
                                 aborted++;
                                 rewind(c);
                                 continue;
-                            } catch (org.apache.kafka.common.KafkaException ae) {
+                            } catch (org.apache.kafka.common.KafkaException | IllegalStateException ae) {
+                                // IllegalStateException: a commit timed out (it
+                                // may only be retried).
                                 OUT.println("abort-failed\t" + refusal(ae));
                             }
                         }
