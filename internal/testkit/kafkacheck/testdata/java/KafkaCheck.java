@@ -95,6 +95,24 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     received them all and y committed them, and prints "committed PARTITION OFFSET" for GROUP's
  *     committed offsets once y closed. Meanwhile prints "rec CONSUMER PARTITION OFFSET VALUE" per record
  *     as it comes (repeats included) and "commit-failed REASON" per failed commit of y.
+ * acl-table BOOTSTRAP                               who may do what: stdin lines "ROW USER OP ARGS...", each
+ *     run with fresh clients logged in with SASL/SCRAM-SHA-256 as USER (password USER-secret); prints
+ *     "row ROW RESULT": "ok" (with what was listed, for list-topics and describe-acls) or the simple class
+ *     name of the exception Kafka's client threw (the first AuthorizationException among its causes).
+ *     OPs: produce TOPIC (not idempotent) | read TOPIC (assigned, until a record comes) |
+ *     consume TOPIC GROUP (until assigned, then commitSync) | list-topics | describe-topic TOPIC |
+ *     create-topic TOPIC | delete-topic TOPIC | describe-configs topic|broker NAME (broker "-": the first
+ *     node) | group-offsets GROUP | init-txn TXNID | txn TXNID TOPIC GROUP (a record and GROUP's offset
+ *     in one transaction) | describe-acls | create-acl TOPIC (ALL on TOPIC for USER)
+ * ctp BOOTSTRAP IN OUT GROUP TXNID N PAUSE_MS       a consume-transform-produce loop (transactions, read_committed,
+ *     the group's offsets sent to each transaction) from IN to OUT, partition to the same partition, value
+ *     "t:" + the input's, up to 25 records a transaction, each transaction kept open PAUSE_MS after its
+ *     sends (the application's work), until GROUP's committed offsets of IN add up to N; it carries on
+ *     through failures of the broker as an application would: aborts the transaction (or makes a new
+ *     producer with the same TXNID when the producer cannot abort) and rewinds to the committed offsets;
+ *     the producer's calls time out after 5 s (max.block.ms).
+ *     Prints "committed SUM" per committed transaction, "aborted REASON" per abandoned one, "new-producer"
+ *     per producer replaced, and at the end "done COMMITS ABORTED PRODUCERS".
  * </pre>
  */
 public final class KafkaCheck {
@@ -122,6 +140,9 @@ public final class KafkaCheck {
             case "stream" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "classic");
             case "stream-consumer" -> stream(bootstrap, args[2], Integer.parseInt(args[3]), args[4], "consumer");
             case "share-pair" -> sharePair(bootstrap, args[2], Integer.parseInt(args[3]), args[4]);
+            case "acl-table" -> aclTable(bootstrap);
+            case "ctp" -> consumeTransformProduce(bootstrap, args[2], args[3], args[4], args[5], Integer.parseInt(args[6]),
+                    Integer.parseInt(args[7]));
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
         OUT.println("ok");
@@ -932,6 +953,346 @@ public final class KafkaCheck {
             for (TopicPartition tp : tps) {
                 OffsetAndMetadata om = m.get(tp);
                 OUT.println("committed\t" + tp.partition() + "\t" + (om == null ? -1 : om.offset()));
+            }
+        }
+    }
+
+    /** scram is the client properties of a SASL/SCRAM-SHA-256 login as user, password user + "-secret". */
+    private static Properties scram(String bootstrap, String user) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put("security.protocol", "SASL_PLAINTEXT");
+        p.put("sasl.mechanism", "SCRAM-SHA-256");
+        p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"" + user
+                + "\" password=\"" + user + "-secret\";");
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000");
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "20000");
+        return p;
+    }
+
+    private static KafkaProducer<byte[], byte[]> userProducer(String bootstrap, String user, String txnID) {
+        Properties p = scram(bootstrap, user);
+        p.remove(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "20000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "20000");
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        if (txnID != null) {
+            p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnID);
+        } else {
+            // Without idempotence a refused write is the topic's refusal
+            // alone (an idempotent producer also needs WRITE on some topic
+            // or IDEMPOTENT_WRITE on the cluster for its producer id).
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "false");
+        }
+        return new KafkaProducer<>(p);
+    }
+
+    private static KafkaConsumer<byte[], byte[]> userConsumer(String bootstrap, String user, String group) {
+        Properties p = scram(bootstrap, user);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        if (group != null) {
+            p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        }
+        return new KafkaConsumer<>(p);
+    }
+
+    /** refusal names what e says: the first AuthorizationException among its causes, else e's own class. */
+    private static String refusal(Throwable e) {
+        for (Throwable c = e; c != null; c = c.getCause()) {
+            if (c instanceof org.apache.kafka.common.errors.AuthorizationException) {
+                return c.getClass().getSimpleName();
+            }
+        }
+        Throwable c = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+        return c.getClass().getSimpleName() + " (" + String.valueOf(c.getMessage()).replace('\t', ' ').replace('\n', ' ') + ")";
+    }
+
+    private static void aclTable(String bootstrap) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.isEmpty()) {
+                continue;
+            }
+            String[] f = line.split("\t", -1);
+            String result;
+            try {
+                result = aclRow(bootstrap, f[1], f[2], f);
+            } catch (Exception e) {
+                result = refusal(e);
+            }
+            OUT.println("row\t" + f[0] + "\t" + result);
+        }
+    }
+
+    private static String aclRow(String bootstrap, String user, String op, String[] f) throws Exception {
+        switch (op) {
+            case "produce" -> {
+                try (KafkaProducer<byte[], byte[]> p = userProducer(bootstrap, user, null)) {
+                    p.send(new ProducerRecord<>(f[3], 0, null, "v".getBytes(StandardCharsets.UTF_8))).get();
+                }
+            }
+            case "read" -> {
+                try (KafkaConsumer<byte[], byte[]> c = userConsumer(bootstrap, user, null)) {
+                    TopicPartition tp = new TopicPartition(f[3], 0);
+                    c.assign(List.of(tp));
+                    c.seekToBeginning(List.of(tp));
+                    long deadline = System.currentTimeMillis() + 20_000;
+                    while (c.poll(Duration.ofMillis(200)).isEmpty()) {
+                        if (System.currentTimeMillis() > deadline) {
+                            return "no record after 20 s";
+                        }
+                    }
+                }
+            }
+            case "consume" -> {
+                try (KafkaConsumer<byte[], byte[]> c = userConsumer(bootstrap, user, f[4])) {
+                    c.subscribe(List.of(f[3]));
+                    long deadline = System.currentTimeMillis() + 30_000;
+                    while (c.assignment().isEmpty()) {
+                        c.poll(Duration.ofMillis(200));
+                        if (System.currentTimeMillis() > deadline) {
+                            return "no assignment after 30 s";
+                        }
+                    }
+                    c.commitSync(Duration.ofSeconds(20));
+                }
+            }
+            case "list-topics" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    List<String> names = new ArrayList<>(a.listTopics().names().get());
+                    names.sort(Comparator.naturalOrder());
+                    return "ok " + String.join(",", names);
+                }
+            }
+            case "describe-topic" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    a.describeTopics(List.of(f[3])).allTopicNames().get();
+                }
+            }
+            case "create-topic" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    a.createTopics(List.of(new NewTopic(f[3], 1, (short) 1))).all().get();
+                }
+            }
+            case "delete-topic" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    a.deleteTopics(List.of(f[3])).all().get();
+                }
+            }
+            case "describe-configs" -> {
+                org.apache.kafka.common.config.ConfigResource.Type type = f[3].equals("broker")
+                        ? org.apache.kafka.common.config.ConfigResource.Type.BROKER
+                        : org.apache.kafka.common.config.ConfigResource.Type.TOPIC;
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    // A broker named "-" is the cluster's first node.
+                    String name = f[4].equals("-") ? a.describeCluster().nodes().get().iterator().next().idString() : f[4];
+                    a.describeConfigs(List.of(new org.apache.kafka.common.config.ConfigResource(type, name))).all().get();
+                }
+            }
+            case "group-offsets" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    a.listConsumerGroupOffsets(f[3]).partitionsToOffsetAndMetadata().get();
+                }
+            }
+            case "init-txn" -> {
+                try (KafkaProducer<byte[], byte[]> p = userProducer(bootstrap, user, f[3])) {
+                    p.initTransactions();
+                }
+            }
+            case "txn" -> {
+                try (KafkaProducer<byte[], byte[]> p = userProducer(bootstrap, user, f[3])) {
+                    p.initTransactions();
+                    p.beginTransaction();
+                    java.util.concurrent.Future<RecordMetadata> sent = p.send(new ProducerRecord<>(f[4], 0, null, "t".getBytes(StandardCharsets.UTF_8)));
+                    p.sendOffsetsToTransaction(Map.of(new TopicPartition(f[4], 0), new OffsetAndMetadata(0)),
+                            new org.apache.kafka.clients.consumer.ConsumerGroupMetadata(f[5]));
+                    p.commitTransaction();
+                    sent.get();
+                }
+            }
+            case "describe-acls" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    return "ok " + a.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get().size();
+                }
+            }
+            case "create-acl" -> {
+                try (Admin a = Admin.create(scram(bootstrap, user))) {
+                    a.createAcls(List.of(new org.apache.kafka.common.acl.AclBinding(
+                            new org.apache.kafka.common.resource.ResourcePattern(org.apache.kafka.common.resource.ResourceType.TOPIC, f[3],
+                                    org.apache.kafka.common.resource.PatternType.LITERAL),
+                            new org.apache.kafka.common.acl.AccessControlEntry("User:" + user, "*",
+                                    org.apache.kafka.common.acl.AclOperation.ALL, org.apache.kafka.common.acl.AclPermissionType.ALLOW)))).all().get();
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown acl-table op " + op);
+        }
+        return "ok";
+    }
+
+    private static KafkaProducer<byte[], byte[]> ctpProducer(String bootstrap, String txnID) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, txnID);
+        // A broker away longer than 5 s times the transaction's calls out.
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "5000");
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "3000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "8000");
+        p.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
+        KafkaProducer<byte[], byte[]> pr = new KafkaProducer<>(p);
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (true) {
+            try {
+                pr.initTransactions();
+                return pr;
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                // The broker is down: initTransactions may be called again.
+                if (System.currentTimeMillis() > deadline) {
+                    pr.close(Duration.ZERO);
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static void consumeTransformProduce(String bootstrap, String inTopic, String outTopic, String group, String txnID, int n,
+            int pauseMs) throws Exception {
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "25");
+        cp.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, "5000");
+        cp.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "15000");
+        cp.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "500");
+        int commits = 0, aborted = 0, producers = 1;
+        long deadline = System.currentTimeMillis() + 300_000;
+        try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(cp)) {
+            c.subscribe(List.of(inTopic));
+            KafkaProducer<byte[], byte[]> p = ctpProducer(bootstrap, txnID);
+            try {
+                long done = 0;
+                while (done < n) {
+                    if (System.currentTimeMillis() > deadline) {
+                        throw new IllegalStateException("only " + done + " of " + n + " committed after 300 s");
+                    }
+                    ConsumerRecords<byte[], byte[]> recs;
+                    try {
+                        recs = c.poll(Duration.ofMillis(200));
+                    } catch (org.apache.kafka.common.KafkaException e) {
+                        OUT.println("poll-failed\t" + refusal(e));
+                        continue;
+                    }
+                    if (recs.isEmpty()) {
+                        done = committedSum(c, inTopic, done);
+                        continue;
+                    }
+                    Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                    boolean began = false;
+                    try {
+                        p.beginTransaction();
+                        began = true;
+                        for (ConsumerRecord<byte[], byte[]> r : recs) {
+                            byte[] v = ("t:" + new String(r.value(), StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+                            p.send(new ProducerRecord<>(outTopic, r.partition(), r.key(), v));
+                            next.put(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1));
+                        }
+                        p.sendOffsetsToTransaction(next, c.groupMetadata());
+                        Thread.sleep(pauseMs);
+                        p.commitTransaction();
+                        commits++;
+                        long sum = 0;
+                        for (TopicPartition tp : c.assignment()) {
+                            sum += c.position(tp);
+                        }
+                        OUT.println("committed\t" + sum);
+                        done = Math.max(done, sum);
+                        continue;
+                    } catch (org.apache.kafka.common.errors.ProducerFencedException
+                             | org.apache.kafka.common.errors.InvalidProducerEpochException
+                             | org.apache.kafka.common.errors.OutOfOrderSequenceException
+                             | org.apache.kafka.common.errors.AuthorizationException
+                             | org.apache.kafka.common.errors.UnsupportedVersionException
+                             | IllegalStateException fatal) {
+                        OUT.println("aborted\t" + refusal(fatal));
+                    } catch (org.apache.kafka.common.KafkaException e) {
+                        OUT.println("aborted\t" + refusal(e));
+                        if (began) {
+                            try {
+                                p.abortTransaction();
+                                aborted++;
+                                rewind(c);
+                                continue;
+                            } catch (org.apache.kafka.common.KafkaException | IllegalStateException ae) {
+                                // IllegalStateException: a commit timed out (it
+                                // may only be retried).
+                                OUT.println("abort-failed\t" + refusal(ae));
+                            }
+                        }
+                    }
+                    // The producer cannot go on: a new one with the same
+                    // transactional id ends what the old one left open.
+                    aborted++;
+                    p.close(Duration.ZERO);
+                    p = ctpProducer(bootstrap, txnID);
+                    producers++;
+                    OUT.println("new-producer");
+                    rewind(c);
+                }
+            } finally {
+                p.close(Duration.ofSeconds(5));
+            }
+        }
+        OUT.println("done\t" + commits + "\t" + aborted + "\t" + producers);
+    }
+
+    /** committedSum is the sum of the group's committed offsets of topic, or was when the broker cannot say. */
+    private static long committedSum(KafkaConsumer<byte[], byte[]> c, String topic, long was) {
+        try {
+            Set<TopicPartition> tps = new java.util.HashSet<>();
+            c.partitionsFor(topic).forEach(pi -> tps.add(new TopicPartition(topic, pi.partition())));
+            long sum = 0;
+            for (OffsetAndMetadata om : c.committed(tps).values()) {
+                sum += om == null ? 0 : om.offset();
+            }
+            return sum;
+        } catch (org.apache.kafka.common.KafkaException e) {
+            return was;
+        }
+    }
+
+    /** rewind seeks every assigned partition back to its committed offset, retrying while the broker is away. */
+    private static void rewind(KafkaConsumer<byte[], byte[]> c) {
+        long deadline = System.currentTimeMillis() + 120_000;
+        while (true) {
+            try {
+                Set<TopicPartition> assigned = c.assignment();
+                Map<TopicPartition, OffsetAndMetadata> committed = c.committed(assigned);
+                for (TopicPartition tp : assigned) {
+                    OffsetAndMetadata om = committed.get(tp);
+                    if (om == null) {
+                        c.seekToBeginning(List.of(tp));
+                    } else {
+                        c.seek(tp, om.offset());
+                    }
+                }
+                return;
+            } catch (org.apache.kafka.common.KafkaException e) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw e;
+                }
+                OUT.println("rewind-retry\t" + refusal(e));
             }
         }
     }
