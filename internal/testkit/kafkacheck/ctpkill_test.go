@@ -28,8 +28,9 @@ func (s *kafkaServer) kill(t *testing.T) {
 // input topic of 3000 records over two partitions to an output topic, and
 // kills the server with SIGKILL three times while it runs (at a quarter,
 // half and three quarters of the input committed; down 1 s, 8 s and 1 s),
-// restarting it over the same directory (each kill while the loop is running, before it committed
-// the whole input); the loop aborts or abandons what was open and rewinds
+// restarting it over the same directory (each kill while the loop runs,
+// before it committed the whole input); the loop aborts or abandons what
+// was open and rewinds
 // to the committed offsets, as an application does. At the end the
 // output read read_committed holds each input record's transform exactly
 // once, in the input's order per partition, and the group's committed
