@@ -290,6 +290,9 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 	if st.prevMechanism != "" && st.user != st.prevUser {
 		return fail(fmt.Errorf("Cannot change principals during re-authentication from User.%s: User.%s", st.prevUser, st.user))
 	}
+	if st.prevMechanism != "" {
+		s.lg.Info("kafkaserver: re-authenticated", "mechanism", st.mechanism, "principal", "User:"+st.user)
+	}
 	st.authenticated, st.prevMechanism, st.prevUser = true, "", ""
 	resp.SessionLifetimeMillis = s.startSession(st, credentialExpiry)
 	return resp, nil
