@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,4 +180,40 @@ func TestReauthenticationMisbehaving(t *testing.T) {
 		require.GreaterOrEqual(t, began, 1)
 	})
 	require.NoError(t, roundTrip(t, srv.Addr, "reauth", kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism())))
+}
+
+// reauthCounter counts the server's re-authentication logs.
+type reauthCounter struct{ n atomic.Int64 }
+
+func (h *reauthCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *reauthCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "kafkaserver: re-authenticated" {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *reauthCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *reauthCounter) WithGroup(string) slog.Handler      { return h }
+
+// TestOAuthBearerConfluentKafka: confluent-kafka (librdkafka) with its
+// unsecured JWT produces 40 records over 8 s to a server whose sessions
+// last 2.5 s, re-authenticating, and reads them all back.
+func TestOAuthBearerConfluentKafka(t *testing.T) {
+	python := pythonWith(t, "confluent_kafka")
+	h := &reauthCounter{}
+	srv := servertest.StartInMemory(t, func(c *server.Config) {
+		c.SASLMechanisms = []string{server.MechanismOAuthBearer}
+		c.OAuthBearerRequiredScope = []string{"kafka"}
+		c.ConnectionsMaxReauth = 2500 * time.Millisecond
+		c.Logger = slog.New(h)
+	})
+	const n = 40
+	out := run(t, "", python, "testdata/oauth_confluent.py", srv.Addr, "oauth-ck", strconv.Itoa(n), "oauth-ck-group", "0.2")
+	var want []string
+	for i := range n {
+		want = append(want, strconv.Itoa(i))
+	}
+	require.Equal(t, strings.Join(want, "\n")+"\n", out)
+	t.Logf("%d re-authentications", h.n.Load())
+	require.GreaterOrEqual(t, h.n.Load(), int64(2), "librdkafka re-authenticated")
 }
