@@ -30,7 +30,10 @@
 // and responses they do not read (IdleTimeout: a write that makes no
 // progress for that long closes its connection), the partitions they may
 // create (MaxPartitions), failed authentications (one a
-// FailedAuthenticationDelay per connection), the share sessions open
+// FailedAuthenticationDelay per connection), re-authentications (one a
+// second per connection; a session ended by ConnectionsMaxReauth or its
+// OAUTHBEARER token's expiry closes its connection at the next request),
+// the share sessions open
 // (MaxShareSessions, each holding only partitions the directory has). A
 // Fetch or a ShareFetch holds no records in memory: they go out as file
 // slices, read_committed's cut at the last stable offset too. A failed
