@@ -104,15 +104,25 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	})
 	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow.everyone.if.no.acl.found", false, "with an authorizer, a resource no ACL names is open to every principal")
 	fs.IntVar(&c.MaxRequestPartitionSizeLimit, "max.request.partition.size.limit", c.MaxRequestPartitionSizeLimit, "the most partitions one DescribeTopicPartitions response lists")
-	fs.Func("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512: require SASL/SCRAM, with the directory's credentials (kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=…]'); default none", func(v string) error {
+	fs.Func("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER: require SASL/SCRAM, with the directory's credentials (kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=…]'), or OAUTHBEARER with unsecured JWS tokens (for tests: anyone can make one); default none", func(v string) error {
 		for _, m := range strings.Split(v, ",") {
-			if m = strings.TrimSpace(m); m != server.MechanismScramSHA256 && m != server.MechanismScramSHA512 {
-				return fmt.Errorf("%q: the command serves SCRAM-SHA-256 and SCRAM-SHA-512 (PLAIN's users are server.Config.Users, from Go)", m)
+			if m = strings.TrimSpace(m); m != server.MechanismScramSHA256 && m != server.MechanismScramSHA512 && m != server.MechanismOAuthBearer {
+				return fmt.Errorf("%q: the command serves SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (PLAIN's users are server.Config.Users, from Go)", m)
 			}
 			c.SASLMechanisms = append(c.SASLMechanisms, strings.TrimSpace(m))
 		}
 		return nil
 	})
+	reauthMS := c.ConnectionsMaxReauth.Milliseconds()
+	fs.Int64Var(&reauthMS, "connections.max.reauth.ms", reauthMS, "SASL sessions last this long, then the client re-authenticates or its connection is closed at its next request; 0 for ever")
+	fs.StringVar(&c.OAuthBearerPrincipalClaimName, "unsecuredValidatorPrincipalClaimName", c.OAuthBearerPrincipalClaimName, "OAUTHBEARER: the token's claim naming the principal")
+	fs.StringVar(&c.OAuthBearerScopeClaimName, "unsecuredValidatorScopeClaimName", c.OAuthBearerScopeClaimName, "OAUTHBEARER: the token's claim holding its scope")
+	fs.Func("unsecuredValidatorRequiredScope", "OAUTHBEARER: the scope items, separated by spaces, a token must have", func(v string) error {
+		c.OAuthBearerRequiredScope = strings.Fields(v)
+		return nil
+	})
+	skewMS := c.OAuthBearerAllowableClockSkew.Milliseconds()
+	fs.Int64Var(&skewMS, "unsecuredValidatorAllowableClockSkewMs", skewMS, "OAUTHBEARER: how far a token's exp may lie in the past and its iat in the future")
 	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {
@@ -159,6 +169,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
 	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
 	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
+	c.ConnectionsMaxReauth = time.Duration(reauthMS) * time.Millisecond
+	c.OAuthBearerAllowableClockSkew = time.Duration(skewMS) * time.Millisecond
 	return o, nil
 }
 

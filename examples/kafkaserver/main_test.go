@@ -75,3 +75,18 @@ func TestFlags(t *testing.T) {
 		require.Error(t, err, "%q", args)
 	}
 }
+
+// TestOAuthBearerFlags: OAUTHBEARER, its unsecured validator's JAAS
+// options under Kafka's names, and connections.max.reauth.ms.
+func TestOAuthBearerFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-dir", "d", "-sasl.enabled.mechanisms", "SCRAM-SHA-256,OAUTHBEARER", "-connections.max.reauth.ms", "5000",
+		"-unsecuredValidatorPrincipalClaimName", "client_id", "-unsecuredValidatorScopeClaimName", "scp",
+		"-unsecuredValidatorRequiredScope", "kafka  produce", "-unsecuredValidatorAllowableClockSkewMs", "250"}, io.Discard)
+	require.NoError(t, err)
+	want := server.DefaultConfig()
+	want.SASLMechanisms = []string{server.MechanismScramSHA256, server.MechanismOAuthBearer}
+	want.ConnectionsMaxReauth = 5 * time.Second
+	want.OAuthBearerPrincipalClaimName, want.OAuthBearerScopeClaimName = "client_id", "scp"
+	want.OAuthBearerRequiredScope, want.OAuthBearerAllowableClockSkew = []string{"kafka", "produce"}, 250*time.Millisecond
+	require.Equal(t, want, o.cfg)
+}

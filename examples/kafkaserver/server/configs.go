@@ -181,6 +181,8 @@ var serverProps = map[string]serverProperty{
 		}},
 	"connections.max.idle.ms": {"LONG", "How long a connection may stay idle before it is closed.",
 		func(c Config) string { return strconv.FormatInt(c.IdleTimeout.Milliseconds(), 10) }},
+	"connections.max.reauth.ms": {"LONG", "How long a SASL session lasts before the client must re-authenticate; 0, for ever.",
+		func(c Config) string { return strconv.FormatInt(c.ConnectionsMaxReauth.Milliseconds(), 10) }},
 	"connection.failed.authentication.delay.ms": {"INT", "How long the answer to a failed authentication waits.",
 		func(c Config) string { return strconv.FormatInt(c.FailedAuthenticationDelay.Milliseconds(), 10) }},
 	"auto.create.topics.enable": {"BOOLEAN", "Whether a Metadata request naming an unknown topic creates it.",

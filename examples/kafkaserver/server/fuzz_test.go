@@ -140,3 +140,46 @@ func FuzzReadFrame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOAuthBearer feeds arbitrary OAUTHBEARER initial responses to the
+// parser and, when they parse, their tokens to the unsecured validator:
+// each answers a token, ErrOAuthBearerMalformed, a refusal with Kafka's
+// error JSON, or errOAuthBearerClose; never a panic.
+func FuzzOAuthBearer(f *testing.F) {
+	f.Add([]byte("n,,\x01auth=Bearer " + unsecuredJWS(`{"sub":"alice","exp":1800000000,"iat":1,"scope":["a","b"]}`) + "\x01k=v\x01\x01"))
+	f.Add([]byte("n,a=alice,\x01auth=Bearer eyJhbGciOiJub25lIn0.e30.\x01\x01"))
+	f.Add([]byte("n,,\x01auth=Bearer a..b\x01\x01"))
+	f.Add([]byte("n,a==2C,\x01auth=bearer x=\x01\x01"))
+	cfg := DefaultConfig()
+	cfg.OAuthBearerRequiredScope = []string{"a"}
+	v, err := newUnsecuredValidator(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	now := time.Unix(1_700_000_000, 0)
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		in, err := parseOAuthInitial(msg)
+		if err != nil {
+			if !errors.Is(err, ErrOAuthBearerMalformed) && !errors.Is(err, errOAuthBearerClose) {
+				t.Fatalf("an untyped error: %v", err)
+			}
+			return
+		}
+		tok, err := v.validate(in.token, now)
+		if r, ok := errors.AsType[*oauthRefusal](err); ok {
+			if j := r.json(); j != `{"status":"invalid_token"}` && j != `{"status":"insufficient_scope", "scope":"[a]"}` {
+				t.Fatalf("refusal %s", j)
+			}
+			return
+		}
+		if err != nil {
+			if !errors.Is(err, errOAuthBearerClose) {
+				t.Fatalf("an untyped error: %v", err)
+			}
+			return
+		}
+		if tok.principal == "" || tok.lifetimeMs < now.UnixMilli() {
+			t.Fatalf("accepted %q: %+v", in.token, tok)
+		}
+	})
+}

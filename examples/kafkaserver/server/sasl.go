@@ -48,7 +48,47 @@ type saslState struct {
 	raw   bool
 	user  string
 	scram *scramExchange
+	// oauthErr is the error JSON an OAUTHBEARER exchange sent as its
+	// challenge, until the client acknowledges it with a lone 0x01.
+	oauthErr string
+
+	// expires is when the session ends (KIP-368): zero for never. A
+	// request other than a re-authentication's SaslHandshake after it
+	// closes the connection.
+	expires time.Time
+	// reauthStart is when the last re-authentication began: another
+	// may begin a second later at the earliest, as Kafka allows.
+	reauthStart time.Time
+	// prevMechanism and prevUser are the session's while it
+	// re-authenticates (prevMechanism empty otherwise); badMechanism is
+	// Kafka's refusal of a handshake that changed the mechanism, for
+	// the SaslAuthenticate that follows.
+	prevMechanism, prevUser, badMechanism string
 }
+
+// minReauthInterval is the least time between two re-authentications of
+// a connection (Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS):
+// a SaslHandshake sooner is answered as one after authentication,
+// ILLEGAL_SASL_STATE.
+const minReauthInterval = time.Second
+
+// expired reports whether the session has ended at now.
+func (st *saslState) expired(now time.Time) bool {
+	return st.authenticated && !st.expires.IsZero() && now.After(st.expires)
+}
+
+// mayReauth reports whether a SaslHandshake at now begins a
+// re-authentication, as Kafka's KafkaChannel.maybeBeginServerReauthentication
+// decides: the session has an expiry and the last re-authentication
+// began a second ago or more.
+func (st *saslState) mayReauth(now time.Time) bool {
+	return st.authenticated && !st.expires.IsZero() && (st.reauthStart.IsZero() || now.Sub(st.reauthStart) >= minReauthInterval)
+}
+
+// ErrSessionExpired is why a connection whose SASL session ended
+// (Config.ConnectionsMaxReauth, an OAUTHBEARER token's expiry) without a
+// re-authentication is closed, at its next request, as Kafka closes it.
+var ErrSessionExpired = errors.New("server: SASL session expired without re-authentication")
 
 // scramExchange is a SCRAM exchange between its two messages.
 type scramExchange struct {
@@ -131,6 +171,26 @@ func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (km
 	resp := kmsg.NewPtrSASLHandshakeResponse()
 	resp.SupportedMechanisms = s.cfg.SASLMechanisms
 	st := connSASL(ctx)
+	if st != nil && st.mayReauth(s.now()) {
+		// KIP-368: the session starts again, with the same mechanism
+		// and principal; until it completes, the connection may send
+		// only SaslAuthenticate.
+		st.reauthStart, st.prevMechanism, st.prevUser = s.now(), st.mechanism, st.user
+		st.authenticated, st.expires, st.mechanism, st.scram, st.oauthErr, st.badMechanism = false, time.Time{}, "", nil, "", ""
+		if !slices.Contains(s.cfg.SASLMechanisms, req.Mechanism) {
+			resp.ErrorCode = errUnsupportedSASLMechanism
+			setCloseAfter(ctx)
+			return resp, nil
+		}
+		if req.Mechanism != st.prevMechanism {
+			// Answered, but the SaslAuthenticate that follows closes the
+			// connection unanswered, as Kafka's REAUTH_BAD_MECHANISM.
+			st.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'",
+				req.Mechanism, st.prevMechanism)
+		}
+		st.mechanism, st.raw = req.Mechanism, req.Version == 0
+		return resp, nil
+	}
 	switch {
 	case st == nil:
 		resp.ErrorCode = errIllegalSASLState // SASL is off on this listener
@@ -150,7 +210,10 @@ func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (km
 func (s *Server) rawToken(ctx context.Context, token []byte) ([]byte, error) {
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.SASLAuthBytes = token
-	resp, _ := s.handleSASLAuthenticate(ctx, req)
+	resp, err := s.handleSASLAuthenticate(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	ar := resp.(*kmsg.SASLAuthenticateResponse)
 	if ar.ErrorCode != errNone {
 		return nil, fmt.Errorf("%w: %s", errAuthFailed, *ar.ErrorMessage)
@@ -167,9 +230,13 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 		resp.ErrorMessage = messageOf(errors.New("SaslAuthenticate without a SaslHandshake choosing a mechanism"))
 		return resp, nil
 	}
+	if st.badMechanism != "" {
+		return nil, fmt.Errorf("%w: %s", errAuthFailed, st.badMechanism)
+	}
+	var credentialExpiry *int64 // ms since the epoch
 	fail := func(err error) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = errSASLAuthenticationFailed, messageOf(err)
-		s.lg.Warn("kafkaserver: SASL authentication failed", "mechanism", st.mechanism, "err", err)
+		s.lg.Warn("kafkaserver: SASL authentication failed", "mechanism", st.mechanism, "reauthentication", st.prevMechanism != "", "err", err)
 		setCloseAfter(ctx)
 		if cs := stateOf(ctx); cs != nil {
 			cs.authFailed = true
@@ -191,7 +258,7 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 			// As Kafka's PlainSaslServer refuses it.
 			return fail(errAuthzid)
 		}
-		st.authenticated, st.user = true, user
+		st.user = user
 	case MechanismScramSHA256, MechanismScramSHA512:
 		if st.scram == nil {
 			out, err := s.scramFirst(st, req.SASLAuthBytes)
@@ -206,9 +273,96 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 			return fail(err)
 		}
 		resp.SASLAuthBytes = out
-		st.authenticated, st.user, st.scram = true, st.scram.user, nil
+		st.user, st.scram = st.scram.user, nil
+	case MechanismOAuthBearer:
+		tok, challenge, err := s.oauthBearer(st, req.SASLAuthBytes)
+		switch {
+		case errors.Is(err, errOAuthBearerClose):
+			return nil, fmt.Errorf("%w: %v", errAuthFailed, err)
+		case err != nil:
+			return fail(err)
+		case challenge != nil:
+			resp.SASLAuthBytes = challenge
+			return resp, nil
+		}
+		st.user, credentialExpiry = tok.principal, &tok.lifetimeMs
 	}
+	if st.prevMechanism != "" && st.user != st.prevUser {
+		return fail(fmt.Errorf("Cannot change principals during re-authentication from User.%s: User.%s", st.prevUser, st.user))
+	}
+	if st.prevMechanism != "" {
+		s.lg.Info("kafkaserver: re-authenticated", "mechanism", st.mechanism, "principal", "User:"+st.user)
+	}
+	st.authenticated, st.prevMechanism, st.prevUser = true, "", ""
+	resp.SessionLifetimeMillis = s.startSession(st, credentialExpiry)
 	return resp, nil
+}
+
+// startSession sets a session's expiry as Kafka's SaslServerAuthenticator
+// does and returns its lifetime for SaslAuthenticate v1+: the least of
+// Config.ConnectionsMaxReauth (when positive) and the time to the
+// credential's expiry (an OAUTHBEARER token's exp, in ms since the
+// epoch; nil for none), never negative; 0 and no expiry when neither
+// applies.
+func (s *Server) startSession(st *saslState, credentialExpiry *int64) int64 {
+	now := s.now()
+	maxReauth := s.cfg.ConnectionsMaxReauth.Milliseconds()
+	var lifetime int64
+	switch {
+	case credentialExpiry == nil && maxReauth <= 0:
+		st.expires = time.Time{}
+		return 0
+	case credentialExpiry == nil:
+		lifetime = maxReauth
+	case maxReauth <= 0:
+		lifetime = *credentialExpiry - now.UnixMilli()
+	default:
+		lifetime = min(*credentialExpiry-now.UnixMilli(), maxReauth)
+	}
+	lifetime = max(0, lifetime)
+	st.expires = now.Add(time.Duration(lifetime) * time.Millisecond)
+	return lifetime
+}
+
+// oauthBearer answers an OAUTHBEARER message as Kafka's
+// OAuthBearerSaslServer: the validated token; or a challenge, the error
+// JSON, for a token the validator refused (the client acknowledges it
+// with 0x01 and gets SASL_AUTHENTICATION_FAILED with the JSON as its
+// message); or an error.
+func (s *Server) oauthBearer(st *saslState, msg []byte) (oauthToken, []byte, error) {
+	if len(msg) == 1 && msg[0] == 1 && st.oauthErr != "" {
+		return oauthToken{}, nil, errors.New(st.oauthErr)
+	}
+	st.oauthErr = ""
+	text := "authentication"
+	if st.prevMechanism != "" {
+		text = "re-authentication"
+	}
+	in, err := parseOAuthInitial(msg)
+	if errors.Is(err, errOAuthBearerClose) {
+		return oauthToken{}, nil, err
+	}
+	if err != nil {
+		s.lg.Debug("kafkaserver: OAUTHBEARER", "err", err)
+		// As Kafka answers a SaslException: a message that says nothing
+		// of the credentials.
+		return oauthToken{}, nil, fmt.Errorf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", text, MechanismOAuthBearer)
+	}
+	tok, err := s.oauth.validate(in.token, s.now())
+	if r, ok := errors.AsType[*oauthRefusal](err); ok {
+		s.lg.Debug("kafkaserver: OAUTHBEARER token refused", "err", r.reason)
+		st.oauthErr = r.json()
+		return oauthToken{}, []byte(st.oauthErr), nil
+	}
+	if err != nil {
+		return oauthToken{}, nil, err
+	}
+	if in.authzid != "" && in.authzid != tok.principal {
+		return oauthToken{}, nil, fmt.Errorf("Authentication failed: Client requested an authorization id (%s) that is different from the token's principal name (%s)",
+			in.authzid, tok.principal)
+	}
+	// The unsecured validator accepts every extension, as Kafka's.
+	return tok, nil, nil
 }
 
 // scramFirst answers the client-first message with the server-first one.

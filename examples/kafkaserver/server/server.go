@@ -30,7 +30,10 @@
 // and responses they do not read (IdleTimeout: a write that makes no
 // progress for that long closes its connection), the partitions they may
 // create (MaxPartitions), failed authentications (one a
-// FailedAuthenticationDelay per connection), the share sessions open
+// FailedAuthenticationDelay per connection), re-authentications (one a
+// second per connection; a session ended by ConnectionsMaxReauth or its
+// OAUTHBEARER token's expiry closes its connection at the next request),
+// the share sessions open
 // (MaxShareSessions, each holding only partitions the directory has). A
 // Fetch or a ShareFetch holds no records in memory: they go out as file
 // slices, read_committed's cut at the last stable offset too. A failed
@@ -139,7 +142,10 @@ type Config struct {
 	// certificate is checked as its ClientAuth says (ssl.client.auth).
 	TLS *tls.Config
 	// SASLMechanisms mirrors sasl.enabled.mechanisms: PLAIN,
-	// SCRAM-SHA-256, SCRAM-SHA-512. Empty (the default) means no SASL:
+	// SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (unsecured JWS tokens,
+	// validated as Kafka's OAuthBearerUnsecuredValidatorCallbackHandler
+	// does with the OAuthBearer options below; the principal is
+	// "User:" and the token's principal claim). Empty (the default) means no SASL:
 	// every connection may send every request. With mechanisms, a
 	// connection may send only ApiVersions, SaslHandshake and
 	// SaslAuthenticate until it authenticates; anything else closes it.
@@ -151,6 +157,35 @@ type Config struct {
 	// AlterUserScramCredentials request), which win over these for the
 	// same user and mechanism; with a SCRAM mechanism Users may be empty.
 	Users map[string]string
+	// OAuthBearerPrincipalClaimName mirrors the unsecured validator's
+	// JAAS option unsecuredValidatorPrincipalClaimName (Kafka's default,
+	// "sub"; blank means the default): the claim naming the principal.
+	OAuthBearerPrincipalClaimName string
+	// OAuthBearerScopeClaimName mirrors unsecuredValidatorScopeClaimName
+	// (Kafka's default, "scope"; blank means the default): the claim
+	// holding the token's scope, a string or a list of strings.
+	OAuthBearerScopeClaimName string
+	// OAuthBearerRequiredScope mirrors unsecuredValidatorRequiredScope
+	// (Kafka's default, none; Kafka separates the items with spaces):
+	// the scope items a token must have, else it is refused with
+	// "insufficient_scope".
+	OAuthBearerRequiredScope []string
+	// OAuthBearerAllowableClockSkew mirrors
+	// unsecuredValidatorAllowableClockSkewMs (Kafka's default, 0): how
+	// far a token's exp may lie in the past and its iat in the future.
+	OAuthBearerAllowableClockSkew time.Duration
+	// ConnectionsMaxReauth mirrors connections.max.reauth.ms (Kafka's
+	// default, 0: sessions do not expire), KIP-368: a SASL session ends
+	// that long after it authenticated, or when its OAUTHBEARER token
+	// expires if sooner; SaslAuthenticate v1+ tells the client
+	// (SessionLifetimeMs), which re-authenticates on the connection with
+	// a SaslHandshake and SaslAuthenticate of the same mechanism and
+	// principal (a changed principal is refused with
+	// SASL_AUTHENTICATION_FAILED, a changed mechanism closes the
+	// connection), at most once a second. A connection whose session
+	// ended is closed at its next request (ErrSessionExpired), as Kafka
+	// closes it, whatever its SaslAuthenticate version.
+	ConnectionsMaxReauth time.Duration
 	// AuthorizerClassName mirrors authorizer.class.name (Kafka's
 	// default, empty: no authorization; every request is served and
 	// CreateAcls, DescribeAcls and DeleteAcls answer SECURITY_DISABLED).
@@ -186,17 +221,19 @@ type Config struct {
 func DefaultConfig() Config {
 	conns, parts := descriptorDefaults(descriptorLimit())
 	return Config{
-		MaxRequestBytes:              104857600,
-		FetchMaxBytes:                57671680,
-		MaxConnections:               conns,
-		MaxConnectionsPerIP:          math.MaxInt32,
-		IdleTimeout:                  10 * time.Minute,
-		AutoCreateTopics:             true,
-		NumPartitions:                1,
-		MaxPartitions:                parts,
-		FailedAuthenticationDelay:    100 * time.Millisecond,
-		MaxShareSessions:             defaultMaxShareSessions,
-		MaxRequestPartitionSizeLimit: 2000,
+		MaxRequestBytes:               104857600,
+		FetchMaxBytes:                 57671680,
+		MaxConnections:                conns,
+		MaxConnectionsPerIP:           math.MaxInt32,
+		IdleTimeout:                   10 * time.Minute,
+		AutoCreateTopics:              true,
+		NumPartitions:                 1,
+		MaxPartitions:                 parts,
+		FailedAuthenticationDelay:     100 * time.Millisecond,
+		OAuthBearerPrincipalClaimName: defaultPrincipalClaimName,
+		OAuthBearerScopeClaimName:     defaultScopeClaimName,
+		MaxShareSessions:              defaultMaxShareSessions,
+		MaxRequestPartitionSizeLimit:  2000,
 	}
 }
 
@@ -248,6 +285,9 @@ type Server struct {
 	shareSessions shareSessions // KIP-932's share sessions
 
 	authz *acl.Authorizer // nil: no authorization (Config.AuthorizerClassName)
+
+	oauth unsecuredValidator // OAUTHBEARER's
+	now   func() time.Time   // the clock of SASL sessions and OAUTHBEARER tokens
 }
 
 // New returns a server for d.
@@ -284,9 +324,16 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: authorizer %q is not served (%s)", cfg.AuthorizerClassName, StandardAuthorizer)
 	}
 	for _, m := range cfg.SASLMechanisms {
-		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 {
-			return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", m)
+		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 && m != MechanismOAuthBearer {
+			return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", m)
 		}
+	}
+	if cfg.ConnectionsMaxReauth < 0 {
+		return nil, fmt.Errorf("server: ConnectionsMaxReauth %v must not be negative", cfg.ConnectionsMaxReauth)
+	}
+	oauth, err := newUnsecuredValidator(cfg)
+	if err != nil {
+		return nil, err
 	}
 	overrides, err := resolveOverrides(cfg.MaxConnectionsPerIPOverrides)
 	if err != nil {
@@ -302,7 +349,7 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
+	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, oauth: oauth, now: time.Now, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
 		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
 }
@@ -837,6 +884,11 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	}
 	if st := stateOf(ctx); st != nil {
 		st.clientID = h.clientID
+	}
+	if st := connSASL(ctx); st != nil && st.expired(s.now()) && (h.key != kmsg.SASLHandshake.Int16() || !st.mayReauth(s.now())) {
+		// Kafka's Processor checks a request for re-authentication
+		// first, then for the session's end.
+		return nil, fmt.Errorf("%w: %s", ErrSessionExpired, kmsg.NameForKey(h.key))
 	}
 	if st := connSASL(ctx); st != nil && !st.authenticated && !allowedBeforeAuth(h.key) {
 		return nil, fmt.Errorf("%w: %s before SASL authentication", errAuthFailed, kmsg.NameForKey(h.key))
