@@ -75,4 +75,19 @@ func TestAPIVersionsAsKafka(t *testing.T) {
 	t.Logf("Kafka's broker serves, the server does not: %s", strings.Join(notServed, ", "))
 	t.Logf("the server serves, Kafka's broker does not: %s", strings.Join(notKafkas, ", "))
 	require.Empty(t, differ, "ranges that differ from Kafka 4.4's")
+	// What Kafka's broker serves and the server leaves out, each for a
+	// reason the server's README gives: transaction markers between
+	// brokers, delegation tokens, partition reassignment, the KRaft
+	// quorum and controller registration, the share coordinator's state
+	// RPCs (brokers to the share coordinator) and KIP-1071's streams
+	// groups, and listing config resources.
+	require.Equal(t, []string{
+		"WriteTxnMarkers", "CreateDelegationToken", "RenewDelegationToken", "ExpireDelegationToken",
+		"DescribeDelegationToken", "AlterPartitionAssignments", "ListPartitionReassignments", "DescribeQuorum",
+		"UnregisterBroker", "ListConfigResources", "AddRaftVoter", "RemoveRaftVoter",
+		"InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
+		"ReadShareGroupStateSummary", "StreamsGroupHeartbeat", "StreamsGroupDescribe",
+		"StreamsGroupTopologyDescriptionUpdate", "UnregisterController",
+	}, notServed, "the APIs Kafka's broker serves that the server does not")
+	require.Empty(t, notKafkas, "the server serves only APIs Kafka's broker serves")
 }
