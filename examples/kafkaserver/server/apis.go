@@ -22,11 +22,12 @@ type api struct {
 	fn       func(s *Server, ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 }
 
-// apis are the APIs served. The ranges follow what clients send (see the
-// module's README): Produce from 0 because librdkafka before 2.11.1 turns
-// its features on only if versions 0, 3 and 7 lie inside the range (v0–2
-// are refused per partition, as Kafka 4 does: only magic-2 batches are
-// stored); Fetch from 4, the first version of magic-2 batches.
+// apis are the APIs served, each at Kafka 4.4's broker's range
+// (TestAPIVersionsAsKafka compares them). Produce's 0–13 suits librdkafka
+// before 2.11.1, which turns its features on only if versions 0, 3 and 7
+// lie inside the range (v0–2 are refused per partition, as Kafka 4 does:
+// only magic-2 batches are stored); Fetch starts at 4, the first version
+// of magic-2 batches.
 var apis map[int16]api
 
 func init() {
