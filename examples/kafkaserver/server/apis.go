@@ -22,11 +22,12 @@ type api struct {
 	fn       func(s *Server, ctx context.Context, req kmsg.Request) (kmsg.Response, error)
 }
 
-// apis are the APIs served. The ranges follow what clients send (see the
-// module's README): Produce from 0 because librdkafka before 2.11.1 turns
-// its features on only if versions 0, 3 and 7 lie inside the range (v0–2
-// are refused per partition, as Kafka 4 does: only magic-2 batches are
-// stored); Fetch from 4, the first version of magic-2 batches.
+// apis are the APIs served, each at Kafka 4.4's broker's range
+// (TestAPIVersionsAsKafka compares them). Produce's 0–13 suits librdkafka
+// before 2.11.1, which turns its features on only if versions 0, 3 and 7
+// lie inside the range (v0–2 are refused per partition, as Kafka 4 does:
+// only magic-2 batches are stored); Fetch starts at 4, the first version
+// of magic-2 batches.
 var apis map[int16]api
 
 func init() {
@@ -35,15 +36,15 @@ func init() {
 		kmsg.Metadata.Int16():                     {0, 13, (*Server).handleMetadata},
 		kmsg.Produce.Int16():                      {0, 13, (*Server).handleProduce},
 		kmsg.Fetch.Int16():                        {4, 18, nil}, // handle answers it with fetch and encodeFetch
-		kmsg.ListOffsets.Int16():                  {1, 9, (*Server).handleListOffsets},
-		kmsg.InitProducerID.Int16():               {0, 4, (*Server).handleInitProducerID},
-		kmsg.OffsetForLeaderEpoch.Int16():         {0, 4, (*Server).handleOffsetForLeaderEpoch},
-		kmsg.CreateTopics.Int16():                 {0, 7, (*Server).handleCreateTopics},
-		kmsg.DeleteTopics.Int16():                 {0, 6, (*Server).handleDeleteTopics},
+		kmsg.ListOffsets.Int16():                  {1, 11, (*Server).handleListOffsets},
+		kmsg.InitProducerID.Int16():               {0, 5, (*Server).handleInitProducerID},
+		kmsg.OffsetForLeaderEpoch.Int16():         {2, 4, (*Server).handleOffsetForLeaderEpoch},
+		kmsg.CreateTopics.Int16():                 {2, 7, (*Server).handleCreateTopics},
+		kmsg.DeleteTopics.Int16():                 {1, 6, (*Server).handleDeleteTopics},
 		kmsg.CreatePartitions.Int16():             {0, 3, (*Server).handleCreatePartitions},
 		kmsg.DeleteRecords.Int16():                {0, 2, (*Server).handleDeleteRecords},
 		kmsg.DescribeConfigs.Int16():              {1, 4, (*Server).handleDescribeConfigs},
-		kmsg.DescribeCluster.Int16():              {0, 1, (*Server).handleDescribeCluster},
+		kmsg.DescribeCluster.Int16():              {0, 2, (*Server).handleDescribeCluster},
 		kmsg.DescribeLogDirs.Int16():              {1, 5, (*Server).handleDescribeLogDirs},
 		kmsg.AlterReplicaLogDirs.Int16():          {1, 2, (*Server).handleAlterReplicaLogDirs},
 		kmsg.ElectLeaders.Int16():                 {0, 2, (*Server).handleElectLeaders},
@@ -51,22 +52,22 @@ func init() {
 		kmsg.DescribeTopicPartitions.Int16():      {0, 0, (*Server).handleDescribeTopicPartitions},
 		kmsg.SASLHandshake.Int16():                {0, 1, (*Server).handleSASLHandshake},
 		kmsg.SASLAuthenticate.Int16():             {0, 2, (*Server).handleSASLAuthenticate},
-		kmsg.FindCoordinator.Int16():              {0, 4, (*Server).handleFindCoordinator},
+		kmsg.FindCoordinator.Int16():              {0, 6, (*Server).handleFindCoordinator},
 		kmsg.JoinGroup.Int16():                    {0, 9, (*Server).handleJoinGroup},
 		kmsg.SyncGroup.Int16():                    {0, 5, (*Server).handleSyncGroup},
 		kmsg.Heartbeat.Int16():                    {0, 4, (*Server).handleHeartbeat},
 		kmsg.LeaveGroup.Int16():                   {0, 5, (*Server).handleLeaveGroup},
-		kmsg.OffsetCommit.Int16():                 {0, 9, (*Server).handleOffsetCommit},
-		kmsg.OffsetFetch.Int16():                  {0, 9, (*Server).handleOffsetFetch},
+		kmsg.OffsetCommit.Int16():                 {2, 10, (*Server).handleOffsetCommit},
+		kmsg.OffsetFetch.Int16():                  {1, 10, (*Server).handleOffsetFetch},
 		kmsg.ListGroups.Int16():                   {0, 5, (*Server).handleListGroups},
-		kmsg.DescribeGroups.Int16():               {0, 5, (*Server).handleDescribeGroups},
-		kmsg.DeleteGroups.Int16():                 {0, 2, (*Server).handleDeleteGroups},
+		kmsg.DescribeGroups.Int16():               {0, 6, (*Server).handleDescribeGroups},
+		kmsg.DeleteGroups.Int16():                 {0, 3, (*Server).handleDeleteGroups},
 		kmsg.OffsetDelete.Int16():                 {0, 0, (*Server).handleOffsetDelete},
-		kmsg.AddPartitionsToTxn.Int16():           {0, 3, (*Server).handleAddPartitionsToTxn},
+		kmsg.AddPartitionsToTxn.Int16():           {0, 5, (*Server).handleAddPartitionsToTxn},
 		kmsg.AddOffsetsToTxn.Int16():              {0, 4, (*Server).handleAddOffsetsToTxn},
 		kmsg.EndTxn.Int16():                       {0, 5, (*Server).handleEndTxn},
-		kmsg.TxnOffsetCommit.Int16():              {0, 5, (*Server).handleTxnOffsetCommit},
-		kmsg.ListTransactions.Int16():             {0, 1, (*Server).handleListTransactions},
+		kmsg.TxnOffsetCommit.Int16():              {0, 6, (*Server).handleTxnOffsetCommit},
+		kmsg.ListTransactions.Int16():             {0, 2, (*Server).handleListTransactions},
 		kmsg.DescribeTransactions.Int16():         {0, 0, (*Server).handleDescribeTransactions},
 		kmsg.DescribeProducers.Int16():            {0, 0, (*Server).handleDescribeProducers},
 		kmsg.AlterConfigs.Int16():                 {0, 2, (*Server).handleAlterConfigs},
@@ -496,7 +497,41 @@ func releaseSlices(slices [][]*segment.Slice) {
 const (
 	earliestLocalTimestamp int64 = -4
 	latestTieredTimestamp  int64 = -5
+	// earliestPendingUploadTimestamp (KIP-1023, ListOffsets v11) asks
+	// for the first offset not yet copied to remote storage.
+	earliestPendingUploadTimestamp int64 = -6
 )
+
+// earliestPendingUpload answers ListOffsets' -6 as Kafka's UnifiedLog
+// does: for a partition without remote storage, offset and epoch -1;
+// with remote storage but nothing copied yet, the earliest offset if no
+// segment was removed locally (else -1); otherwise the offset after the
+// last one copied (at least the log start offset) with its epoch.
+func earliestPendingUpload(l *log.Log) (offset, timestamp int64, epoch int32) {
+	if !l.Config().RemoteStorageEnable {
+		return -1, -1, -1
+	}
+	tiered := l.HighestTieredOffset()
+	if tiered < 0 {
+		if l.LocalLogStartOffset() != l.LogStartOffset() {
+			return -1, -1, -1
+		}
+		ot, ok, err := l.OffsetForTimestamp(log.EarliestTimestamp)
+		if err != nil || !ok {
+			return -1, -1, -1
+		}
+		epoch = -1
+		if e, ok := l.EpochForOffset(ot.Offset); ok {
+			epoch = e
+		}
+		return ot.Offset, ot.Timestamp, epoch
+	}
+	offset, epoch = max(tiered+1, l.LogStartOffset()), -1
+	if e, ok := l.EpochForOffset(offset); ok {
+		epoch = e
+	}
+	return offset, -1, epoch
+}
 
 func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListOffsetsRequest)
@@ -532,6 +567,8 @@ func (s *Server) handleListOffsets(_ context.Context, kreq kmsg.Request) (kmsg.R
 				if e, ok := l.EpochForOffset(rp.Offset); ok && rp.Offset >= 0 {
 					rp.LeaderEpoch = e
 				}
+			case p.Timestamp == earliestPendingUploadTimestamp && req.Version >= 11:
+				rp.Offset, rp.Timestamp, rp.LeaderEpoch = earliestPendingUpload(l)
 			case p.Timestamp < log.MaxTimestamp:
 				rp.ErrorCode = errUnsupportedVersion // a special timestamp the version does not have
 			default:
@@ -763,6 +800,9 @@ func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg
 	return resp, nil
 }
 
+// handleDescribeCluster answers with this one broker; v2's
+// IncludeFencedBrokers changes nothing, as it is never fenced (IsFenced
+// false).
 func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	node, host, port := s.broker()

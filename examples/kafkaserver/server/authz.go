@@ -1042,11 +1042,20 @@ func authzOffsetDelete(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.
 	}
 }
 
-// authzAddPartitionsToTxn (v0–3, a client's): WRITE on the transactional
+// authzAddPartitionsToTxn: v4+ (a broker's) needs CLUSTER_ACTION on the
+// cluster; v0–3 (a client's) WRITE on the transactional
 // id, else every partition fails; WRITE on each topic, else its
 // partitions fail and the others are not attempted.
 func authzAddPartitionsToTxn(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	if req.Version >= 4 { // a broker's: CLUSTER_ACTION on the cluster
+		if !z.mayCluster(acl.OpClusterAction) {
+			resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+			resp.ErrorCode = errClusterAuthorizationFailed
+			return resp, nil
+		}
+		return nil, nil
+	}
 	answer := func(code func(topic string) int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
 		for _, t := range req.Topics {

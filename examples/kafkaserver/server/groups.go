@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/log"
 	"github.com/kafkalite/kafkalite/log/coordinator"
+	"github.com/kafkalite/kafkalite/log/share"
 )
 
 // Consumer groups are served by the directory's own group coordinator
@@ -45,11 +49,43 @@ const (
 	errUnreleasedInstanceID       int16 = 111
 	errUnsupportedAssignor        int16 = 112
 	errStaleMemberEpoch           int16 = 113
-	errInvalidRegularExpression   int16 = 130
+	errInvalidRegularExpression   int16 = 128
 	groupMinSessionTimeout              = 6 * time.Second  // group.min.session.timeout.ms
 	groupMaxSessionTimeout              = 30 * time.Minute // group.max.session.timeout.ms
 	coordinatorKeyTypeTransaction int8  = 1
+	coordinatorKeyTypeShare       int8  = 2
 )
+
+// errBadSharePartitionKey is a FindCoordinator share key not of the form
+// "group:topicId:partition" (Kafka's SharePartitionKey).
+var errBadSharePartitionKey = errors.New("server: share partition key is not group:topicId:partition")
+
+// checkSharePartitionKey checks a share coordinator key as Kafka parses
+// it: the partition after the last colon, the topic id (22 characters of
+// URL-safe base64) before it, and a group id, not blank, before that
+// (which may itself hold colons).
+func checkSharePartitionKey(key string) error {
+	i := strings.LastIndexByte(key, ':')
+	if i < 0 {
+		return fmt.Errorf("%w: %q", errBadSharePartitionKey, key)
+	}
+	rest, part := key[:i], key[i+1:]
+	j := strings.LastIndexByte(rest, ':')
+	if j < 0 {
+		return fmt.Errorf("%w: %q", errBadSharePartitionKey, key)
+	}
+	group, id := rest[:j], rest[j+1:]
+	if strings.TrimSpace(group) == "" {
+		return fmt.Errorf("%w: %q: the group id is empty", errBadSharePartitionKey, key)
+	}
+	if b, err := base64.RawURLEncoding.DecodeString(id); err != nil || len(b) != 16 {
+		return fmt.Errorf("%w: %q: bad topic id", errBadSharePartitionKey, key)
+	}
+	if _, err := strconv.ParseInt(part, 10, 32); err != nil {
+		return fmt.Errorf("%w: %q: bad partition", errBadSharePartitionKey, key)
+	}
+	return nil
+}
 
 // coordinator returns the directory's group coordinator, made on first use.
 func (s *Server) coordinator(ctx context.Context) (*coordinator.GroupCoordinator, error) {
@@ -107,11 +143,24 @@ func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (
 	// Kafka's, the coordinator's internal topic is made on the first
 	// lookup (__consumer_offsets, __transaction_state): a client may look
 	// for it then.
-	answer := func(kind int8) (int16, *string) {
+	answer := func(kind int8, key string) (int16, *string) {
 		var err error
-		if kind == coordinatorKeyTypeTransaction {
+		switch kind {
+		case coordinatorKeyTypeTransaction:
 			_, err = s.txns(ctx)
-		} else {
+		case coordinatorKeyTypeShare:
+			// KIP-932's share coordinator (v6+), keyed by
+			// "group:topicId:partition"; an older version, or a key
+			// not of that form, is INVALID_REQUEST, as Kafka answers.
+			if req.Version < 6 {
+				return errInvalidRequest, nil
+			}
+			if err := checkSharePartitionKey(key); err != nil {
+				msg := err.Error()
+				return errInvalidRequest, &msg
+			}
+			_, err = share.Partitions(ctx, s.dir)
+		default:
 			_, err = s.coordinator(ctx)
 		}
 		if err != nil {
@@ -124,13 +173,13 @@ func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (
 		for _, key := range req.CoordinatorKeys {
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key, c.NodeID, c.Host, c.Port = key, node, host, port
-			c.ErrorCode, c.ErrorMessage = answer(req.CoordinatorType)
+			c.ErrorCode, c.ErrorMessage = answer(req.CoordinatorType, key)
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp, nil
 	}
 	resp.NodeID, resp.Host, resp.Port = node, host, port
-	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorType)
+	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorType, req.CoordinatorKey)
 	return resp, nil
 }
 
@@ -302,31 +351,41 @@ func committedOffset(offset int64, leaderEpoch int32, withEpoch bool, metadata *
 func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.OffsetCommitRequest)
 	resp := kmsg.NewPtrOffsetCommitResponse()
+	// v10 (KIP-848) names topics by id: an id no topic has is answered
+	// UNKNOWN_TOPIC_ID for its partitions, and the others are committed,
+	// as Kafka's KafkaApis answers.
+	names := make([]string, len(req.Topics))
 	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
-	for _, t := range req.Topics {
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+		if req.Version >= 10 {
+			names[i], _ = s.topicByID(t.TopicID)
+		}
+		if names[i] == "" && req.Version >= 10 {
+			continue
+		}
 		for _, p := range t.Partitions {
-			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 6, p.Metadata)
+			offsets[log.TopicPartition{Topic: names[i], Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 6, p.Metadata)
 		}
 	}
-	generation := req.Generation
-	if req.Version == 0 {
-		generation = -1
-	}
 	coord, err := s.coordinator(ctx)
-	if err == nil {
-		err = coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: req.Group, MemberID: req.MemberID, GenerationID: generation,
+	if err == nil && len(offsets) > 0 {
+		err = coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: req.Group, MemberID: req.MemberID, GenerationID: req.Generation,
 			GroupInstanceID: deref(req.InstanceID)}, offsets)
 	}
 	code := groupCode(err)
 	if req.Group == "" {
 		code = errInvalidGroupID
 	}
-	for _, t := range req.Topics {
+	for i, t := range req.Topics {
 		rt := kmsg.NewOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, code
+			if names[i] == "" && req.Version >= 10 {
+				rp.ErrorCode = errUnknownTopicID
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
@@ -404,16 +463,39 @@ func (s *Server) handleOffsetFetch(ctx context.Context, kreq kmsg.Request) (kmsg
 				resp.Groups = append(resp.Groups, rg)
 				continue
 			}
+			// v10 (KIP-848) names topics by id: an id no topic has is
+			// answered UNKNOWN_TOPIC_ID for its partitions (offset -1),
+			// as Kafka's KafkaApis answers.
 			topics := map[string][]int32{}
+			var unknown []kmsg.OffsetFetchResponseGroupTopic
 			for _, t := range g.Topics {
-				topics[t.Topic] = t.Partitions
+				name := t.Topic
+				if req.Version >= 10 {
+					var ok bool
+					if name, ok = s.topicByID(t.TopicID); !ok {
+						rt := kmsg.NewOffsetFetchResponseGroupTopic()
+						rt.TopicID = t.TopicID
+						for _, p := range t.Partitions {
+							rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+							rp.Partition, rp.Offset, rp.LeaderEpoch, rp.ErrorCode = p, -1, -1, errUnknownTopicID
+							rt.Partitions = append(rt.Partitions, rp)
+						}
+						unknown = append(unknown, rt)
+						continue
+					}
+				}
+				topics[name] = t.Partitions
 			}
 			got := s.fetchOffsets(coord, g.Group, topics, g.Topics == nil)
 			rg := kmsg.NewOffsetFetchResponseGroup()
 			rg.Group = g.Group
+			rg.Topics = unknown
 			for _, t := range sortedKeys(got) {
 				rt := kmsg.NewOffsetFetchResponseGroupTopic()
 				rt.Topic = t
+				if req.Version >= 10 {
+					rt.TopicID = s.topicIDOf(t)
+				}
 				for _, p := range sortedParts(got[t]) {
 					om := got[t][p]
 					rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
@@ -487,7 +569,13 @@ func (s *Server) handleDescribeGroups(ctx context.Context, kreq kmsg.Request) (k
 		}
 		d, derr := coord.DescribeGroup(id)
 		if derr != nil {
-			g.State = string(coordinator.StateDead) // as Kafka answers a group it does not know
+			// As Kafka answers a group it does not know: Dead, and from
+			// v6 (KIP-1043) GROUP_ID_NOT_FOUND with a message.
+			g.State = string(coordinator.StateDead)
+			if req.Version >= 6 {
+				msg := fmt.Sprintf("Group %s not found.", id)
+				g.ErrorCode, g.ErrorMessage = errGroupIDNotFound, &msg
+			}
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}

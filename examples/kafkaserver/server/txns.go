@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"regexp"
 	"slices"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 
 // Kafka's transaction error codes.
 const (
+	errInvalidProducerIDMapping  int16 = 49
 	errInvalidTransactionTimeout int16 = 50
 	errConcurrentTransactions    int16 = 51
 	errProducerFenced            int16 = 90
@@ -82,11 +84,60 @@ func (s *Server) initTransactional(ctx context.Context, req *kmsg.InitProducerID
 func (s *Server) handleAddPartitionsToTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	if req.Version < 4 {
+		resp.Topics = s.addPartitionsToTxn(ctx, req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Topics, false)
+		return resp, nil
+	}
+	// v4+ is the batched form Kafka's brokers send their transaction
+	// coordinator (KIP-890): each transaction is added, or with
+	// VerifyOnly checked, as Kafka's coordinator answers it.
+	for _, t := range req.Transactions {
+		topics := make([]kmsg.AddPartitionsToTxnRequestTopic, len(t.Topics))
+		for i, tt := range t.Topics {
+			topics[i] = kmsg.AddPartitionsToTxnRequestTopic{Topic: tt.Topic, Partitions: tt.Partitions}
+		}
+		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rt.TransactionalID = t.TransactionalID
+		for _, r := range s.addPartitionsToTxn(ctx, req.Version, t.TransactionalID, t.ProducerID, t.ProducerEpoch, topics, t.VerifyOnly) {
+			tt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			tt.Topic = r.Topic
+			for _, p := range r.Partitions {
+				tp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				tp.Partition, tp.ErrorCode = p.Partition, p.ErrorCode
+				tt.Partitions = append(tt.Partitions, tp)
+			}
+			rt.Topics = append(rt.Topics, tt)
+		}
+		resp.Transactions = append(resp.Transactions, rt)
+	}
+	return resp, nil
+}
+
+// addPartitionsToTxn adds one transaction's partitions, or with verify
+// checks that they are in it, and answers each partition.
+func (s *Server) addPartitionsToTxn(ctx context.Context, version int16, txnID string, pid int64, epoch int16, topics []kmsg.AddPartitionsToTxnRequestTopic, verify bool) []kmsg.AddPartitionsToTxnResponseTopic {
 	var tps []log.TopicPartition
-	for _, t := range req.Topics {
+	for _, t := range topics {
 		for _, p := range t.Partitions {
 			tps = append(tps, log.TopicPartition{Topic: t.Topic, Partition: p})
 		}
+	}
+	answer := func(code func(tp log.TopicPartition) int16) []kmsg.AddPartitionsToTxnResponseTopic {
+		var out []kmsg.AddPartitionsToTxnResponseTopic
+		for _, t := range topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code(log.TopicPartition{Topic: t.Topic, Partition: p})
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			out = append(out, rt)
+		}
+		return out
+	}
+	if verify {
+		return answer(s.verifyInTxn(ctx, txnID, pid, epoch))
 	}
 	// Partitions that do not exist, or of internal topics (which a
 	// client may not write, as Kafka's KafkaApis refuses them to a
@@ -100,31 +151,53 @@ func (s *Server) handleAddPartitionsToTxn(ctx context.Context, kreq kmsg.Request
 			refused[tp] = errUnknownTopicOrPartition
 		}
 	}
-	var err error
-	if len(refused) == 0 {
-		var tc *coordinator.TxnCoordinator
-		if tc, err = s.txns(ctx); err == nil {
-			err = tc.AddPartitions(ctx, req.TransactionalID, coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}, tps)
-		}
-	}
-	code := fencedCode(txnCode(err), req.Version, 2)
-	for _, t := range req.Topics {
-		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			rp.Partition, rp.ErrorCode = p, code
-			if len(refused) > 0 {
-				rp.ErrorCode = 55 // OPERATION_NOT_ATTEMPTED
-				if c, ok := refused[log.TopicPartition{Topic: t.Topic, Partition: p}]; ok {
-					rp.ErrorCode = c
-				}
+	if len(refused) > 0 {
+		return answer(func(tp log.TopicPartition) int16 {
+			if c, ok := refused[tp]; ok {
+				return c
 			}
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
+			return errOperationNotAttempted
+		})
 	}
-	return resp, nil
+	tc, err := s.txns(ctx)
+	if err == nil {
+		err = tc.AddPartitions(ctx, txnID, coordinator.ProducerIDAndEpoch{ProducerID: pid, Epoch: epoch}, tps)
+	}
+	code := fencedCode(txnCode(err), version, 2)
+	return answer(func(log.TopicPartition) int16 { return code })
+}
+
+// verifyInTxn answers AddPartitionsToTxn's VerifyOnly as Kafka's
+// coordinator does: INVALID_PRODUCER_ID_MAPPING for an id it does not
+// know or another producer's, PRODUCER_FENCED for another epoch,
+// CONCURRENT_TRANSACTIONS while the transaction completes, and per
+// partition NONE if it is in the transaction, INVALID_TXN_STATE if not.
+func (s *Server) verifyInTxn(ctx context.Context, txnID string, pid int64, epoch int16) func(log.TopicPartition) int16 {
+	whole := func(c int16) func(log.TopicPartition) int16 { return func(log.TopicPartition) int16 { return c } }
+	if txnID == "" {
+		return whole(errInvalidRequest)
+	}
+	tc, err := s.txns(ctx)
+	if err != nil {
+		return whole(txnCode(err))
+	}
+	d, err := tc.DescribeTransaction(txnID)
+	switch {
+	case errors.Is(err, coordinator.ErrTransactionalIDNotFound), err == nil && d.ProducerID != pid:
+		return whole(errInvalidProducerIDMapping)
+	case err != nil:
+		return whole(txnCode(err))
+	case d.ProducerEpoch != epoch:
+		return whole(errProducerFenced)
+	case d.State == coordinator.TxnPrepareCommit || d.State == coordinator.TxnPrepareAbort:
+		return whole(errConcurrentTransactions)
+	}
+	return func(tp log.TopicPartition) int16 {
+		if slices.Contains(d.Partitions, tp) {
+			return errNone
+		}
+		return errInvalidTxnState
+	}
 }
 
 func (s *Server) handleAddOffsetsToTxn(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
@@ -218,14 +291,35 @@ func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (
 func (s *Server) handleListTransactions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ListTransactionsRequest)
 	resp := kmsg.NewPtrListTransactionsResponse()
+	// v2 (KIP-1152) filters by a regular expression over the whole
+	// transactional id; one that does not compile is
+	// INVALID_REGULAR_EXPRESSION. An empty pattern filters nothing.
+	var pattern *regexp.Regexp
+	if req.TransactionalIDPattern != nil && *req.TransactionalIDPattern != "" {
+		var err error
+		if pattern, err = regexp.Compile("^(?:" + *req.TransactionalIDPattern + ")$"); err != nil {
+			resp.ErrorCode = errInvalidRegularExpression
+			return resp, nil
+		}
+	}
 	tc, err := s.txns(ctx)
 	if err != nil {
 		resp.ErrorCode = txnCode(err)
 		return resp, nil
 	}
+	now := time.Now()
 	for _, id := range tc.ListTransactions() {
 		d, err := tc.DescribeTransaction(id)
 		if err != nil {
+			continue
+		}
+		if pattern != nil && !pattern.MatchString(id) {
+			continue
+		}
+		// v1: only transactions running longer than the duration (Kafka
+		// compares with the transaction's start, -1 for no filter).
+		if req.DurationFilterMillis >= 0 && req.Version >= 1 &&
+			(d.StartTime.IsZero() || now.Sub(d.StartTime).Milliseconds() < req.DurationFilterMillis) {
 			continue
 		}
 		if len(req.StateFilters) > 0 && !slices.Contains(req.StateFilters, string(d.State)) {

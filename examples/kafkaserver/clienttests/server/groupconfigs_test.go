@@ -239,7 +239,7 @@ func TestListGroupsFilters(t *testing.T) {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.Generation = "committer", -1
 	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "t"
+	ct.Topic, ct.TopicID = "t", topicIDFor(t, cl, "t")
 	cp := kmsg.NewOffsetCommitRequestTopicPartition()
 	cp.Offset = 0
 	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}

@@ -253,7 +253,7 @@ func TestOffsetDelete(t *testing.T) {
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.Generation = "odg", -1
 	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "od"
+	ct.Topic, ct.TopicID = "od", topicIDFor(t, cl, "od")
 	cp := kmsg.NewOffsetCommitRequestTopicPartition()
 	cp.Partition, cp.Offset = 0, 5
 	ct.Partitions = []kmsg.OffsetCommitRequestTopicPartition{cp}
@@ -335,7 +335,7 @@ func offsetCommitCode(t *testing.T, cl *kgo.Client, group, topic string, offset 
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Group, req.Generation = group, -1
 	rt := kmsg.NewOffsetCommitRequestTopic()
-	rt.Topic = topic
+	rt.Topic, rt.TopicID = topic, topicIDFor(t, cl, topic) // v10 names topics by id
 	rp := kmsg.NewOffsetCommitRequestTopicPartition()
 	rp.Partition, rp.Offset = 0, offset
 	rt.Partitions = append(rt.Partitions, rp)
