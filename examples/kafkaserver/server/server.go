@@ -241,7 +241,7 @@ type Server struct {
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
 
-	quotas *quotaManager // the produce and fetch byte rates of the quota entities in use
+	quotas *quotaManager // the byte rates and request times of the quota entities in use
 
 	ids topicIDs
 
