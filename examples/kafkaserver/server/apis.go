@@ -467,6 +467,7 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 		}
 		releaseSlices(slices)
 		timer := time.NewTimer(wait)
+		unpark := parked(ctx)
 		select {
 		case <-changed:
 			timer.Stop()
@@ -476,6 +477,7 @@ func (s *Server) fetch(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.Fetch
 			timer.Stop()
 			return nil, nil, ctx.Err()
 		}
+		unpark()
 		if time.Until(deadline) <= 0 {
 			deadline = time.Now() // the next round answers whatever it finds
 		}

@@ -234,7 +234,9 @@ func (s *Server) handleJoinGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	}
 	jctx, cancel := context.WithTimeout(ctx, rebalance+5*time.Second)
 	defer cancel()
+	unpark := parked(ctx)
 	res, err := coord.JoinGroup(jctx, jr)
+	unpark()
 	if err != nil {
 		resp.ErrorCode, resp.MemberID = groupCode(err), jr.MemberID
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -277,7 +279,9 @@ func (s *Server) handleSyncGroup(ctx context.Context, kreq kmsg.Request) (kmsg.R
 	}
 	sctx, cancel := context.WithTimeout(ctx, groupMaxSessionTimeout)
 	defer cancel()
+	unpark := parked(ctx)
 	b, err := coord.SyncGroup(sctx, sr)
+	unpark()
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = coordinator.ErrRebalanceInProgress
 	}

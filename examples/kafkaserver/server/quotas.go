@@ -14,20 +14,43 @@ import (
 	"github.com/kafkalite/kafkalite/log"
 )
 
-// Client quotas are enforced as Kafka's ClientQuotaManager enforces them
-// for produce and fetch byte rates: each quota entity that applies to a
-// client (log.Dir.ClientQuota, Kafka's precedence) has a rate over
-// quotaSamples windows of quotaWindow (quota.window.num 11,
-// quota.window.size.seconds 1); a request that takes it above the quota
-// is answered with the throttle time Kafka computes, (rate − quota) /
-// quota × the rate's window, and its connection is muted (no request read)
-// for that long. A Produce's bytes are the request's size; a Fetch's the
-// response's, and a throttled Fetch is answered empty, as Kafka answers
-// it. request_percentage and controller_mutation_rate are stored and
-// described but not enforced.
+// Client quotas are enforced as Kafka's ClientQuotaManager and
+// ClientRequestQuotaManager enforce them. Each quota entity that applies
+// to a client (log.Dir.ClientQuota, Kafka's precedence) has a rate per
+// quota key, Kafka's Rate over a SampledStat: up to quotaSamples+1
+// samples of quotaWindow each (quota.window.num 11,
+// quota.window.size.seconds 1), a sample dropped once nothing was recorded
+// in it for quotaSamples windows, the rate the samples' total over the
+// time since the oldest began, counted as at least quotaSamples−1 whole
+// windows. A request that takes the rate above the quota is answered with
+// Kafka's throttle time, (rate − quota) / quota × that time, in
+// milliseconds; a request_percentage throttle is at most one window
+// (Kafka's bound), a byte rate's unbounded. The connection is then muted
+// (no request read) until the throttle time after the response was made,
+// the larger throttle when two quotas are over.
+//
+// What counts, as in Kafka: a Produce's request size (its body, after the
+// header); a Fetch's response size, and a throttled Fetch is answered
+// empty (its bytes taken back); for request_percentage, the time the
+// request's handler runs, as a percentage of one thread: the wall time
+// from the request read to its response made, less the time it waits
+// for data or for other members (a Fetch's or ShareFetch's long poll,
+// JoinGroup and SyncGroup), the waits Kafka parks in its purgatories
+// without holding a request thread. The server has no fixed request
+// threads, so this is the time a request holds a goroutine busy; the time
+// writing the response (Kafka's network-thread time, which it records
+// without throttling) is not counted. Exempt from request_percentage, as
+// Kafka: SaslHandshake and SaslAuthenticate, ApiVersions before SASL
+// authentication (Kafka's authenticator answers them, not its request
+// handlers), and an acks=0 Produce. Super users are not exempt (Kafka
+// does not exempt them). controller_mutation_rate is stored and described
+// but not enforced.
 const (
 	quotaSamples = 11
 	quotaWindow  = time.Second
+	// maxRequestThrottle bounds a request_percentage throttle, as Kafka's
+	// ClientRequestQuotaManager bounds it: quota.window.size.seconds.
+	maxRequestThrottle = quotaWindow
 	// maxQuotaSensors bounds the rates kept: one per quota entity in use
 	// (a default client-id quota makes one per client id). Beyond it the
 	// rate idle longest is dropped.
@@ -37,14 +60,14 @@ const (
 	anonymousUser = "ANONYMOUS"
 )
 
-// quotaSample is one window of a rate: its start and the bytes recorded.
+// quotaSample is one window of a rate, its times in Unix milliseconds as
+// Kafka keeps them.
 type quotaSample struct {
-	start time.Time
-	value float64
+	start, last int64 // the window's start and the last record in it
+	value       float64
 }
 
-// quotaRate is Kafka's Rate over a SampledStat: a total over the last
-// quotaSamples windows divided by the time they span.
+// quotaRate is Kafka's Rate over a SampledStat.
 type quotaRate struct {
 	samples []quotaSample
 	cur     int
@@ -53,43 +76,46 @@ type quotaRate struct {
 
 func (r *quotaRate) record(v float64, now time.Time) {
 	r.last = now
+	ms := now.UnixMilli()
 	if len(r.samples) == 0 {
-		r.samples = append(r.samples, quotaSample{start: now})
-	} else if now.Sub(r.samples[r.cur].start) >= quotaWindow {
-		if len(r.samples) < quotaSamples {
-			r.samples = append(r.samples, quotaSample{start: now})
-			r.cur = len(r.samples) - 1
+		r.samples = append(r.samples, quotaSample{start: ms, last: ms})
+	} else if ms-r.samples[r.cur].start >= quotaWindow.Milliseconds() {
+		r.cur = (r.cur + 1) % (quotaSamples + 1)
+		if r.cur >= len(r.samples) {
+			r.samples = append(r.samples, quotaSample{start: ms, last: ms})
 		} else {
-			r.cur = (r.cur + 1) % quotaSamples
-			r.samples[r.cur] = quotaSample{start: now}
+			r.samples[r.cur] = quotaSample{start: ms, last: ms}
 		}
 	}
 	r.samples[r.cur].value += v
+	r.samples[r.cur].last = ms
 }
 
-// measure returns the rate in bytes per second and the window it spans.
-func (r *quotaRate) measure(now time.Time) (float64, time.Duration) {
+// measure returns the rate per second and the window in milliseconds it
+// is measured over.
+func (r *quotaRate) measure(now time.Time) (float64, int64) {
+	ms := now.UnixMilli()
+	window := quotaWindow.Milliseconds()
 	var total float64
-	oldest := now
+	oldest := ms
 	for i := range r.samples {
 		s := &r.samples[i]
-		if now.Sub(s.start) >= quotaSamples*quotaWindow {
-			*s = quotaSample{start: now} // obsolete, as Kafka purges it
+		if ms-s.last >= quotaSamples*window {
+			*s = quotaSample{start: ms, last: ms} // obsolete, as Kafka purges it
 		}
 		total += s.value
-		if s.start.Before(oldest) {
-			oldest = s.start
-		}
+		oldest = min(oldest, s.start)
 	}
-	elapsed := now.Sub(oldest)
-	if full := int(elapsed / quotaWindow); full < quotaSamples-1 {
-		elapsed += time.Duration(quotaSamples-1-full) * quotaWindow
+	elapsed := ms - oldest
+	if full := elapsed / window; full < quotaSamples-1 {
+		elapsed += (quotaSamples - 1 - full) * window
 	}
-	return total / elapsed.Seconds(), elapsed
+	elapsed = max(elapsed, 1)
+	return total / (float64(elapsed) / 1000), elapsed
 }
 
 type sensorKey struct {
-	key            string // the quota key: producer_byte_rate or consumer_byte_rate
+	key            string // the quota key: producer_byte_rate, consumer_byte_rate or request_percentage
 	user, clientID string // the quota entity's, as log.ClientQuota gives them
 }
 
@@ -104,8 +130,8 @@ func newQuotaManager() *quotaManager {
 	return &quotaManager{sensors: map[sensorKey]*quotaRate{}, max: maxQuotaSensors}
 }
 
-// record adds v bytes to the rate of the quota of key that applies to
-// user and clientID and returns the throttle time (0 within the quota).
+// record adds v to the rate of the quota of key that applies to user and
+// clientID and returns the throttle time (0 within the quota).
 func (q *quotaManager) record(dir *log.Dir, key, user, clientID string, v float64, now time.Time) time.Duration {
 	quota := dir.ClientQuota(key, user, clientID)
 	if math.IsInf(quota.Limit, 1) {
@@ -127,7 +153,10 @@ func (q *quotaManager) record(dir *log.Dir, key, user, clientID string, v float6
 	if rate <= quota.Limit {
 		return 0
 	}
-	ms := math.Round((rate - quota.Limit) / quota.Limit * float64(window.Milliseconds()))
+	ms := math.Round((rate - quota.Limit) / quota.Limit * float64(window))
+	if key == log.QuotaRequestPercentage {
+		ms = min(ms, float64(maxRequestThrottle.Milliseconds()))
+	}
 	return time.Duration(min(ms, math.MaxInt32)) * time.Millisecond
 }
 
@@ -154,6 +183,67 @@ func (q *quotaManager) evictLocked() {
 	delete(q.sensors, oldest)
 }
 
+// requestClock is the request_percentage time of the request a
+// connection is handling: when it was read and how long it was parked.
+type requestClock struct {
+	start  time.Time
+	parked time.Duration
+}
+
+// parked marks the start of a wait that is not request-thread time (a
+// long poll, a rebalance); calling what it returns ends it.
+func parked(ctx context.Context) func() {
+	st := stateOf(ctx)
+	if st == nil {
+		return func() {}
+	}
+	t := time.Now()
+	return func() { st.clock.parked += time.Since(t) }
+}
+
+// requestExempt reports whether a request is exempt from
+// request_percentage, as Kafka exempts it.
+func requestExempt(st *connState, key int16, req kmsg.Request) bool {
+	switch key {
+	case kmsg.SASLHandshake.Int16(), kmsg.SASLAuthenticate.Int16():
+		return true
+	case kmsg.ApiVersions.Int16():
+		return st.sasl != nil && !st.sasl.authenticated
+	case kmsg.Produce.Int16():
+		pr, ok := req.(*kmsg.ProduceRequest)
+		return ok && pr.Acks == 0
+	}
+	return false
+}
+
+// throttleRequest records the request time of the request being handled
+// on the connection (from its clock) under request_percentage unless the
+// request is exempt, mutes the connection for the throttle and returns
+// it in milliseconds.
+func (s *Server) throttleRequest(ctx context.Context, key int16, req kmsg.Request) int32 {
+	st := stateOf(ctx)
+	if st == nil || st.clock.start.IsZero() || requestExempt(st, key, req) {
+		return 0
+	}
+	now := time.Now()
+	busy := max(now.Sub(st.clock.start)-st.clock.parked, 0)
+	// Kafka records nanoseconds × 100 / 10⁹: percent-seconds of one
+	// thread, whose rate per second is the percentage.
+	return s.mute(st, s.quotas.record(s.dir, log.QuotaRequestPercentage, principal(st), st.clientID, busy.Seconds()*100, now), now)
+}
+
+// mute mutes the connection until d after now (the later of its mutes)
+// and returns d in milliseconds.
+func (s *Server) mute(st *connState, d time.Duration, now time.Time) int32 {
+	if d <= 0 {
+		return 0
+	}
+	if until := now.Add(d); until.After(st.muteUntil) {
+		st.muteUntil = until
+	}
+	return int32(d.Milliseconds())
+}
+
 // principal is the user quotas match: the SASL user, or Kafka's
 // ANONYMOUS.
 func principal(st *connState) string {
@@ -163,19 +253,16 @@ func principal(st *connState) string {
 	return anonymousUser
 }
 
-// throttle records a quota's bytes for the connection's client and, when
-// it is over, mutes the connection for the throttle time, which it
+// throttle records a byte rate's bytes for the connection's client and,
+// when it is over, mutes the connection for the throttle time, which it
 // returns in milliseconds.
 func (s *Server) throttle(ctx context.Context, key string, v float64) int32 {
 	st := stateOf(ctx)
 	if st == nil {
 		return 0
 	}
-	d := s.quotas.record(s.dir, key, principal(st), st.clientID, v, time.Now())
-	if d > st.mute {
-		st.mute = d
-	}
-	return int32(d.Milliseconds())
+	now := time.Now()
+	return s.mute(st, s.quotas.record(s.dir, key, principal(st), st.clientID, v, now), now)
 }
 
 // quotaEntity is the entity of Kafka's entity components; a type twice
@@ -305,7 +392,8 @@ func (s *Server) handleDescribeClientQuotas(_ context.Context, kreq kmsg.Request
 	return resp, nil
 }
 
-// fetchWithQuota answers a Fetch within the client's consumer_byte_rate:
+// fetchWithQuota answers a Fetch within the client's consumer_byte_rate
+// and request_percentage:
 // its MaxBytes capped at what the quota allows in its window (quota ×
 // (quota.window.num − 1) × quota.window.size.seconds, as Kafka caps it),
 // the response's size recorded, and a response over the quota answered
@@ -342,7 +430,9 @@ func (s *Server) fetchWithQuota(ctx context.Context, h header, fr *kmsg.FetchReq
 			size += int64(len(c.b))
 		}
 	}
-	ms := s.throttle(ctx, log.QuotaConsumerByteRate, float64(size))
+	// Kafka records the request's time and the response's bytes; over
+	// either quota, the response is empty and its bytes taken back.
+	ms := max(s.throttleRequest(ctx, h.key, fr), s.throttle(ctx, log.QuotaConsumerByteRate, float64(size)))
 	if ms == 0 {
 		return out, nil
 	}

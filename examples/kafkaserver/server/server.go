@@ -278,7 +278,7 @@ type Server struct {
 	credMu sync.Mutex
 	creds  map[string]credential // SCRAM credentials by mechanism and user
 
-	quotas *quotaManager // the produce and fetch byte rates of the quota entities in use
+	quotas *quotaManager // the byte rates and request times of the quota entities in use
 
 	ids topicIDs
 
@@ -720,7 +720,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			_ = w.Flush()
 			return
 		}
-		if r.Buffered() == 0 || st.mute > 0 {
+		if r.Buffered() == 0 || !st.muteUntil.IsZero() {
 			if err := w.Flush(); err != nil {
 				closeWrite(err)
 				return
@@ -736,12 +736,16 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 // request meanwhile, as Kafka mutes a throttled channel); false if the
 // connection or the server ended meanwhile.
 func (s *Server) muteQuota(ctx context.Context, st *connState) bool {
-	if st.mute <= 0 {
+	if st.muteUntil.IsZero() {
 		return true
 	}
-	t := time.NewTimer(st.mute)
+	d := time.Until(st.muteUntil)
+	st.muteUntil = time.Time{}
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
 	defer t.Stop()
-	st.mute = 0
 	select {
 	case <-t.C:
 		return true
@@ -884,6 +888,7 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 	}
 	if st := stateOf(ctx); st != nil {
 		st.clientID = h.clientID
+		st.clock = requestClock{start: time.Now()}
 	}
 	if st := connSASL(ctx); st != nil && st.expired(s.now()) && (h.key != kmsg.SASLHandshake.Int16() || !st.mayReauth(s.now())) {
 		// Kafka's Processor checks a request for re-authentication
@@ -911,6 +916,11 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 			if _, none := refuse.(noResponse); none {
 				return nil, nil
 			}
+			if ms := s.throttleRequest(ctx, h.key, req); ms > 0 {
+				if tr, ok := refuse.(kmsg.SetThrottleResponse); ok {
+					tr.SetThrottle(ms)
+				}
+			}
 			refuse.SetVersion(h.version)
 			return []chunk{{b: s.frame(h, refuse)}}, nil
 		}
@@ -926,18 +936,22 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 		if fix != nil {
 			fix(resp) // appends the refused topics, after those with record slices
 		}
+		resp.ThrottleMillis = max(resp.ThrottleMillis, s.throttleRequest(ctx, h.key, req))
 		return encodeShareFetch(h.correlation, resp, slices), nil
 	}
 	resp, err := api.fn(s, ctx, req)
 	if err != nil {
 		return nil, err
 	}
+	var ms int32
 	if h.key == kmsg.Produce.Int16() {
-		// Kafka records a Produce's request size, acks=0 too.
-		ms := s.throttle(ctx, log.QuotaProducerByteRate, float64(len(frame)))
-		if tr, ok := resp.(kmsg.SetThrottleResponse); ok && resp != nil && ms > 0 {
-			tr.SetThrottle(ms)
-		}
+		// Kafka records a Produce's request size (its body after the
+		// header), acks=0 too.
+		ms = s.throttle(ctx, log.QuotaProducerByteRate, float64(len(body)))
+	}
+	ms = max(ms, s.throttleRequest(ctx, h.key, req))
+	if tr, ok := resp.(kmsg.SetThrottleResponse); ok && resp != nil && ms > 0 {
+		tr.SetThrottle(ms)
 	}
 	if resp == nil {
 		return nil, nil
@@ -965,12 +979,13 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 
 // connState is what a connection's requests share.
 type connState struct {
-	clientID   string        // of the request being handled
-	clientHost string        // "/" and the client's IP address, as Kafka writes it
-	sasl       *saslState    // nil when SASL is off
-	closeAfter bool          // close the connection once the response is written
-	mute       time.Duration // the quota throttle to wait out once the response is written
-	authFailed bool          // the response answers a failed authentication: delay it
+	clientID   string       // of the request being handled
+	clientHost string       // "/" and the client's IP address, as Kafka writes it
+	sasl       *saslState   // nil when SASL is off
+	closeAfter bool         // close the connection once the response is written
+	muteUntil  time.Time    // the end of the quota throttle, waited out once the response is written
+	clock      requestClock // the request_percentage time of the request being handled
+	authFailed bool         // the response answers a failed authentication: delay it
 }
 
 type connKey struct{}

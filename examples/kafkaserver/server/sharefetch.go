@@ -387,7 +387,9 @@ func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *
 			return nil
 		}
 		wctx, cancel := context.WithTimeout(ctx, wait)
+		unpark := parked(ctx)
 		err := mgr.Wait(wctx, key.group, readable)
+		unpark()
 		cancel()
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -3,7 +3,7 @@ package server_test
 import (
 	"context"
 	"crypto/rand"
-	"os"
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
 )
@@ -144,35 +145,88 @@ func TestClientQuotas(t *testing.T) {
 	require.NotEmpty(t, h.get(), "the consumer is throttled after %d records", got)
 }
 
-// TestProducerQuotaRate measures a franz-go producer limited to 1 MB/s
-// (producer_byte_rate 1048576 on its client id) after a first quota window
-// (11 s, not counted) over the next 22 s (two windows). The rate's window
-// is Kafka's, 11 samples of 1 s, and a greedy client fills it in bursts: a
-// new rate's window is padded to 10 s, so the first burst is 10 s of the
-// quota, and it comes back when its sample expires, which happens a
-// whole sample (up to 1 s of records) at a time. Measured: 1.13 of the
-// quota over 22 s, 1.20 over the 20 s after the first window, 1.34 over
-// the first 20 s: not the ±10 % asked of it; the check allows ±25 %.
-// Set KAFKALITE_MEASURE_QUOTA=1 to run it (it takes 33 s).
-func TestProducerQuotaRate(t *testing.T) {
-	if os.Getenv("KAFKALITE_MEASURE_QUOTA") == "" {
-		t.Skip("a 33 s measurement: set KAFKALITE_MEASURE_QUOTA=1")
-	}
+// TestRequestPercentageQuota: a client that sends cheap requests (Metadata)
+// in a loop under request_percentage 1 on its client id is throttled, the
+// throttle time in a response and at most one quota window (1 s, Kafka's
+// bound); a client id without the quota is not; and a client that ignores
+// the throttle and sends at once is not read until it has passed (the
+// connection muted).
+func TestRequestPercentageQuota(t *testing.T) {
 	srv := servertest.Start(t, nil)
 	admCl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr))
 	require.NoError(t, err)
 	defer admCl.Close()
-	const quota = 1 << 20
-	setClientQuota(t, kadm.NewClient(admCl), kadm.ClientQuotaEntity{{Type: "client-id", Name: str("limited")}}, "producer_byte_rate", quota)
-	at, seen := produceFor(t, srv.Addr, "limited", 11*time.Second, 31*time.Second, 33*time.Second)
-	rate20 := float64(at[1]-at[0]) / 20 / quota
-	rate22 := float64(at[2]-at[0]) / 22 / quota
-	var total, most time.Duration
-	for _, s := range seen {
-		total += s
-		most = max(most, s)
+	setClientQuota(t, kadm.NewClient(admCl), kadm.ClientQuotaEntity{{Type: "client-id", Name: str("busy")}}, "request_percentage", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	metadata := func(cl *kgo.Client) int32 {
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		require.NoError(t, err)
+		return resp.ThrottleMillis
 	}
-	t.Logf("of the quota: %.3f over 22 s, %.3f over 20 s, from %d bytes at 11 s; %d throttles, total %v, longest %v",
-		rate22, rate20, at[0], len(seen), total, most)
-	require.InDelta(t, 1.0, rate22, 0.25)
+	busy, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.ClientID("busy"))
+	require.NoError(t, err)
+	defer busy.Close()
+	var n int
+	var throttle int32
+	for throttle == 0 && ctx.Err() == nil {
+		throttle = metadata(busy)
+		n++
+	}
+	t.Logf("throttled after %d Metadata requests: %d ms", n, throttle)
+	require.Positive(t, throttle)
+	require.LessOrEqual(t, throttle, int32(1000), "Kafka bounds a request quota's throttle by quota.window.size.seconds")
+
+	free, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.ClientID("free"))
+	require.NoError(t, err)
+	defer free.Close()
+	for range n {
+		require.Zero(t, metadata(free), "no quota, no throttle")
+	}
+
+	// A raw connection under the same client id ignores the throttle: it
+	// sends its next request as soon as the throttled answer arrives; the
+	// server reads it only once the throttle has passed.
+	c, err := net.Dial("tcp", srv.Addr)
+	require.NoError(t, err)
+	defer c.Close()
+	var last time.Time
+	for range 2 * n {
+		req := kmsg.NewPtrMetadataRequest()
+		req.SetVersion(12)
+		ms := throttledRequest(t, c, "busy", req)
+		now := time.Now()
+		if ms > 0 && !last.IsZero() {
+			break
+		}
+		if ms > 0 {
+			last, throttle = now, ms
+		}
+	}
+	require.False(t, last.IsZero(), "the raw client is throttled")
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	throttledRequest(t, c, "busy", req)
+	// The mute began before the throttled answer was written: allow the
+	// time that took.
+	require.GreaterOrEqual(t, time.Since(last), time.Duration(throttle)*time.Millisecond/2,
+		"the next request is read once the throttle of %d ms has passed", throttle)
+}
+
+// throttledRequest sends req on c under clientID and returns its
+// throttle time.
+func throttledRequest(t *testing.T, c net.Conn, clientID string, req kmsg.Request) int32 {
+	t.Helper()
+	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID(clientID))
+	body, err := rawRequest(t, c, f.AppendRequest(nil, req, 1))
+	require.NoError(t, err)
+	resp := req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if resp.IsFlexible() {
+		body = body[1:] // the header's empty tag section
+	}
+	require.NoError(t, resp.ReadFrom(body))
+	ms, _ := resp.(kmsg.ThrottleResponse).Throttle()
+	return ms
 }
