@@ -28,8 +28,8 @@ const (
 	errOperationNotAttempted            int16 = 55
 )
 
-// anonymous is the principal of a connection without SASL, as Kafka names
-// it.
+// anonymous is the principal of a connection without SASL or a client
+// certificate, as Kafka names it.
 const anonymous = "User:ANONYMOUS"
 
 // authCtx is one request's view of the authorizer: who asks, from where.
@@ -43,9 +43,7 @@ func (s *Server) authCtxOf(ctx context.Context) *authCtx {
 	z := &authCtx{s: s, principal: anonymous}
 	if st := stateOf(ctx); st != nil {
 		z.host = javaHost(strings.TrimPrefix(st.clientHost, "/"))
-		if st.sasl != nil && st.sasl.authenticated {
-			z.principal = "User:" + st.sasl.user
-		}
+		z.principal = st.principal
 	}
 	return z
 }

@@ -208,6 +208,9 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 		resp.SASLAuthBytes = out
 		st.authenticated, st.user, st.scram = true, st.scram.user, nil
 	}
+	if cs := stateOf(ctx); cs != nil && st.authenticated {
+		cs.principal = "User:" + st.user // the SASL principal wins over a client certificate's
+	}
 	return resp, nil
 }
 
