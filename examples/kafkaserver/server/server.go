@@ -178,7 +178,8 @@ type Config struct {
 	// [StandardAuthorizer] turns authorization on: every request is
 	// checked as Kafka's KafkaApis checks it, against the directory's
 	// ACLs (package log/acl), for the connection's principal
-	// ("User:<SASL user>", "User:ANONYMOUS" without SASL) and address.
+	// ("User:<SASL user>", on TLS without SASL "User:<certificate
+	// subject>" (see TLS), else "User:ANONYMOUS") and address.
 	// Other values are refused.
 	AuthorizerClassName string
 	// SuperUsers mirrors super.users (Kafka's default, none; Kafka
