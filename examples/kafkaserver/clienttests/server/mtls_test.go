@@ -198,3 +198,24 @@ func TestMutualTLSPrincipal(t *testing.T) {
 		require.False(t, throttled(produce(bob)), "bob has no quota")
 	})
 }
+
+// TestTLSHandshakeBounded: a client that opens a TLS connection and never
+// completes the handshake is closed after connections.max.idle.ms, as one
+// that sends no request is.
+func TestTLSHandshakeBounded(t *testing.T) {
+	ca, pool := testCA(t)
+	srv := servertest.StartInMemory(t, func(c *server.Config) {
+		c.TLS = &tls.Config{Certificates: []tls.Certificate{ca}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+		c.IdleTimeout = 300 * time.Millisecond
+	})
+	c, err := net.Dial("tcp", srv.Addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte{0x16, 0x03, 0x01}) // the start of a ClientHello, never finished
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(time.Minute))) // a safety net, not the assertion
+	_, err = c.Read(make([]byte, 1))
+	require.Error(t, err)
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server closed the connection: %v", err)
+}
