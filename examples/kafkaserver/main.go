@@ -15,6 +15,12 @@
 // turns authorization on against the directory's ACLs, with
 // -super.users (";"-separated principals) and
 // -allow.everyone.if.no.acl.found.
+// -ssl.keystore.location makes the listener SSL with a PEM keystore (a
+// PKCS#8 key and its certificate chain, as Kafka's ssl.keystore.type=PEM),
+// -ssl.truststore.location a PEM file of the CAs client certificates are
+// verified against, -ssl.client.auth none, requested or required, and
+// -ssl.principal.mapping.rules maps a client certificate's distinguished
+// name to the principal the authorizer and quotas see.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
 // -override key=value, repeated, sets a broker property of the directory
@@ -27,6 +33,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
@@ -133,6 +142,12 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		overrides[strings.TrimSpace(k)] = val
 		return nil
 	})
+	var keystore, truststore string
+	clientAuth := "none"
+	fs.StringVar(&keystore, "ssl.keystore.location", "", "an SSL listener: a PEM file with its private key (PKCS#8, unencrypted) and certificate chain, as Kafka's ssl.keystore.type=PEM; default none (PLAINTEXT)")
+	fs.StringVar(&truststore, "ssl.truststore.location", "", "a PEM file of the CA certificates that client certificates are verified against (ssl.truststore.type=PEM); default the system's")
+	fs.StringVar(&clientAuth, "ssl.client.auth", clientAuth, "client certificates on the SSL listener: none, requested (verified when sent), required")
+	fs.StringVar(&c.SSLPrincipalMappingRules, "ssl.principal.mapping.rules", c.SSLPrincipalMappingRules, "rules mapping a client certificate's distinguished name to its principal: DEFAULT, RULE:pattern/replacement/[LU], comma-separated")
 	nodeID := int(o.dirCfg.NodeID)
 	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")
 	if err := fs.Parse(args); err != nil {
@@ -166,6 +181,15 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if _, set := overrides["node.id"]; !set || flagSet(fs, "node.id") {
 		o.dirCfg.NodeID = int32(nodeID)
 	}
+	if keystore != "" {
+		tc, err := sslConfig(keystore, truststore, clientAuth)
+		if err != nil {
+			return o, err
+		}
+		c.TLS = tc
+	} else if truststore != "" || flagSet(fs, "ssl.client.auth") {
+		return o, errors.New("-ssl.truststore.location and -ssl.client.auth need an SSL listener: -ssl.keystore.location")
+	}
 	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
 	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
 	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
@@ -179,6 +203,78 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// sslConfig is the SSL listener's TLS configuration: the keystore's key
+// and chain, client certificates verified against the truststore's CAs
+// (the system's without one, as Kafka uses the JVM's) as clientAuth
+// (ssl.client.auth) says, TLS 1.2 and 1.3 (Kafka's
+// ssl.enabled.protocols).
+func sslConfig(keystore, truststore, clientAuth string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	switch strings.ToLower(clientAuth) {
+	case "none":
+		cfg.ClientAuth = tls.NoClientCert
+	case "requested":
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	case "required":
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	default:
+		return nil, fmt.Errorf("-ssl.client.auth %q: none, requested or required", clientAuth)
+	}
+	cert, err := pemKeystore(keystore)
+	if err != nil {
+		return nil, fmt.Errorf("-ssl.keystore.location: %w", err)
+	}
+	cfg.Certificates = []tls.Certificate{cert}
+	if truststore != "" {
+		b, err := os.ReadFile(truststore)
+		if err != nil {
+			return nil, fmt.Errorf("-ssl.truststore.location: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("-ssl.truststore.location %s: no PEM certificate in it", truststore)
+		}
+		cfg.ClientCAs = pool
+	}
+	return cfg, nil
+}
+
+// pemKeystore reads a PEM keystore as Kafka's ssl.keystore.type=PEM
+// reads one: a PKCS#8 private key ("PRIVATE KEY") and its certificate
+// chain, leaf first. An encrypted key (which needs ssl.key.password) is
+// not read.
+func pemKeystore(path string) (tls.Certificate, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	var certs, key []byte
+	for {
+		var blk *pem.Block
+		if blk, b = pem.Decode(b); blk == nil {
+			break
+		}
+		switch blk.Type {
+		case "CERTIFICATE":
+			certs = append(certs, pem.EncodeToMemory(blk)...)
+		case "PRIVATE KEY":
+			if key != nil {
+				return tls.Certificate{}, fmt.Errorf("%s: more than one private key", path)
+			}
+			key = pem.EncodeToMemory(blk)
+		case "ENCRYPTED PRIVATE KEY":
+			return tls.Certificate{}, fmt.Errorf("%s: an encrypted private key (ssl.key.password) is not read; store it unencrypted (PKCS#8)", path)
+		}
+	}
+	if key == nil {
+		return tls.Certificate{}, fmt.Errorf("%s: no PKCS#8 private key (-----BEGIN PRIVATE KEY-----) in it", path)
+	}
+	if certs == nil {
+		return tls.Certificate{}, fmt.Errorf("%s: no certificate in it", path)
+	}
+	return tls.X509KeyPair(certs, key)
 }
 
 // parseOverrides reads max.connections.per.ip.overrides: host:count pairs

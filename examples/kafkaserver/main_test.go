@@ -1,7 +1,17 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -89,4 +99,76 @@ func TestOAuthBearerFlags(t *testing.T) {
 	want.OAuthBearerPrincipalClaimName, want.OAuthBearerScopeClaimName = "client_id", "scp"
 	want.OAuthBearerRequiredScope, want.OAuthBearerAllowableClockSkew = []string{"kafka", "produce"}, 250*time.Millisecond
 	require.Equal(t, want, o.cfg)
+}
+
+// writePEMs writes a self-signed certificate and its key to dir as PEM
+// blocks: keystore.pem (the key as keyType, then the certificate) and
+// truststore.pem (the certificate), and returns their paths.
+func writePEMs(t *testing.T, dir, keyType string) (keystore, truststore string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kafkaserver"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	var keyDER []byte
+	if keyType == "EC PRIVATE KEY" {
+		keyDER, err = x509.MarshalECPrivateKey(key)
+	} else {
+		keyDER, err = x509.MarshalPKCS8PrivateKey(key)
+	}
+	require.NoError(t, err)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keystore, truststore = filepath.Join(dir, "keystore.pem"), filepath.Join(dir, "truststore.pem")
+	require.NoError(t, os.WriteFile(keystore, append(pem.EncodeToMemory(&pem.Block{Type: keyType, Bytes: keyDER}), certPEM...), 0o600))
+	require.NoError(t, os.WriteFile(truststore, certPEM, 0o644))
+	return keystore, truststore
+}
+
+// TestSSLFlags: -ssl.keystore.location makes the listener SSL from a PEM
+// keystore as Kafka's ssl.keystore.type=PEM holds one, with
+// -ssl.truststore.location's CAs, -ssl.client.auth and
+// -ssl.principal.mapping.rules; keystores Kafka does not read, unknown
+// client auth values and SSL settings without a keystore are refused.
+func TestSSLFlags(t *testing.T) {
+	keystore, truststore := writePEMs(t, t.TempDir(), "PRIVATE KEY")
+	for auth, want := range map[string]tls.ClientAuthType{"none": tls.NoClientCert, "requested": tls.VerifyClientCertIfGiven,
+		"REQUIRED": tls.RequireAndVerifyClientCert} {
+		o, err := parseFlags([]string{"-dir", "d", "-ssl.keystore.location", keystore, "-ssl.truststore.location", truststore,
+			"-ssl.client.auth", auth, "-ssl.principal.mapping.rules", "RULE:^CN=(.*?),.*$/$1/L,DEFAULT"}, io.Discard)
+		require.NoError(t, err, auth)
+		require.NotNil(t, o.cfg.TLS)
+		require.Equal(t, want, o.cfg.TLS.ClientAuth, auth)
+		require.Len(t, o.cfg.TLS.Certificates, 1)
+		require.NotNil(t, o.cfg.TLS.ClientCAs)
+		require.Equal(t, uint16(tls.VersionTLS12), o.cfg.TLS.MinVersion)
+		require.Equal(t, "RULE:^CN=(.*?),.*$/$1/L,DEFAULT", o.cfg.SSLPrincipalMappingRules)
+	}
+	o, err := parseFlags([]string{"-dir", "d", "-ssl.keystore.location", keystore}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, tls.NoClientCert, o.cfg.TLS.ClientAuth, "Kafka's default: none")
+	require.Nil(t, o.cfg.TLS.ClientCAs, "the system's CAs")
+
+	ecKeystore, _ := writePEMs(t, t.TempDir(), "EC PRIVATE KEY")
+	encKeystore, _ := writePEMs(t, t.TempDir(), "ENCRYPTED PRIVATE KEY")
+	for _, args := range [][]string{
+		{"-ssl.keystore.location", keystore, "-ssl.client.auth", "want"},
+		{"-ssl.keystore.location", ecKeystore},  // not PKCS#8: Kafka finds no private key
+		{"-ssl.keystore.location", encKeystore}, // needs ssl.key.password
+		{"-ssl.keystore.location", truststore},  // no key
+		{"-ssl.keystore.location", filepath.Join(t.TempDir(), "missing.pem")},
+		{"-ssl.keystore.location", keystore, "-ssl.truststore.location", keystore + ".missing"},
+		{"-ssl.truststore.location", truststore},
+		{"-ssl.client.auth", "required"},
+	} {
+		_, err := parseFlags(append([]string{"-dir", "d"}, args...), io.Discard)
+		require.Error(t, err, "%q", args)
+	}
+	// A truststore without certificates.
+	empty := filepath.Join(t.TempDir(), "empty.pem")
+	require.NoError(t, os.WriteFile(empty, []byte("nothing"), 0o644))
+	_, err = parseFlags([]string{"-dir", "d", "-ssl.keystore.location", keystore, "-ssl.truststore.location", empty}, io.Discard)
+	require.Error(t, err)
 }

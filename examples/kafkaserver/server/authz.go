@@ -28,8 +28,8 @@ const (
 	errOperationNotAttempted            int16 = 55
 )
 
-// anonymous is the principal of a connection without SASL, as Kafka names
-// it.
+// anonymous is the principal of a connection without SASL or a client
+// certificate, as Kafka names it.
 const anonymous = "User:ANONYMOUS"
 
 // authCtx is one request's view of the authorizer: who asks, from where.
@@ -43,9 +43,7 @@ func (s *Server) authCtxOf(ctx context.Context) *authCtx {
 	z := &authCtx{s: s, principal: anonymous}
 	if st := stateOf(ctx); st != nil {
 		z.host = javaHost(strings.TrimPrefix(st.clientHost, "/"))
-		if st.sasl != nil && st.sasl.authenticated {
-			z.principal = "User:" + st.sasl.user
-		}
+		z.principal = st.principal
 	}
 	return z
 }
@@ -359,11 +357,28 @@ func refuseWhole(kreq kmsg.Request, code int16) kmsg.Response {
 	panic(fmt.Sprintf("server: no whole-request refusal for %s", kmsg.NameForKey(kreq.Key())))
 }
 
+// unknownTopicID is the name keepTopics' topic function gives a topic
+// named by an id no topic has: kept, for the handler to answer
+// UNKNOWN_TOPIC_ID as Kafka answers it, not refused for authorization.
+const unknownTopicID = "\x00unknown topic id"
+
+// topicOf is the name of the topic a request names by name, or by id when
+// byID (the versions that do): unknownTopicID for an id no topic has.
+func (z *authCtx) topicOf(byID bool, name string, id [16]byte) string {
+	if !byID {
+		return name
+	}
+	if n, ok := z.s.topicByID(id); ok {
+		return n
+	}
+	return unknownTopicID
+}
+
 // keepTopics splits items by whether the principal may perform op on the
 // topic each names.
 func keepTopics[T any](z *authCtx, op acl.Operation, items []T, topic func(*T) string) (kept, refused []T) {
 	for i := range items {
-		if z.mayTopic(op, topic(&items[i])) {
+		if name := topic(&items[i]); name == unknownTopicID || z.mayTopic(op, name) {
 			kept = append(kept, items[i])
 		} else {
 			refused = append(refused, items[i])
@@ -395,25 +410,8 @@ func authzProduce(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Respo
 		return refuseWhole(req, errTransactionalIDAuthorizationFail), nil
 	}
 	kept, refused := keepTopics(z, acl.OpWrite, req.Topics, func(t *kmsg.ProduceRequestTopic) string {
-		if req.Version >= 13 {
-			name, ok := z.s.topicByID(t.TopicID)
-			if !ok {
-				return "" // the handler answers UNKNOWN_TOPIC_ID: no ACL names ""
-			}
-			return name
-		}
-		return t.Topic
+		return z.topicOf(req.Version >= 13, t.Topic, t.TopicID)
 	})
-	if req.Version >= 13 {
-		// An unknown id is the handler's to answer, not a refusal.
-		for i := 0; i < len(refused); i++ {
-			if _, ok := z.s.topicByID(refused[i].TopicID); !ok {
-				kept = append(kept, refused[i])
-				refused = slices.Delete(refused, i, i+1)
-				i--
-			}
-		}
-	}
 	req.Topics = kept
 	if len(refused) == 0 {
 		return nil, nil
@@ -433,23 +431,9 @@ type noResponse struct{ kmsg.Response }
 // fetch; kafkalite has no followers).
 func authzFetch(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.Response)) {
 	req := kreq.(*kmsg.FetchRequest)
-	var unknown []kmsg.FetchRequestTopic
 	kept, refused := keepTopics(z, acl.OpRead, req.Topics, func(t *kmsg.FetchRequestTopic) string {
-		if req.Version >= 13 {
-			name, _ := z.s.topicByID(t.TopicID)
-			return name
-		}
-		return t.Topic
+		return z.topicOf(req.Version >= 13, t.Topic, t.TopicID)
 	})
-	if req.Version >= 13 {
-		for _, t := range refused {
-			if _, ok := z.s.topicByID(t.TopicID); !ok {
-				unknown = append(unknown, t)
-			}
-		}
-		refused = slices.DeleteFunc(refused, func(t kmsg.FetchRequestTopic) bool { _, ok := z.s.topicByID(t.TopicID); return !ok })
-		kept = append(kept, unknown...)
-	}
 	if len(refused) == 0 {
 		return nil, nil
 	}
@@ -821,7 +805,9 @@ func authzOffsetCommit(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.
 		return refuseWhole(req, errGroupAuthorizationFailed), nil
 	}
 	var refused []kmsg.OffsetCommitRequestTopic
-	req.Topics, refused = keepTopics(z, acl.OpRead, req.Topics, func(t *kmsg.OffsetCommitRequestTopic) string { return t.Topic })
+	req.Topics, refused = keepTopics(z, acl.OpRead, req.Topics, func(t *kmsg.OffsetCommitRequestTopic) string {
+		return z.topicOf(req.Version >= 10, t.Topic, t.TopicID)
+	})
 	if len(refused) == 0 {
 		return nil, nil
 	}
@@ -903,7 +889,9 @@ func authzOffsetFetch(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(kmsg.R
 			continue
 		}
 		var refused []kmsg.OffsetFetchRequestGroupTopic
-		g.Topics, refused = keepTopics(z, acl.OpDescribe, g.Topics, func(t *kmsg.OffsetFetchRequestGroupTopic) string { return t.Topic })
+		g.Topics, refused = keepTopics(z, acl.OpDescribe, g.Topics, func(t *kmsg.OffsetFetchRequestGroupTopic) string {
+			return z.topicOf(req.Version >= 10, t.Topic, t.TopicID)
+		})
 		if g.Topics == nil {
 			g.Topics = []kmsg.OffsetFetchRequestGroupTopic{}
 		}

@@ -55,9 +55,6 @@ const (
 	// (a default client-id quota makes one per client id). Beyond it the
 	// rate idle longest is dropped.
 	maxQuotaSensors = 1 << 16
-	// anonymousUser is Kafka's principal of an unauthenticated client,
-	// which user quotas match.
-	anonymousUser = "ANONYMOUS"
 )
 
 // quotaSample is one window of a rate, its times in Unix milliseconds as
@@ -244,13 +241,11 @@ func (s *Server) mute(st *connState, d time.Duration, now time.Time) int32 {
 	return int32(d.Milliseconds())
 }
 
-// principal is the user quotas match: the SASL user, or Kafka's
-// ANONYMOUS.
+// principal is the user quotas match: the name of the connection's
+// principal (the SASL user, the client certificate's mapped name, or
+// Kafka's ANONYMOUS).
 func principal(st *connState) string {
-	if st.sasl != nil && st.sasl.authenticated {
-		return st.sasl.user
-	}
-	return anonymousUser
+	return strings.TrimPrefix(st.principal, "User:")
 }
 
 // throttle records a byte rate's bytes for the connection's client and,

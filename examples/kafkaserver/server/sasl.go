@@ -295,6 +295,9 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 	}
 	st.authenticated, st.prevMechanism, st.prevUser = true, "", ""
 	resp.SessionLifetimeMillis = s.startSession(st, credentialExpiry)
+	if cs := stateOf(ctx); cs != nil {
+		cs.principal = "User:" + st.user // the SASL principal wins over a client certificate's
+	}
 	return resp, nil
 }
 

@@ -138,9 +138,30 @@ type Config struct {
 	// that asks for -1.
 	NumPartitions int32
 	// TLS, when not nil, makes the listener TLS (Kafka's SSL listener):
-	// every connection is a tls.Server with this configuration; a client
-	// certificate is checked as its ClientAuth says (ssl.client.auth).
+	// every connection is a tls.Server with this configuration, its
+	// handshake done before the first request, within IdleTimeout. Its
+	// ClientAuth mirrors ssl.client.auth: none is tls.NoClientCert,
+	// requested tls.VerifyClientCertIfGiven, required
+	// tls.RequireAndVerifyClientCert (with ClientCAs the truststore).
+	// Without SASL a connection's principal is "User:" and its verified
+	// client certificate's subject as Java's X500Principal.getName()
+	// prints it (RFC 2253: "CN=alice,OU=eng,O=example"), mapped by
+	// SSLPrincipalMappingRules; "User:ANONYMOUS" without a certificate.
+	// With SASL the SASL user is the principal, as in Kafka.
 	TLS *tls.Config
+	// SSLPrincipalMappingRules mirrors ssl.principal.mapping.rules
+	// (Kafka's default, DEFAULT; empty means DEFAULT): rules tried in
+	// order on a client certificate's distinguished name, the first that
+	// applies naming the principal. DEFAULT takes the name as it is;
+	// RULE:pattern/replacement/, with L or U after it for lower or upper
+	// case, applies when the pattern matches the whole name and replaces
+	// each match by the replacement ($1 a group, as Java's replaceAll),
+	// e.g. RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/L. Patterns are Go's
+	// regexp syntax (RE2), which is Java's for such rules; a pattern Go
+	// cannot compile, or a rule Kafka refuses, makes New fail with
+	// ErrInvalidSSLPrincipalMappingRules. A name no rule applies to
+	// closes its connection, as Kafka fails it.
+	SSLPrincipalMappingRules string
 	// SASLMechanisms mirrors sasl.enabled.mechanisms: PLAIN,
 	// SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (unsecured JWS tokens,
 	// validated as Kafka's OAuthBearerUnsecuredValidatorCallbackHandler
@@ -192,7 +213,8 @@ type Config struct {
 	// [StandardAuthorizer] turns authorization on: every request is
 	// checked as Kafka's KafkaApis checks it, against the directory's
 	// ACLs (package log/acl), for the connection's principal
-	// ("User:<SASL user>", "User:ANONYMOUS" without SASL) and address.
+	// ("User:<SASL user>", on TLS without SASL "User:<certificate
+	// subject>" (see TLS), else "User:ANONYMOUS") and address.
 	// Other values are refused.
 	AuthorizerClassName string
 	// SuperUsers mirrors super.users (Kafka's default, none; Kafka
@@ -234,6 +256,7 @@ func DefaultConfig() Config {
 		OAuthBearerScopeClaimName:     defaultScopeClaimName,
 		MaxShareSessions:              defaultMaxShareSessions,
 		MaxRequestPartitionSizeLimit:  2000,
+		SSLPrincipalMappingRules:      "DEFAULT",
 	}
 }
 
@@ -288,6 +311,8 @@ type Server struct {
 
 	oauth unsecuredValidator // OAUTHBEARER's
 	now   func() time.Time   // the clock of SASL sessions and OAUTHBEARER tokens
+
+	sslMapper *sslPrincipalMapper // ssl.principal.mapping.rules
 }
 
 // New returns a server for d.
@@ -339,6 +364,10 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	mapper, err := parseSSLPrincipalMappingRules(cfg.SSLPrincipalMappingRules)
+	if err != nil {
+		return nil, err
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = stdlog.Default()
@@ -351,7 +380,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 	}
 	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, oauth: oauth, now: time.Now, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
-		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions}}, nil
+		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions},
+		sslMapper: mapper}, nil
 }
 
 // resolveOverrides resolves max.connections.per.ip.overrides' hosts to
@@ -634,7 +664,7 @@ var errCloseConn = errors.New("server: closing the connection")
 func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := &connState{clientHost: "/" + c.RemoteAddr().String()}
+	st := &connState{clientHost: "/" + c.RemoteAddr().String(), principal: anonymous}
 	if host, _, err := net.SplitHostPort(c.RemoteAddr().String()); err == nil {
 		st.clientHost = "/" + host
 	}
@@ -652,6 +682,14 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		case <-ctx.Done():
 		}
 	}()
+	if tc, ok := c.(*tls.Conn); ok {
+		if err := s.handshake(ctx, tc, st); err != nil {
+			if ctx.Err() == nil {
+				s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
+			}
+			return
+		}
+	}
 	r := bufio.NewReaderSize(c, 64<<10)
 	cw := &connWriter{c: c, idle: s.cfg.IdleTimeout}
 	w := bufio.NewWriterSize(cw, 64<<10)
@@ -730,6 +768,24 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 	}
+}
+
+// handshake does a TLS connection's handshake, within IdleTimeout, and
+// sets the connection's principal from its client certificate.
+func (s *Server) handshake(ctx context.Context, tc *tls.Conn, st *connState) error {
+	if s.cfg.IdleTimeout > 0 {
+		_ = tc.SetDeadline(time.Now().Add(s.cfg.IdleTimeout))
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return fmt.Errorf("TLS handshake: %w", err)
+	}
+	_ = tc.SetDeadline(time.Time{})
+	p, err := s.tlsPrincipal(tc.ConnectionState())
+	if err != nil {
+		return fmt.Errorf("the client certificate's principal: %w", err)
+	}
+	st.principal = p
+	return nil
 }
 
 // muteQuota waits out the connection's quota throttle (reading no
@@ -982,6 +1038,7 @@ type connState struct {
 	clientID   string       // of the request being handled
 	clientHost string       // "/" and the client's IP address, as Kafka writes it
 	sasl       *saslState   // nil when SASL is off
+	principal  string       // "User:…" as the authorizer and quotas see it: set by the TLS handshake and SASL
 	closeAfter bool         // close the connection once the response is written
 	muteUntil  time.Time    // the end of the quota throttle, waited out once the response is written
 	clock      requestClock // the request_percentage time of the request being handled

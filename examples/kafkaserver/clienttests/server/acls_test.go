@@ -116,7 +116,8 @@ func TestACLsWhoMayDoWhat(t *testing.T) {
 		req := kmsg.NewPtrOffsetCommitRequest()
 		req.Group, req.Generation = group, -1
 		rt := kmsg.NewOffsetCommitRequestTopic()
-		rt.Topic = topic
+		// v10 (what kgo sends) names the topic by id.
+		rt.Topic, rt.TopicID = topic, topicIDOf(t, adminCl, topic)
 		rp := kmsg.NewOffsetCommitRequestTopicPartition()
 		rp.Offset = 1
 		rt.Partitions = append(rt.Partitions, rp)
