@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -799,8 +800,11 @@ func (c *Consumer) Committed(tps []TopicPartition) (map[TopicPartition]OffsetAnd
 // CommitSync commits offsets for the group, durably (fsynced in
 // __consumer_offsets when it returns). nil commits the current positions of
 // all assigned partitions. A member of an older generation is refused
-// (ErrIllegalGeneration: the partitions may be someone else's). A ctx
-// already done returns its error and commits nothing.
+// (ErrIllegalGeneration: the partitions may be someone else's). A
+// partition that does not exist is not committed and fails the commit
+// with log.ErrUnknownTopicOrPartition (the others are committed), as
+// Kafka's broker answers its consumer. A ctx already done returns its
+// error and commits nothing.
 func (c *Consumer) CommitSync(ctx context.Context, offsets map[TopicPartition]OffsetAndMetadata) error {
 	if err := c.enter(); err != nil {
 		return err
@@ -862,16 +866,32 @@ func (c *Consumer) commitAs(ctx context.Context, member string, generation int32
 	if len(offsets) == 0 {
 		return nil
 	}
-	in := make(map[TopicPartition]OffsetAndMetadata, len(offsets))
+	// A partition that does not exist is not committed and fails the
+	// commit with log.ErrUnknownTopicOrPartition, the others committed,
+	// as Kafka's broker answers its consumer (UNKNOWN_TOPIC_OR_PARTITION
+	// per partition).
 	conv := make(map[TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
+	var unknown []TopicPartition
 	for tp, om := range offsets {
-		in[tp] = om
+		if td, err := c.dir.DescribeTopic(tp.Topic); err != nil || tp.Partition < 0 || tp.Partition >= td.Partitions {
+			unknown = append(unknown, tp)
+			continue
+		}
 		conv[tp] = coordinator.OffsetAndMetadata{Offset: om.Offset, LeaderEpoch: om.LeaderEpoch, Metadata: om.Metadata}
 	}
-	start := c.now()
-	err := c.coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: member, GenerationID: generation}, conv)
-	c.stats.commitNanos.Add(int64(c.now().Sub(start)))
-	c.stats.commits.Add(1)
+	var err error
+	if len(conv) > 0 {
+		start := c.now()
+		err = c.coord.CommitOffsets(ctx, coordinator.GroupMetadata{GroupID: c.cfg.GroupID, MemberID: member, GenerationID: generation}, conv)
+		c.stats.commitNanos.Add(int64(c.now().Sub(start)))
+		c.stats.commits.Add(1)
+	}
+	if len(unknown) > 0 && err == nil {
+		slices.SortFunc(unknown, func(a, b TopicPartition) int {
+			return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+		})
+		err = fmt.Errorf("%w: not committed: %v", log.ErrUnknownTopicOrPartition, unknown)
+	}
 	return err
 }
 

@@ -242,6 +242,31 @@ func TestCommittedOffsetsSurviveRestart(t *testing.T) {
 	require.Positive(t, l.LogEndOffset())
 }
 
+// TestCommitUnknownPartition: a commit naming a topic that does not
+// exist, or a partition beyond the topic's, fails with
+// log.ErrUnknownTopicOrPartition and commits the others only, as Kafka's
+// broker answers its consumer; CommitAsync reports the same.
+func TestCommitUnknownPartition(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	c := e.consumer(func(c *Config) { c.GroupID = "g" })
+	ctx := context.Background()
+	err := c.CommitSync(ctx, map[TopicPartition]OffsetAndMetadata{
+		tp("t", 0): {Offset: 5, LeaderEpoch: -1}, tp("t", 3): {Offset: 5, LeaderEpoch: -1}, tp("absent", 0): {Offset: 5, LeaderEpoch: -1},
+	})
+	require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
+	require.ErrorContains(t, err, "absent-0")
+	require.ErrorContains(t, err, "t-3")
+	committed, err := c.Committed([]TopicPartition{tp("t", 0), tp("t", 3), tp("absent", 0)})
+	require.NoError(t, err)
+	require.Equal(t, map[TopicPartition]OffsetAndMetadata{tp("t", 0): {Offset: 5, LeaderEpoch: -1}}, committed)
+
+	done := make(chan error, 1)
+	c.CommitAsync(map[TopicPartition]OffsetAndMetadata{tp("absent", 1): {Offset: 1, LeaderEpoch: -1}}, func(_ map[TopicPartition]OffsetAndMetadata, err error) { done <- err })
+	require.ErrorIs(t, <-done, log.ErrUnknownTopicOrPartition)
+	require.NoError(t, c.Close(ctx))
+}
+
 func TestConcurrentUseDetected(t *testing.T) {
 	e := newEnv(t)
 	e.topic("t", 1)

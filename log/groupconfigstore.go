@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/kafkalite/kafkalite/log/vfs"
@@ -245,6 +246,16 @@ func (d *Dir) GroupConfig(group string) GroupConfig { return d.groupConfigs.conf
 // caller's.
 func (d *Dir) GroupConfigOverrides(group string) map[string]string {
 	return d.groupConfigs.overridesOf(group)
+}
+
+// ConfiguredGroups returns the groups with overrides
+// ([Dir.AlterGroupConfig]), sorted: the groups Kafka's ListConfigResources
+// lists as having a configuration.
+func (d *Dir) ConfiguredGroups() []string {
+	g := d.groupConfigs
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return slices.Sorted(maps.Keys(g.overrides))
 }
 
 // DescribeGroupConfig lists group's configuration as Kafka 4.4's

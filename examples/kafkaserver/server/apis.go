@@ -81,6 +81,10 @@ func init() {
 		kmsg.AlterUserSCRAMCredentials.Int16():    {0, 0, (*Server).handleAlterUserSCRAMCredentials},
 		kmsg.DescribeClientQuotas.Int16():         {0, 1, (*Server).handleDescribeClientQuotas},
 		kmsg.AlterClientQuotas.Int16():            {0, 1, (*Server).handleAlterClientQuotas},
+		kmsg.AlterPartitionAssignments.Int16():    {0, 1, (*Server).handleAlterPartitionAssignments},
+		kmsg.ListPartitionReassignments.Int16():   {0, 0, (*Server).handleListPartitionReassignments},
+		kmsg.DescribeQuorum.Int16():               {0, 2, (*Server).handleDescribeQuorum},
+		kmsg.ListConfigResources.Int16():          {0, 1, (*Server).handleListConfigResources},
 		// KIP-932's share groups, at the versions Kafka 4.4 serves.
 		kmsg.ShareGroupHeartbeat.Int16():       {1, 1, (*Server).handleShareGroupHeartbeat},
 		kmsg.ShareGroupDescribe.Int16():        {1, 1, (*Server).handleShareGroupDescribe},

@@ -44,6 +44,12 @@ func init() {
 		kmsg.AlterUserSCRAMCredentials.Int16():    authzClusterWhole(acl.OpAlter),
 		kmsg.DescribeClientQuotas.Int16():         authzClusterWhole(acl.OpDescribeConfigs),
 		kmsg.AlterClientQuotas.Int16():            authzClusterWhole(acl.OpAlterConfigs),
+		// The controller's APIs, as Kafka 4.4's ControllerApis and
+		// KafkaApis check them.
+		kmsg.AlterPartitionAssignments.Int16():  authzClusterWhole(acl.OpAlter),
+		kmsg.ListPartitionReassignments.Int16(): authzClusterWhole(acl.OpDescribe),
+		kmsg.DescribeQuorum.Int16():             authzClusterWhole(acl.OpDescribe),
+		kmsg.ListConfigResources.Int16():        authzClusterWhole(acl.OpDescribeConfigs),
 	} {
 		authzRules[key] = rule
 	}
@@ -537,10 +543,57 @@ func authzClusterWhole(op acl.Operation) authzRule {
 				resp.Entries = append(resp.Entries, re)
 			}
 			return resp, nil
+		case *kmsg.AlterPartitionAssignmentsRequest:
+			// Kafka's controller refuses the request as a whole: the
+			// error and its message at the top and on every partition.
+			resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
+			msg := clusterAuthorizationFailedMessage
+			resp.ErrorCode, resp.ErrorMessage = errClusterAuthorizationFailed, &msg
+			for _, t := range req.Topics {
+				rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+					rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, errClusterAuthorizationFailed, &msg
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		case *kmsg.ListPartitionReassignmentsRequest:
+			// Kafka's error response names each topic asked, with its
+			// partitions and no replicas.
+			resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+			msg := clusterAuthorizationFailedMessage
+			resp.ErrorCode, resp.ErrorMessage = errClusterAuthorizationFailed, &msg
+			for _, t := range req.Topics {
+				rt := kmsg.NewListPartitionReassignmentsResponseTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewListPartitionReassignmentsResponseTopicPartition()
+					rp.Partition = p
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				resp.Topics = append(resp.Topics, rt)
+			}
+			return resp, nil
+		case *kmsg.DescribeQuorumRequest:
+			resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+			msg := clusterAuthorizationFailedMessage
+			resp.ErrorCode, resp.ErrorMessage = errClusterAuthorizationFailed, &msg
+			return resp, nil
+		case *kmsg.ListConfigResourcesRequest:
+			resp := req.ResponseKind().(*kmsg.ListConfigResourcesResponse)
+			resp.ErrorCode = errClusterAuthorizationFailed
+			return resp, nil
 		}
 		return nil, nil
 	}
 }
+
+// clusterAuthorizationFailedMessage is Kafka's message of
+// CLUSTER_AUTHORIZATION_FAILED, for the responses that carry one.
+const clusterAuthorizationFailedMessage = "Cluster authorization failed."
 
 // authzDescribeLogDirs: DESCRIBE on the cluster, else no directories and
 // CLUSTER_AUTHORIZATION_FAILED (v3+'s error code).

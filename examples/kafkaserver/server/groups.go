@@ -358,8 +358,12 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 	// v10 (KIP-848) names topics by id: an id no topic has is answered
 	// UNKNOWN_TOPIC_ID for its partitions, and the others are committed,
 	// as Kafka's KafkaApis answers.
+	// A partition that does not exist is answered
+	// UNKNOWN_TOPIC_OR_PARTITION and not committed, at every version, as
+	// Kafka's KafkaApis answers it before the coordinator sees the rest.
 	names := make([]string, len(req.Topics))
 	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
+	known := s.partitionChecker()
 	for i, t := range req.Topics {
 		names[i] = t.Topic
 		if req.Version >= 10 {
@@ -369,7 +373,9 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 			continue
 		}
 		for _, p := range t.Partitions {
-			offsets[log.TopicPartition{Topic: names[i], Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 6, p.Metadata)
+			if known(names[i], p.Partition) {
+				offsets[log.TopicPartition{Topic: names[i], Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 6, p.Metadata)
+			}
 		}
 	}
 	coord, err := s.coordinator(ctx)
@@ -387,14 +393,35 @@ func (s *Server) handleOffsetCommit(ctx context.Context, kreq kmsg.Request) (kms
 		for _, p := range t.Partitions {
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, code
-			if names[i] == "" && req.Version >= 10 {
+			switch {
+			case names[i] == "" && req.Version >= 10:
 				rp.ErrorCode = errUnknownTopicID
+			case !known(names[i], p.Partition):
+				rp.ErrorCode = errUnknownTopicOrPartition
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
 	return resp, nil
+}
+
+// partitionChecker returns a function telling whether a topic's
+// partition exists, describing each topic once for the request that uses
+// it.
+func (s *Server) partitionChecker() func(topic string, partition int32) bool {
+	counts := map[string]int32{}
+	return func(topic string, partition int32) bool {
+		n, ok := counts[topic]
+		if !ok {
+			n = -1
+			if td, err := s.dir.DescribeTopic(topic); err == nil {
+				n = td.Partitions
+			}
+			counts[topic] = n
+		}
+		return partition >= 0 && partition < n
+	}
 }
 
 // fetchOffsets answers one group's OffsetFetch: every committed offset

@@ -248,10 +248,23 @@ func notInTxnCode(version, knows int16) int16 {
 func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
+	// v6 names topics by id: an id no topic has is answered
+	// UNKNOWN_TOPIC_ID. A partition that does not exist is answered
+	// UNKNOWN_TOPIC_OR_PARTITION and left out, at every version, as
+	// Kafka's KafkaApis answers it; with none left the coordinator is
+	// not asked (nor, from v5, the group's partition added).
+	names := make([]string, len(req.Topics))
 	offsets := map[log.TopicPartition]coordinator.OffsetAndMetadata{}
-	for _, t := range req.Topics {
+	known := s.partitionChecker()
+	for i, t := range req.Topics {
+		names[i] = t.Topic
+		if req.Version >= 6 {
+			names[i], _ = s.topicByID(t.TopicID)
+		}
 		for _, p := range t.Partitions {
-			offsets[log.TopicPartition{Topic: t.Topic, Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 2, p.Metadata)
+			if names[i] != "" && known(names[i], p.Partition) {
+				offsets[log.TopicPartition{Topic: names[i], Partition: p.Partition}] = committedOffset(p.Offset, p.LeaderEpoch, req.Version >= 2, p.Metadata)
+			}
 		}
 	}
 	m := coordinator.GroupMetadata{GroupID: req.Group, GenerationID: -1}
@@ -259,28 +272,38 @@ func (s *Server) handleTxnOffsetCommit(ctx context.Context, kreq kmsg.Request) (
 		m.MemberID, m.GenerationID, m.GroupInstanceID = req.MemberID, req.Generation, deref(req.InstanceID)
 	}
 	pe := coordinator.ProducerIDAndEpoch{ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
-	coord, err := s.coordinator(ctx)
-	if err == nil && req.Version >= 5 {
-		// Transactions version 2: the group's partition joins the
-		// transaction here, as Kafka's broker adds it for v5+.
-		var tc *coordinator.TxnCoordinator
-		if tc, err = s.txns(ctx); err == nil {
-			err = tc.AddOffsetsV2(ctx, req.TransactionalID, pe, req.Group)
+	var err error
+	if len(offsets) > 0 {
+		var coord *coordinator.GroupCoordinator
+		coord, err = s.coordinator(ctx)
+		if err == nil && req.Version >= 5 {
+			// Transactions version 2: the group's partition joins the
+			// transaction here, as Kafka's broker adds it for v5+.
+			var tc *coordinator.TxnCoordinator
+			if tc, err = s.txns(ctx); err == nil {
+				err = tc.AddOffsetsV2(ctx, req.TransactionalID, pe, req.Group)
+			}
 		}
-	}
-	if err == nil {
-		err = coord.TxnCommitOffsets(ctx, req.TransactionalID, pe, m, offsets)
+		if err == nil {
+			err = coord.TxnCommitOffsets(ctx, req.TransactionalID, pe, m, offsets)
+		}
 	}
 	code := fencedCode(txnCode(err), req.Version, 3)
 	if errors.Is(err, coordinator.ErrInvalidTxnState) {
 		code = notInTxnCode(req.Version, 4)
 	}
-	for _, t := range req.Topics {
+	for i, t := range req.Topics {
 		rt := kmsg.NewTxnOffsetCommitResponseTopic()
-		rt.Topic = t.Topic
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
 		for _, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition, rp.ErrorCode = p.Partition, code
+			switch {
+			case names[i] == "" && req.Version >= 6:
+				rp.ErrorCode = errUnknownTopicID
+			case !known(names[i], p.Partition):
+				rp.ErrorCode = errUnknownTopicOrPartition
+			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}
 		resp.Topics = append(resp.Topics, rt)

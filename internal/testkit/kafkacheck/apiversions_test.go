@@ -77,14 +77,12 @@ func TestAPIVersionsAsKafka(t *testing.T) {
 	require.Empty(t, differ, "ranges that differ from Kafka 4.4's")
 	// What Kafka's broker serves and the server leaves out, each for a
 	// reason the server's README gives: transaction markers between
-	// brokers, delegation tokens, partition reassignment, the KRaft
-	// quorum and controller registration, the share coordinator's state
-	// RPCs (brokers to the share coordinator) and KIP-1071's streams
-	// groups, and listing config resources.
+	// brokers, delegation tokens, changes to the brokers and KRaft
+	// voters, the share coordinator's state RPCs (brokers to the share
+	// coordinator) and KIP-1071's streams groups.
 	require.Equal(t, []string{
 		"WriteTxnMarkers", "CreateDelegationToken", "RenewDelegationToken", "ExpireDelegationToken",
-		"DescribeDelegationToken", "AlterPartitionAssignments", "ListPartitionReassignments", "DescribeQuorum",
-		"UnregisterBroker", "ListConfigResources", "AddRaftVoter", "RemoveRaftVoter",
+		"DescribeDelegationToken", "UnregisterBroker", "AddRaftVoter", "RemoveRaftVoter",
 		"InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
 		"ReadShareGroupStateSummary", "StreamsGroupHeartbeat", "StreamsGroupDescribe",
 		"StreamsGroupTopologyDescriptionUpdate", "UnregisterController",

@@ -593,4 +593,32 @@ func TestACLsGroupsSharesConfigs(t *testing.T) {
 	r, err = alice.Broker(0).Request(ctx, scram)
 	require.NoError(t, err)
 	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.AlterUserSCRAMCredentialsResponse).Results[0].ErrorCode)
+
+	// The controller's APIs: ALTER (reassignment) or DESCRIBE (listing
+	// reassignments, the quorum) or DESCRIBE_CONFIGS (config resources)
+	// on the cluster.
+	apa := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	at := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+	ap := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+	ap.Replicas = []int32{0}
+	at.Topic, at.Partitions = "jobs", []kmsg.AlterPartitionAssignmentsRequestTopicPartition{ap}
+	apa.Topics = append(apa.Topics, at)
+	r, err = alice.Broker(0).Request(ctx, apa)
+	require.NoError(t, err)
+	apr := r.(*kmsg.AlterPartitionAssignmentsResponse)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, apr.ErrorCode)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, apr.Topics[0].Partitions[0].ErrorCode)
+	require.Equal(t, "Cluster authorization failed.", *apr.Topics[0].Partitions[0].ErrorMessage)
+	r, err = alice.Broker(0).Request(ctx, kmsg.NewPtrListPartitionReassignmentsRequest())
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.ListPartitionReassignmentsResponse).ErrorCode)
+	r, err = alice.Broker(0).Request(ctx, kmsg.NewPtrDescribeQuorumRequest())
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.DescribeQuorumResponse).ErrorCode)
+	r, err = alice.Broker(0).Request(ctx, kmsg.NewPtrListConfigResourcesRequest())
+	require.NoError(t, err)
+	require.Equal(t, kerr.ClusterAuthorizationFailed.Code, r.(*kmsg.ListConfigResourcesResponse).ErrorCode)
+	r, err = admin.Broker(0).Request(ctx, kmsg.NewPtrListConfigResourcesRequest())
+	require.NoError(t, err)
+	require.Zero(t, r.(*kmsg.ListConfigResourcesResponse).ErrorCode, "the super user may")
 }

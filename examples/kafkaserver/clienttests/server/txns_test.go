@@ -148,6 +148,13 @@ func txnCommitCode(t *testing.T, cl *kgo.Client, txnID, group string, pid int64,
 	commit.TransactionalID, commit.Group, commit.ProducerID, commit.ProducerEpoch = txnID, group, pid, epoch
 	ct := kmsg.NewTxnOffsetCommitRequestTopic()
 	ct.Topic = topic
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	md.Topics = append(md.Topics, mt)
+	mresp, err := md.RequestWith(context.Background(), cl)
+	require.NoError(t, err)
+	ct.TopicID = mresp.Topics[0].TopicID // v6 names the topic by id
 	cp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 	cp.Partition, cp.Offset = p, offset
 	ct.Partitions = append(ct.Partitions, cp)
