@@ -873,7 +873,9 @@ func (c *Consumer) commitAs(ctx context.Context, member string, generation int32
 	conv := make(map[TopicPartition]coordinator.OffsetAndMetadata, len(offsets))
 	var unknown []TopicPartition
 	for tp, om := range offsets {
-		if td, err := c.dir.DescribeTopic(tp.Topic); err != nil || tp.Partition < 0 || tp.Partition >= td.Partitions {
+		// Another failure (a closed Dir) is the coordinator's to report.
+		td, err := c.dir.DescribeTopic(tp.Topic)
+		if errors.Is(err, log.ErrUnknownTopicOrPartition) || (err == nil && (tp.Partition < 0 || tp.Partition >= td.Partitions)) {
 			unknown = append(unknown, tp)
 			continue
 		}

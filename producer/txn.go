@@ -1,10 +1,13 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kafkalite/kafkalite/log"
@@ -298,6 +301,8 @@ func (p *Producer) BeginTransaction() error {
 // consumer's GroupMetadata method returns (consumer.TopicPartition,
 // consumer.OffsetAndMetadata and consumer.GroupMetadata are these types);
 // a member that a rebalance fenced cannot commit (zombie fencing).
+// Offsets of a partition that does not exist are refused whole with
+// log.ErrUnknownTopicOrPartition, the transaction left open.
 func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log.TopicPartition]log.OffsetAndMetadata, group log.GroupMetadata) error {
 	if err := p.requireTransactional(); err != nil {
 		return err
@@ -319,6 +324,9 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log
 	}
 	pe := id.pe
 	id.mu.Unlock()
+	if err := p.checkPartitionsExist(offsets); err != nil {
+		return err
+	}
 	groups, err := coordinator.Groups(ctx, p.dir)
 	if err == nil {
 		err = id.coord.AddOffsetsV2(ctx, id.txnID, pe, group.GroupID)
@@ -339,6 +347,27 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, offsets map[log
 		return id.failLocked(err)
 	}
 	return nil
+}
+
+// checkPartitionsExist refuses offsets of a partition that does not exist,
+// as Kafka's broker refuses them (UNKNOWN_TOPIC_OR_PARTITION, which Kafka's
+// producer retries until max.block.ms): nothing is committed and the
+// transaction stays open.
+func (p *Producer) checkPartitionsExist(offsets map[log.TopicPartition]log.OffsetAndMetadata) error {
+	var unknown []log.TopicPartition
+	for tp := range offsets {
+		td, err := p.dir.DescribeTopic(tp.Topic)
+		if errors.Is(err, log.ErrUnknownTopicOrPartition) || (err == nil && (tp.Partition < 0 || tp.Partition >= td.Partitions)) {
+			unknown = append(unknown, tp)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.SortFunc(unknown, func(a, b log.TopicPartition) int {
+		return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+	})
+	return fmt.Errorf("%w: SendOffsetsToTransaction: %v", log.ErrUnknownTopicOrPartition, unknown)
 }
 
 // CommitTransaction sends every buffered record, then commits the

@@ -394,6 +394,15 @@ func TestSendOffsetsToTransaction(t *testing.T) {
 			require.NoError(t, p.BeginTransaction())
 			sendValues(t, p, "out", 0, fmt.Sprint(i))
 			offsets := map[consumer.TopicPartition]consumer.OffsetAndMetadata{tp: {Offset: int64(10 * (i + 1)), LeaderEpoch: -1}}
+			// Offsets of a partition that does not exist are refused
+			// whole, the transaction left open, as Kafka's broker
+			// refuses them (UNKNOWN_TOPIC_OR_PARTITION).
+			for _, missing := range []consumer.TopicPartition{{Topic: "absent", Partition: 0}, {Topic: "in", Partition: 1}} {
+				bad := map[consumer.TopicPartition]consumer.OffsetAndMetadata{tp: {Offset: 99, LeaderEpoch: -1}, missing: {Offset: 1, LeaderEpoch: -1}}
+				err := p.SendOffsetsToTransaction(ctx, bad, c.GroupMetadata())
+				require.ErrorIs(t, err, log.ErrUnknownTopicOrPartition)
+				require.ErrorContains(t, err, missing.String())
+			}
 			require.NoError(t, p.SendOffsetsToTransaction(ctx, offsets, c.GroupMetadata()))
 			got, err := c.Committed([]consumer.TopicPartition{tp})
 			require.NoError(t, err)
