@@ -2,6 +2,8 @@ package kafkacheck
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,4 +103,18 @@ func TestKafkaAdminToolsAgainstServer(t *testing.T) {
 
 	require.Contains(t, ok(elections, "--election-type", "preferred", "--topic", "a", "--partition", "0"), "Valid replica already elected for partitions a-0")
 	require.Empty(t, strings.TrimSpace(ok(elections, "--election-type", "preferred", "--all-topic-partitions")))
+
+	// DescribeQuorum as a single voter, ListPartitionReassignments and
+	// AlterPartitionAssignments as one broker.
+	out = ok("org.apache.kafka.tools.MetadataQuorumCommand", "describe", "--status")
+	require.Regexp(t, `LeaderId:\s+0\s`, out)
+	require.Regexp(t, `CurrentVoters:\s+\[\{"id": 0`, out)
+	out = ok("org.apache.kafka.tools.MetadataQuorumCommand", "describe", "--replication")
+	require.Regexp(t, `(?m)^0\s+\S+\s+-?\d+\s+\d+\s+.*Leader`, out)
+	const reassign = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	require.NoError(t, os.WriteFile(plan, []byte(`{"version":1,"partitions":[{"topic":"a","partition":1,"replicas":[0]}]}`), 0o644))
+	require.Contains(t, ok(reassign, "--execute", "--reassignment-json-file", plan), "Successfully started partition reassignment")
+	require.Contains(t, ok(reassign, "--verify", "--reassignment-json-file", plan), "Reassignment of partition a-1 is completed.")
+	require.Contains(t, ok(reassign, "--list"), "No partition reassignments found.")
 }
