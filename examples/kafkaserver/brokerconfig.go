@@ -128,13 +128,13 @@ func configure(m map[string]string, src sources) (options, error) {
 		{"fetch.max.bytes", 1, 1<<31 - 1, func(n int64) { c.FetchMaxBytes = int32(n) }},
 		{"max.connections", 1, 1<<31 - 1, func(n int64) { c.MaxConnections = int(n) }},
 		{"max.connections.per.ip", 0, 1<<31 - 1, func(n int64) { c.MaxConnectionsPerIP = int(n) }},
-		{"connections.max.idle.ms", -1, 1<<62 / int64(time.Millisecond), ms(&c.IdleTimeout)},
+		{"connections.max.idle.ms", -1, 1 << 62 / int64(time.Millisecond), ms(&c.IdleTimeout)},
 		{"connection.failed.authentication.delay.ms", 0, 1<<31 - 1, ms(&c.FailedAuthenticationDelay)},
-		{"connections.max.reauth.ms", 0, 1<<62 / int64(time.Millisecond), ms(&c.ConnectionsMaxReauth)},
+		{"connections.max.reauth.ms", 0, 1 << 62 / int64(time.Millisecond), ms(&c.ConnectionsMaxReauth)},
 		{"max.partitions", 1, 1<<31 - 1, func(n int64) { c.MaxPartitions = int(n) }},
 		{"group.share.max.share.sessions", 1, 1<<31 - 1, func(n int64) { c.MaxShareSessions = int(n) }},
 		{"max.request.partition.size.limit", 1, 1<<31 - 1, func(n int64) { c.MaxRequestPartitionSizeLimit = int(n) }},
-		{"unsecuredValidatorAllowableClockSkewMs", 0, 1<<62 / int64(time.Millisecond), ms(&c.OAuthBearerAllowableClockSkew)},
+		{"unsecuredValidatorAllowableClockSkewMs", 0, 1 << 62 / int64(time.Millisecond), ms(&c.OAuthBearerAllowableClockSkew)},
 	} {
 		errs = append(errs, p.integer(f.name, f.lo, f.hi, f.set))
 	}

@@ -198,4 +198,3 @@ func parseOverrides(v string) (map[string]int, error) {
 	}
 	return out, nil
 }
-
