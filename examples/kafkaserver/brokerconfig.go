@@ -341,7 +341,12 @@ func configureListeners(p *brokerProps, o *options, src sources) error {
 		if !ok {
 			return fmt.Errorf("listeners: no security protocol defined for listener %s (listener.security.protocol.map)", e.name)
 		}
-		l := server.Listener{Name: e.name, SecurityProtocol: sp, Addr: e.addr, AdvertisedAddr: adv[e.name]}
+		// Without an advertised address, the listener's own, as Kafka
+		// advertises it (port 0: the bound port; no host: the host name).
+		l := server.Listener{Name: e.name, SecurityProtocol: sp, Addr: e.addr, AdvertisedAddr: e.addr}
+		if a, ok := adv[e.name]; ok {
+			l.AdvertisedAddr = a
+		}
 		if src.advertised != "" {
 			l.AdvertisedAddr = src.advertised
 		}
