@@ -54,9 +54,10 @@ type Listener struct {
 	Name string
 	// SecurityProtocol is the listener's protocol.
 	SecurityProtocol SecurityProtocol
-	// Addr is the host:port ListenAndServe binds: an empty host binds
-	// every interface, port 0 any free port. Serve and ServeListener take
-	// a net.Listener instead and ignore it.
+	// Addr is the host:port to bind (Kafka's listeners): an empty host
+	// every interface, port 0 any free port. The server binds nothing
+	// itself: its owner binds Addr and hands the net.Listener to
+	// ServeListener or ServeListeners, as the kafkaserver command does.
 	Addr string
 	// AdvertisedAddr is the host:port clients of this listener are told
 	// to connect to (advertised.listeners); empty means the bound
@@ -152,25 +153,6 @@ func (s *Server) ServeListener(ctx context.Context, ln net.Listener, name string
 	bl := &boundListener{Listener: l, host: host, port: port}
 	bl.Addr = ln.Addr().String()
 	return s.serve(ctx, ln, bl)
-}
-
-// ListenAndServe binds every listener of Config.Listeners (or the one
-// the single-listener fields describe, on Listener.Addr) and serves them
-// until ctx ends or Close is called; a listener that cannot be bound
-// stops it before any is served, one that fails stops the others.
-func (s *Server) ListenAndServe(ctx context.Context) error {
-	lns := make([]net.Listener, 0, len(s.listeners))
-	for _, l := range s.listeners {
-		ln, err := net.Listen("tcp", l.Addr)
-		if err != nil {
-			for _, o := range lns {
-				o.Close()
-			}
-			return fmt.Errorf("server: listener %s: %w", l.Name, err)
-		}
-		lns = append(lns, ln)
-	}
-	return s.ServeListeners(ctx, lns)
 }
 
 // ServeListeners serves lns[i] as the i-th listener of Config.Listeners
