@@ -7,7 +7,6 @@ replace github.com/kafkalite/kafkalite => ../..
 require (
 	github.com/kafkalite/kafkalite v0.0.0
 	github.com/stretchr/testify v1.12.1
-	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )

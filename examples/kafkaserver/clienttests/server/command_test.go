@@ -1,6 +1,8 @@
-package main
+package server_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,9 +15,12 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,7 +62,7 @@ func serverCert(t *testing.T, dir string) (pemKeystore, p12Keystore string, root
 }
 
 // freePort is a TCP port free on host now.
-func freePort(t *testing.T, host string) int {
+func freePortOn(t *testing.T, host string) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	require.NoError(t, err)
@@ -65,7 +70,7 @@ func freePort(t *testing.T, host string) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// TestServerProperties: the command started from a properties file
+// TestCommandListeners: the command (built and run) started from a properties file
 // written as Kafka's config/server.properties (a controller listener, which
 // is not served, and KRaft settings, which are listed as not used), with
 // a PLAINTEXT, an SSL (PEM keystore), a SASL_PLAINTEXT (on IPv6's
@@ -76,7 +81,7 @@ func freePort(t *testing.T, host string) int {
 // listener's JAAS setting), over plaintext and TLS, produce on each, and
 // each sees in Metadata and DescribeCluster the advertised address of the
 // listener it came in on. DescribeConfigs lists the listeners.
-func TestServerProperties(t *testing.T) {
+func TestCommandListeners(t *testing.T) {
 	dir := t.TempDir()
 	pemKS, p12KS, roots := serverCert(t, dir)
 	v6 := "::1"
@@ -85,7 +90,7 @@ func TestServerProperties(t *testing.T) {
 	} else {
 		ln.Close()
 	}
-	pPlain, pSSL, pSASL, pSASLSSL := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), freePort(t, v6), freePort(t, "")
+	pPlain, pSSL, pSASL, pSASLSSL := freePortOn(t, "127.0.0.1"), freePortOn(t, "127.0.0.1"), freePortOn(t, v6), freePortOn(t, "")
 	props := fmt.Sprintf(`# Written as Kafka's config/server.properties.
 process.roles=broker,controller
 node.id=1
@@ -117,33 +122,15 @@ listener.name.sasl_ssl.ssl.keystore.password=p12-secret
 	file := filepath.Join(dir, "server.properties")
 	require.NoError(t, os.WriteFile(file, []byte(props), 0o644))
 
-	var listed strings.Builder
-	o, err := parseFlags([]string{file, "--add-scram", "SCRAM-SHA-256=[name=alice,password=alice-secret]",
-		"-S", `SCRAM-SHA-512=[name="alice",password="alice-512",iterations=8192]`}, &listed)
-	require.NoError(t, err)
-	require.Equal(t, "kafkaserver: not used: controller.quorum.bootstrap.servers, inter.broker.listener.name, listeners: CONTROLLER (controller.listener.names), "+
-		"num.network.threads, offsets.topic.replication.factor, process.roles, transaction.state.log.replication.factor\n", listed.String())
-	require.Equal(t, 3000*time.Millisecond, o.dirCfg.GroupInitialRebalanceDelay, "Kafka's default on the command")
-	require.Equal(t, int32(3), o.cfg.NumPartitions)
-	require.Equal(t, map[string]string{"admin": "admin-secret", "bob": "bob-secret", "carol": `carol"s-secret`}, o.cfg.Users)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- serve(ctx, o, func(line string) { ready <- line }) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	var line string
-	select {
-	case line = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	}
+	srv := startCommand(t, file, "--add-scram", "SCRAM-SHA-256=[name=alice,password=alice-secret]",
+		"-S", `SCRAM-SHA-512=[name="alice",password="alice-512",iterations=8192]`)
+	require.Contains(t, srv.stderr(), "kafkaserver: not used: controller.quorum.bootstrap.servers, inter.broker.listener.name, "+
+		"listeners: CONTROLLER (controller.listener.names), num.network.threads, offsets.topic.replication.factor, process.roles, "+
+		"transaction.state.log.replication.factor\n")
+	ctx := context.Background()
 	// CLIENT's port, bound at random, is in the line the command prints.
-	_, clientAddr, ok := strings.Cut(line, "CLIENT://")
-	require.True(t, ok, line)
+	_, clientAddr, ok := strings.Cut(srv.line, "CLIENT://")
+	require.True(t, ok, srv.line)
 	clientAddr, _, _ = strings.Cut(clientAddr, ",")
 	_, clientPort, err := net.SplitHostPort(clientAddr)
 	require.NoError(t, err)
@@ -227,4 +214,60 @@ listener.name.sasl_ssl.ssl.keystore.password=p12-secret
 		pPlain, pSSL, net.JoinHostPort(v6, strconv.Itoa(pSASL)), pSASLSSL, clientPort), got["advertised.listeners"])
 	require.Equal(t, "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CLIENT:PLAINTEXT", got["listener.security.protocol.map"])
 	require.Equal(t, "SCRAM-SHA-512,PLAIN", got["listener.name.sasl_ssl.sasl.enabled.mechanisms"])
+}
+
+// command is the kafkaserver command running in a test.
+type command struct {
+	line   string // the line it printed once it listened
+	errOut *syncBuffer
+}
+
+func (c *command) stderr() string { return c.errOut.String() }
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startCommand builds examples/kafkaserver's command and runs it with
+// args until the test ends (SIGTERM, then its exit is checked), once it
+// printed that it serves.
+func startCommand(t *testing.T, args ...string) *command {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kafkaserver")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = filepath.Join("..", "..")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the command: %s", out)
+	c := &command{errOut: &syncBuffer{}}
+	cmd := exec.Command(bin, args...)
+	cmd.Stderr = c.errOut
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "serving") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("the command did not start: %q %v\n%s", line, err, c.stderr())
+	}
+	c.line = strings.TrimSpace(line)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		require.NoError(t, cmd.Wait(), c.stderr())
+	})
+	return c
 }
