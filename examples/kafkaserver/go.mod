@@ -8,6 +8,7 @@ require (
 	github.com/kafkalite/kafkalite v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (
@@ -15,4 +16,5 @@ require (
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/crypto v0.11.0 // indirect
 )

@@ -1,31 +1,56 @@
 // Command kafkaserver serves a kafkalite directory over Kafka's wire
 // protocol (package server), so that Kafka's own clients and tools produce
-// to it and fetch from it:
+// to it and fetch from it. It starts as Kafka's broker does, from a broker
+// properties file, with --override key=value for any property:
 //
-//	cd examples/kafkaserver && go run . -dir /tmp/kl -listen 127.0.0.1:9092
-//	kcat -b 127.0.0.1:9092 -t orders -P <<<'hello'
+//	cd examples/kafkaserver && go run . server.properties --override log.dirs=/tmp/kl
+//	kcat -b localhost:9092 -t orders -P <<<'hello'
 //
-// The server's limits are flags named as Kafka's broker properties
-// (-socket.request.max.bytes, -max.connections, -max.connections.per.ip,
-// -max.connections.per.ip.overrides, -connections.max.idle.ms,
-// -connection.failed.authentication.delay.ms, -fetch.max.bytes,
-// -group.share.max.share.sessions, -max.request.partition.size.limit) and
-// kafkalite's -max.partitions; each defaults to server.DefaultConfig's.
-// -authorizer.class.name org.apache.kafka.metadata.authorizer.StandardAuthorizer
-// turns authorization on against the directory's ACLs, with
-// -super.users (";"-separated principals) and
-// -allow.everyone.if.no.acl.found.
-// -ssl.keystore.location makes the listener SSL with a PEM keystore (a
-// PKCS#8 key and its certificate chain, as Kafka's ssl.keystore.type=PEM),
-// -ssl.truststore.location a PEM file of the CAs client certificates are
-// verified against, -ssl.client.auth none, requested or required, and
-// -ssl.principal.mapping.rules maps a client certificate's distinguished
-// name to the principal the authorizer and quotas see.
+// or from flags alone (-dir and -listen, one listener):
+//
+//	go run . -dir /tmp/kl -listen 127.0.0.1:9092
+//
+// The file is read as java.util.Properties reads it. The properties read
+// (the rest are listed once at start, and not used):
+//
+//   - listeners, advertised.listeners, listener.security.protocol.map:
+//     PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL listeners at once, each
+//     answering clients with its own advertised address (server.Listener);
+//     the listeners controller.listener.names names are not served (there
+//     is no controller quorum). Without listeners, Kafka's
+//     PLAINTEXT://:9092.
+//   - sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512,
+//     OAUTHBEARER) and listener.name.<name>.sasl.enabled.mechanisms;
+//     PLAIN's users from the JAAS settings
+//     (listener.name.<name>.plain.sasl.jaas.config or
+//     plain.sasl.jaas.config: PlainLoginModule's user_<name>="password"
+//     options), OAUTHBEARER's unsecured validator options from
+//     oauthbearer.sasl.jaas.config; SCRAM's users from the directory's
+//     credentials, which --add-scram 'SCRAM-SHA-256=[name=alice,password=secret]'
+//     (as kafka-storage format's) stores before serving.
+//   - ssl.keystore.type (PEM or PKCS12), ssl.keystore.location,
+//     ssl.keystore.password, ssl.truststore.type, ssl.truststore.location,
+//     ssl.truststore.password, ssl.client.auth, each also under
+//     listener.name.<name>.; ssl.principal.mapping.rules.
+//   - log.dirs or log.dir (one directory), node.id, num.partitions,
+//     default.replication.factor (1), auto.create.topics.enable,
+//     offsets.topic.num.partitions, group.initial.rebalance.delay.ms
+//     (Kafka's 3000 here), and every property log.ParseConfig reads
+//     (log.segment.bytes, log.retention.ms, ...).
+//   - authorizer.class.name (org.apache.kafka.metadata.authorizer.StandardAuthorizer),
+//     super.users, allow.everyone.if.no.acl.found.
+//   - The limits: socket.request.max.bytes, max.connections,
+//     max.connections.per.ip, max.connections.per.ip.overrides,
+//     connections.max.idle.ms, connections.max.reauth.ms,
+//     connection.failed.authentication.delay.ms, fetch.max.bytes,
+//     group.share.max.share.sessions, max.request.partition.size.limit,
+//     and kafkalite's max.partitions.
+//
+// Each of those limits and settings is also a flag of the same name
+// (-socket.request.max.bytes 1048576). --override wins over the file, as
+// Kafka's does, and a flag over both.
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
-// -override key=value, repeated, sets a broker property of the directory
-// (log.ParseConfig's: group.share.record.lock.duration.ms,
-// log.segment.bytes, ...); an unknown or invalid one stops the command.
 //
 // It runs until SIGINT or SIGTERM, then closes the connections and the
 // directory cleanly.
@@ -33,20 +58,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/log"
@@ -67,253 +86,53 @@ func main() {
 	}
 }
 
-// options are the command's flags.
-type options struct {
-	dir, listen string
-	cfg         server.Config
-	dirCfg      log.Config
-}
-
-// parseFlags reads the command line into options, the server's
-// configuration starting from server.DefaultConfig.
-func parseFlags(args []string, out io.Writer) (options, error) {
-	o := options{cfg: server.DefaultConfig(), dirCfg: log.DefaultConfig()}
-	fs := flag.NewFlagSet("kafkaserver", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.StringVar(&o.dir, "dir", "", "the kafkalite directory to serve (created if missing)")
-	fs.StringVar(&o.listen, "listen", "127.0.0.1:9092", "host:port to listen on")
-	fs.StringVar(&o.cfg.AdvertisedAddr, "advertised", "", "host:port to give clients (advertised.listeners); default -listen's")
-	c := &o.cfg
-	requestBytes := int(c.MaxRequestBytes)
-	fs.IntVar(&requestBytes, "socket.request.max.bytes", requestBytes, "the largest request a connection may send, in bytes (a larger one closes it)")
-	fetchBytes := int(c.FetchMaxBytes)
-	fs.IntVar(&fetchBytes, "fetch.max.bytes", fetchBytes, "the most record bytes one Fetch response carries")
-	fs.IntVar(&c.MaxConnections, "max.connections", c.MaxConnections, "connections open at once; more wait until one closes (default: 1024, at most a quarter of RLIMIT_NOFILE)")
-	fs.IntVar(&c.MaxConnectionsPerIP, "max.connections.per.ip", c.MaxConnectionsPerIP, "connections open at once from one address; more are closed")
-	fs.Func("max.connections.per.ip.overrides", "per-address limits replacing -max.connections.per.ip: host:count,host:count", func(v string) error {
-		m, err := parseOverrides(v)
-		c.MaxConnectionsPerIPOverrides = m
-		return err
-	})
-	idleMS := c.IdleTimeout.Milliseconds()
-	fs.Int64Var(&idleMS, "connections.max.idle.ms", idleMS, "close a connection with no request, or whose response makes no progress, for this long; 0 never")
-	delayMS := c.FailedAuthenticationDelay.Milliseconds()
-	fs.Int64Var(&delayMS, "connection.failed.authentication.delay.ms", delayMS, "delay the answer to a failed SASL authentication and its close by this long")
-	fs.IntVar(&c.MaxPartitions, "max.partitions", c.MaxPartitions, "the most partitions clients may make the directory hold (kafkalite's; default: a sixth of RLIMIT_NOFILE)")
-	fs.IntVar(&c.MaxShareSessions, "group.share.max.share.sessions", c.MaxShareSessions, "share sessions (KIP-932's ShareFetch sessions, one per share group member) open at once; more are refused")
-	fs.StringVar(&c.AuthorizerClassName, "authorizer.class.name", "", "authorization: "+server.StandardAuthorizer+" checks every request against the directory's ACLs; empty, none")
-	fs.Func("super.users", "principals allowed everything, separated by ';': User:admin;User:ops", func(v string) error {
-		c.SuperUsers = nil
-		for _, u := range strings.Split(v, ";") {
-			if u = strings.TrimSpace(u); u != "" {
-				c.SuperUsers = append(c.SuperUsers, u)
-			}
-		}
-		return nil
-	})
-	fs.BoolVar(&c.AllowEveryoneIfNoACLFound, "allow.everyone.if.no.acl.found", false, "with an authorizer, a resource no ACL names is open to every principal")
-	fs.IntVar(&c.MaxRequestPartitionSizeLimit, "max.request.partition.size.limit", c.MaxRequestPartitionSizeLimit, "the most partitions one DescribeTopicPartitions response lists")
-	fs.Func("sasl.enabled.mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER: require SASL/SCRAM, with the directory's credentials (kafka-configs --entity-type users --add-config 'SCRAM-SHA-256=[password=…]'), or OAUTHBEARER with unsecured JWS tokens (for tests: anyone can make one); default none", func(v string) error {
-		for _, m := range strings.Split(v, ",") {
-			if m = strings.TrimSpace(m); m != server.MechanismScramSHA256 && m != server.MechanismScramSHA512 && m != server.MechanismOAuthBearer {
-				return fmt.Errorf("%q: the command serves SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (PLAIN's users are server.Config.Users, from Go)", m)
-			}
-			c.SASLMechanisms = append(c.SASLMechanisms, strings.TrimSpace(m))
-		}
-		return nil
-	})
-	reauthMS := c.ConnectionsMaxReauth.Milliseconds()
-	fs.Int64Var(&reauthMS, "connections.max.reauth.ms", reauthMS, "SASL sessions last this long, then the client re-authenticates or its connection is closed at its next request; 0 for ever")
-	fs.StringVar(&c.OAuthBearerPrincipalClaimName, "unsecuredValidatorPrincipalClaimName", c.OAuthBearerPrincipalClaimName, "OAUTHBEARER: the token's claim naming the principal")
-	fs.StringVar(&c.OAuthBearerScopeClaimName, "unsecuredValidatorScopeClaimName", c.OAuthBearerScopeClaimName, "OAUTHBEARER: the token's claim holding its scope")
-	fs.Func("unsecuredValidatorRequiredScope", "OAUTHBEARER: the scope items, separated by spaces, a token must have", func(v string) error {
-		c.OAuthBearerRequiredScope = strings.Fields(v)
-		return nil
-	})
-	skewMS := c.OAuthBearerAllowableClockSkew.Milliseconds()
-	fs.Int64Var(&skewMS, "unsecuredValidatorAllowableClockSkewMs", skewMS, "OAUTHBEARER: how far a token's exp may lie in the past and its iat in the future")
-	fs.BoolVar(&o.dirCfg.AdoptBrokerDirectory, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
-	overrides := map[string]string{}
-	fs.Func("override", "key=value: a broker property of the directory (log.ParseConfig's names, Kafka's); repeatable", func(v string) error {
-		k, val, ok := strings.Cut(v, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return fmt.Errorf("%q is not key=value", v)
-		}
-		overrides[strings.TrimSpace(k)] = val
-		return nil
-	})
-	var keystore, truststore string
-	clientAuth := "none"
-	fs.StringVar(&keystore, "ssl.keystore.location", "", "an SSL listener: a PEM file with its private key (PKCS#8, unencrypted) and certificate chain, as Kafka's ssl.keystore.type=PEM; default none (PLAINTEXT)")
-	fs.StringVar(&truststore, "ssl.truststore.location", "", "a PEM file of the CA certificates that client certificates are verified against (ssl.truststore.type=PEM); default the system's")
-	fs.StringVar(&clientAuth, "ssl.client.auth", clientAuth, "client certificates on the SSL listener: none, requested (verified when sent), required")
-	fs.StringVar(&c.SSLPrincipalMappingRules, "ssl.principal.mapping.rules", c.SSLPrincipalMappingRules, "rules mapping a client certificate's distinguished name to its principal: DEFAULT, RULE:pattern/replacement/[LU], comma-separated")
-	nodeID := int(o.dirCfg.NodeID)
-	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")
-	if err := fs.Parse(args); err != nil {
-		return o, err
-	}
-	if len(overrides) > 0 {
-		dirCfg, unused, err := log.ParseConfig(overrides)
-		if err != nil {
-			return o, fmt.Errorf("-override: %w", err)
-		}
-		if len(unused) > 0 {
-			fmt.Fprintf(out, "kafkaserver: -override: kafkalite does not use %s\n", strings.Join(unused, ", "))
-		}
-		dirCfg.AdoptBrokerDirectory = o.dirCfg.AdoptBrokerDirectory
-		o.dirCfg = dirCfg
-	}
-	if o.dir == "" {
-		return o, errors.New("-dir is required")
-	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	for name, v := range map[string]int{"socket.request.max.bytes": requestBytes, "fetch.max.bytes": fetchBytes} {
-		if v <= 0 || v > 1<<31-1 {
-			return o, fmt.Errorf("-%s %d: must be between 1 and %d", name, v, 1<<31-1)
-		}
-	}
-	if nodeID < 0 || nodeID > 1<<31-1 {
-		return o, fmt.Errorf("-node.id %d: must be between 0 and %d", nodeID, 1<<31-1)
-	}
-	if _, set := overrides["node.id"]; !set || flagSet(fs, "node.id") {
-		o.dirCfg.NodeID = int32(nodeID)
-	}
-	if keystore != "" {
-		tc, err := sslConfig(keystore, truststore, clientAuth)
-		if err != nil {
-			return o, err
-		}
-		c.TLS = tc
-	} else if truststore != "" || flagSet(fs, "ssl.client.auth") {
-		return o, errors.New("-ssl.truststore.location and -ssl.client.auth need an SSL listener: -ssl.keystore.location")
-	}
-	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
-	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
-	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
-	c.ConnectionsMaxReauth = time.Duration(reauthMS) * time.Millisecond
-	c.OAuthBearerAllowableClockSkew = time.Duration(skewMS) * time.Millisecond
-	return o, nil
-}
-
-// flagSet reports whether the command line set the flag name.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
-}
-
-// sslConfig is the SSL listener's TLS configuration: the keystore's key
-// and chain, client certificates verified against the truststore's CAs
-// (the system's without one, as Kafka uses the JVM's) as clientAuth
-// (ssl.client.auth) says, TLS 1.2 and 1.3 (Kafka's
-// ssl.enabled.protocols).
-func sslConfig(keystore, truststore, clientAuth string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	switch strings.ToLower(clientAuth) {
-	case "none":
-		cfg.ClientAuth = tls.NoClientCert
-	case "requested":
-		cfg.ClientAuth = tls.VerifyClientCertIfGiven
-	case "required":
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
-	default:
-		return nil, fmt.Errorf("-ssl.client.auth %q: none, requested or required", clientAuth)
-	}
-	cert, err := pemKeystore(keystore)
-	if err != nil {
-		return nil, fmt.Errorf("-ssl.keystore.location: %w", err)
-	}
-	cfg.Certificates = []tls.Certificate{cert}
-	if truststore != "" {
-		b, err := os.ReadFile(truststore)
-		if err != nil {
-			return nil, fmt.Errorf("-ssl.truststore.location: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(b) {
-			return nil, fmt.Errorf("-ssl.truststore.location %s: no PEM certificate in it", truststore)
-		}
-		cfg.ClientCAs = pool
-	}
-	return cfg, nil
-}
-
-// pemKeystore reads a PEM keystore as Kafka's ssl.keystore.type=PEM
-// reads one: a PKCS#8 private key ("PRIVATE KEY") and its certificate
-// chain, leaf first. An encrypted key (which needs ssl.key.password) is
-// not read.
-func pemKeystore(path string) (tls.Certificate, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	var certs, key []byte
-	for {
-		var blk *pem.Block
-		if blk, b = pem.Decode(b); blk == nil {
-			break
-		}
-		switch blk.Type {
-		case "CERTIFICATE":
-			certs = append(certs, pem.EncodeToMemory(blk)...)
-		case "PRIVATE KEY":
-			if key != nil {
-				return tls.Certificate{}, fmt.Errorf("%s: more than one private key", path)
-			}
-			key = pem.EncodeToMemory(blk)
-		case "ENCRYPTED PRIVATE KEY":
-			return tls.Certificate{}, fmt.Errorf("%s: an encrypted private key (ssl.key.password) is not read; store it unencrypted (PKCS#8)", path)
-		}
-	}
-	if key == nil {
-		return tls.Certificate{}, fmt.Errorf("%s: no PKCS#8 private key (-----BEGIN PRIVATE KEY-----) in it", path)
-	}
-	if certs == nil {
-		return tls.Certificate{}, fmt.Errorf("%s: no certificate in it", path)
-	}
-	return tls.X509KeyPair(certs, key)
-}
-
-// parseOverrides reads max.connections.per.ip.overrides: host:count pairs
-// separated by commas (a host may be an IPv6 address in brackets).
-func parseOverrides(v string) (map[string]int, error) {
-	out := map[string]int{}
-	for _, pair := range strings.Split(v, ",") {
-		pair = strings.TrimSpace(pair)
-		if pair == "" {
-			continue
-		}
-		i := strings.LastIndexByte(pair, ':')
-		if i <= 0 {
-			return nil, fmt.Errorf("%q is not host:count", pair)
-		}
-		n, err := strconv.Atoi(pair[i+1:])
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%q: the count must be a number 0 or above", pair)
-		}
-		out[strings.Trim(pair[:i], "[]")] = n
-	}
-	return out, nil
-}
-
 func run(o options) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return serve(ctx, o, func(line string) { fmt.Println(line) })
+}
+
+// serve opens the directory, stores the --add-scram credentials, binds
+// the listeners and serves them until ctx ends; ready gets the one line
+// saying where, once every listener is bound.
+func serve(ctx context.Context, o options, ready func(string)) error {
 	d, err := log.Open(ctx, o.dir, o.dirCfg)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	for _, u := range o.scram {
+		// One call a credential: a request naming a user twice is refused.
+		res, err := d.AlterUserScramCredentials(ctx, nil, []log.ScramUpsertion{u})
+		if err == nil && len(res) == 1 {
+			err = res[0].Err
+		}
+		if err != nil {
+			return errors.Join(fmt.Errorf("--add-scram %s for %s: %w", u.Mechanism, u.User, err), d.Close())
+		}
+	}
+	s, err := server.New(d, o.cfg)
 	if err != nil {
 		return errors.Join(err, d.Close())
 	}
-	fmt.Printf("kafkaserver: serving %s on %s\n", o.dir, ln.Addr())
-	err = server.Serve(ctx, ln, d, o.cfg)
+	defer s.Close()
+	addrs := o.listenAddrs()
+	lns := make([]net.Listener, 0, len(addrs))
+	var where []string
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return errors.Join(fmt.Errorf("listener %s: %w", a.name, err), d.Close())
+		}
+		lns = append(lns, ln)
+		where = append(where, a.name+"://"+ln.Addr().String())
+	}
+	ready(fmt.Sprintf("kafkaserver: serving %s on %s", o.dir, strings.Join(where, ", ")))
+	err = s.ServeListeners(ctx, lns)
 	if errors.Is(err, context.Canceled) {
 		err = nil
 	}
-	return errors.Join(err, d.Close())
+	return errors.Join(err, s.Close(), d.Close())
 }

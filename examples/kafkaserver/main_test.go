@@ -12,6 +12,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,8 +69,15 @@ func TestFlags(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"SCRAM-SHA-256", "SCRAM-SHA-512"}, o.cfg.SASLMechanisms)
 
+	// An unknown property is listed, once, as Kafka lists the ones it
+	// does not use; it stops nothing.
+	var listed strings.Builder
+	o, err = parseFlags([]string{"-dir", "d", "-override", "no.such.property=1"}, &listed)
+	require.NoError(t, err)
+	require.Equal(t, []string{"no.such.property"}, o.unused)
+	require.Equal(t, "kafkaserver: not used: no.such.property\n", listed.String())
+
 	for _, args := range [][]string{
-		{"-dir", "d", "-override", "no.such.property=1"},
 		{"-dir", "d", "-override", "group.share.record.lock.duration.ms=x"},
 		{"-dir", "d", "-override", "novalue"},
 		{},

@@ -140,16 +140,10 @@ func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.R
 	return s.apiVersions(errNone, req.Version), nil
 }
 
-func (s *Server) broker() (int32, string, int32) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dir.NodeID(), s.host, s.port
-}
-
 func (s *Server) handleMetadata(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.MetadataRequest)
 	resp := kmsg.NewPtrMetadataResponse()
-	node, host, port := s.broker()
+	node, host, port := s.broker(ctx)
 	b := kmsg.NewMetadataResponseBroker()
 	b.NodeID, b.Host, b.Port = node, host, port
 	resp.Brokers = []kmsg.MetadataResponseBroker{b}
@@ -809,9 +803,9 @@ func (s *Server) handleDeleteRecords(_ context.Context, kreq kmsg.Request) (kmsg
 // handleDescribeCluster answers with this one broker; v2's
 // IncludeFencedBrokers changes nothing, as it is never fenced (IsFenced
 // false).
-func (s *Server) handleDescribeCluster(_ context.Context, _ kmsg.Request) (kmsg.Response, error) {
+func (s *Server) handleDescribeCluster(ctx context.Context, _ kmsg.Request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrDescribeClusterResponse()
-	node, host, port := s.broker()
+	node, host, port := s.broker(ctx)
 	resp.ClusterID, resp.ControllerID = s.dir.ClusterID(), node
 	b := kmsg.NewDescribeClusterResponseBroker()
 	b.NodeID, b.Host, b.Port = node, host, port

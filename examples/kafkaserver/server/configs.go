@@ -150,6 +150,10 @@ func (s *Server) describeBroker(scope log.BrokerConfigScope) []log.ConfigEntry {
 	for _, e := range own {
 		all = append(all, e)
 	}
+	all = slices.DeleteFunc(all, func(e log.ConfigEntry) bool {
+		return e.Name == "listeners" || e.Name == "advertised.listeners" || e.Name == "listener.security.protocol.map"
+	})
+	all = append(all, s.listenerProperties()...)
 	slices.SortFunc(all, func(a, b log.ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
 	return all
 }

@@ -53,7 +53,7 @@ func FuzzHandle(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	s.host, s.port = "127.0.0.1", 9092
+	s.first = &boundListener{Listener: s.listeners[0], host: "127.0.0.1", port: 9092}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		// Fetches must not wait: max.wait.ms is fuzzed too.
 		hctx, cancel := context.WithCancel(ctx)

@@ -138,7 +138,7 @@ func groupCode(err error) int16 {
 func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
 	resp := kmsg.NewPtrFindCoordinatorResponse()
-	node, host, port := s.broker()
+	node, host, port := s.broker(ctx)
 	// One node coordinates every group and every transactional id. As
 	// Kafka's, the coordinator's internal topic is made on the first
 	// lookup (__consumer_offsets, __transaction_state): a client may look

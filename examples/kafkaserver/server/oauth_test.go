@@ -141,7 +141,7 @@ type saslConn struct {
 }
 
 func newSASLConn(t *testing.T, s *Server) *saslConn {
-	st := &connState{clientHost: "/127.0.0.1", sasl: &saslState{}}
+	st := &connState{clientHost: "/127.0.0.1", sasl: &saslState{}, listener: s.first}
 	return &saslConn{t: t, s: s, ctx: context.WithValue(context.Background(), connKey{}, st), st: st}
 }
 
@@ -205,7 +205,7 @@ func saslServer(t *testing.T, maxReauth time.Duration) (*Server, *time.Time) {
 	cfg.FailedAuthenticationDelay = 0
 	s, err := New(quotaDir(t), cfg)
 	require.NoError(t, err)
-	s.host, s.port = "127.0.0.1", 9092
+	s.first = &boundListener{Listener: s.listeners[0], host: "127.0.0.1", port: 9092}
 	now := time.Unix(1_700_000_000, 0)
 	s.now = func() time.Time { return now }
 	return s, &now

@@ -30,8 +30,8 @@ var errNoMatchingRule = errors.New("no ssl.principal.mapping.rules rule applies"
 // (tls.RequestClientCert, tls.RequireAnyClientCert without
 // VerifyPeerCertificate or VerifyConnection) names no principal either:
 // anyone can make one.
-func (s *Server) tlsPrincipal(cs tls.ConnectionState) (string, error) {
-	verified := len(cs.VerifiedChains) > 0 || s.cfg.TLS.VerifyPeerCertificate != nil || s.cfg.TLS.VerifyConnection != nil
+func (s *Server) tlsPrincipal(cs tls.ConnectionState, cfg *tls.Config) (string, error) {
+	verified := len(cs.VerifiedChains) > 0 || cfg.VerifyPeerCertificate != nil || cfg.VerifyConnection != nil
 	if len(cs.PeerCertificates) == 0 || !verified {
 		return anonymous, nil
 	}

@@ -33,7 +33,7 @@ const (
 // Kafka stamps the leader's own state). v2's Nodes give the voter's
 // endpoint: the listener the server serves (named as Kafka names a
 // listener of its security protocol), where it answers DescribeQuorum.
-func (s *Server) handleDescribeQuorum(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+func (s *Server) handleDescribeQuorum(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeQuorumRequest)
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	if len(req.Topics) != 1 || req.Topics[0].Topic != metadataTopic ||
@@ -51,7 +51,7 @@ func (s *Server) handleDescribeQuorum(_ context.Context, kreq kmsg.Request) (kms
 		}
 		return resp, nil
 	}
-	node, host, port := s.broker()
+	node, host, port := s.broker(ctx)
 	now := s.now().UnixMilli()
 	voter := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 	voter.ReplicaID, voter.ReplicaDirectoryID = node, topicID(s.dir.DirectoryID())
@@ -65,21 +65,21 @@ func (s *Server) handleDescribeQuorum(_ context.Context, kreq kmsg.Request) (kms
 	resp.Topics = []kmsg.DescribeQuorumResponseTopic{rt}
 	n := kmsg.NewDescribeQuorumResponseNode()
 	l := kmsg.NewDescribeQuorumResponseNodeListener()
-	l.Name, l.Host, l.Port = s.securityProtocol(), host, uint16(port)
+	l.Name, l.Host, l.Port = s.listenerName(ctx), host, uint16(port)
 	n.NodeID, n.Listeners = node, []kmsg.DescribeQuorumResponseNodeListener{l}
 	resp.Nodes = []kmsg.DescribeQuorumResponseNode{n}
 	return resp, nil
 }
 
-// securityProtocol is the listener's security protocol, Kafka's name for
-// it: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.
-func (s *Server) securityProtocol() string {
-	name := "PLAINTEXT"
-	if s.cfg.TLS != nil {
-		name = "SSL"
+// listenerName is the name of the listener a request came in on (the
+// first listener's for a request without a connection), as Kafka names
+// the endpoint a client reached.
+func (s *Server) listenerName(ctx context.Context) string {
+	if st := stateOf(ctx); st != nil && st.listener != nil {
+		return st.listener.Name
 	}
-	if len(s.cfg.SASLMechanisms) > 0 {
-		name = "SASL_" + name
+	if lns := s.Listeners(); len(lns) > 0 {
+		return lns[0].Name
 	}
-	return name
+	return string(Plaintext)
 }

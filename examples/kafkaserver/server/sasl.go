@@ -169,7 +169,8 @@ var errAuthFailed = errors.New("server: SASL authentication failed")
 func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.SASLHandshakeRequest)
 	resp := kmsg.NewPtrSASLHandshakeResponse()
-	resp.SupportedMechanisms = s.cfg.SASLMechanisms
+	mechanisms := connMechanisms(ctx)
+	resp.SupportedMechanisms = mechanisms
 	st := connSASL(ctx)
 	if st != nil && st.mayReauth(s.now()) {
 		// KIP-368: the session starts again, with the same mechanism
@@ -177,7 +178,7 @@ func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (km
 		// only SaslAuthenticate.
 		st.reauthStart, st.prevMechanism, st.prevUser = s.now(), st.mechanism, st.user
 		st.authenticated, st.expires, st.mechanism, st.scram, st.oauthErr, st.badMechanism = false, time.Time{}, "", nil, "", ""
-		if !slices.Contains(s.cfg.SASLMechanisms, req.Mechanism) {
+		if !slices.Contains(mechanisms, req.Mechanism) {
 			resp.ErrorCode = errUnsupportedSASLMechanism
 			setCloseAfter(ctx)
 			return resp, nil
@@ -196,7 +197,7 @@ func (s *Server) handleSASLHandshake(ctx context.Context, kreq kmsg.Request) (km
 		resp.ErrorCode = errIllegalSASLState // SASL is off on this listener
 	case st.authenticated || st.mechanism != "":
 		resp.ErrorCode = errIllegalSASLState
-	case !slices.Contains(s.cfg.SASLMechanisms, req.Mechanism):
+	case !slices.Contains(mechanisms, req.Mechanism):
 		resp.ErrorCode = errUnsupportedSASLMechanism
 	default:
 		st.mechanism, st.raw = req.Mechanism, req.Version == 0

@@ -69,9 +69,15 @@ import (
 // Config configures a Server. The zero value is not usable: start from
 // [DefaultConfig].
 type Config struct {
+	// Listeners are the server's listeners (Kafka's listeners,
+	// advertised.listeners, listener.security.protocol.map), each with
+	// its own TLS and SASL mechanisms; see [Listener]. Empty means one
+	// listener, named as its protocol, that AdvertisedAddr, TLS and
+	// SASLMechanisms describe.
+	Listeners []Listener
 	// AdvertisedAddr is the host:port that Metadata and FindCoordinator
-	// give clients (Kafka's advertised.listeners); empty means the
-	// listener's address.
+	// give clients (Kafka's advertised.listeners) when Listeners is
+	// empty; empty means the listener's address.
 	AdvertisedAddr string
 	// MaxRequestBytes mirrors socket.request.max.bytes (Kafka's default,
 	// 104857600): a larger request closes its connection unread. A
@@ -137,7 +143,8 @@ type Config struct {
 	// partitions of an auto-created topic and of a CreateTopics request
 	// that asks for -1.
 	NumPartitions int32
-	// TLS, when not nil, makes the listener TLS (Kafka's SSL listener):
+	// TLS, when not nil, makes the listener TLS (Kafka's SSL listener)
+	// when Listeners is empty (each Listener has its own otherwise):
 	// every connection is a tls.Server with this configuration, its
 	// handshake done before the first request, within IdleTimeout. Its
 	// ClientAuth mirrors ssl.client.auth: none is tls.NoClientCert,
@@ -162,7 +169,9 @@ type Config struct {
 	// ErrInvalidSSLPrincipalMappingRules. A name no rule applies to
 	// closes its connection, as Kafka fails it.
 	SSLPrincipalMappingRules string
-	// SASLMechanisms mirrors sasl.enabled.mechanisms: PLAIN,
+	// SASLMechanisms mirrors sasl.enabled.mechanisms, the mechanisms of
+	// the listener when Listeners is empty, and of each SASL listener
+	// without its own: PLAIN,
 	// SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER (unsecured JWS tokens,
 	// validated as Kafka's OAuthBearerUnsecuredValidatorCallbackHandler
 	// does with the OAuthBearer options below; the principal is
@@ -283,9 +292,11 @@ type Server struct {
 	perIP  map[netip.Addr]int      // open connections by client address
 	closed bool
 	wg     sync.WaitGroup
-	host   string
-	port   int32
+	bound  map[string]*boundListener // the listeners being served, by name
+	first  *boundListener            // the first listener served: Addr's
 	done   chan struct{}
+
+	listeners []Listener // Config.Listeners, or the one the single-listener fields describe
 
 	// slots holds a token per open connection (max.connections): Serve
 	// takes one before it accepts, a connection's end gives it back.
@@ -343,15 +354,12 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		// As Kafka requires connection.failed.authentication.delay.ms
 		// below connections.max.idle.ms.
 		return nil, fmt.Errorf("server: FailedAuthenticationDelay %v must be below IdleTimeout %v", cfg.FailedAuthenticationDelay, cfg.IdleTimeout)
-	case slices.Equal(cfg.SASLMechanisms, []string{MechanismPlain}) && len(cfg.Users) == 0:
-		return nil, errors.New("server: SASL PLAIN without users")
 	case cfg.AuthorizerClassName != "" && cfg.AuthorizerClassName != StandardAuthorizer:
 		return nil, fmt.Errorf("server: authorizer %q is not served (%s)", cfg.AuthorizerClassName, StandardAuthorizer)
 	}
-	for _, m := range cfg.SASLMechanisms {
-		if m != MechanismPlain && m != MechanismScramSHA256 && m != MechanismScramSHA512 && m != MechanismOAuthBearer {
-			return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", m)
-		}
+	listeners, err := listenersOf(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ConnectionsMaxReauth < 0 {
 		return nil, fmt.Errorf("server: ConnectionsMaxReauth %v must not be negative", cfg.ConnectionsMaxReauth)
@@ -378,7 +386,8 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	return &Server{dir: d, cfg: cfg, lg: lg, authz: authz, oauth: oauth, now: time.Now, lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
+	return &Server{dir: d, cfg: cfg, listeners: listeners, bound: map[string]*boundListener{}, lg: lg, authz: authz, oauth: oauth, now: time.Now,
+		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
 		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions},
 		sslMapper: mapper}, nil
@@ -409,7 +418,8 @@ func resolveOverrides(in map[string]int) (map[netip.Addr]int, error) {
 	return out, nil
 }
 
-// Serve is New and Server.Serve: it serves d on ln until ctx ends.
+// Serve is New and Server.Serve: it serves d on ln, as the first
+// listener, until ctx ends.
 func Serve(ctx context.Context, ln net.Listener, d *log.Dir, cfg Config) error {
 	s, err := New(d, cfg)
 	if err != nil {
@@ -428,22 +438,29 @@ var ErrServerClosed = errors.New("server: closed")
 // EMFILE) is logged and retried after a pause that doubles from 5 ms to
 // a second, as Kafka's acceptor logs and goes on: the connections open
 // are served meanwhile, and accepting resumes once descriptors come back.
-// While Config.MaxConnections are open it accepts nothing.
+// While Config.MaxConnections are open it accepts nothing. ln is served
+// as the first of Config.Listeners (see ServeListener for the others).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	host, port, err := s.advertised(ln)
-	if err != nil {
-		ln.Close()
-		return err
-	}
+	return s.ServeListener(ctx, ln, s.listeners[0].Name)
+}
+
+// serve is Serve for the listener bl.
+func (s *Server) serve(ctx context.Context, ln net.Listener, bl *boundListener) error {
 	s.mu.Lock()
-	if s.closed {
+	switch {
+	case s.closed:
 		s.mu.Unlock()
 		ln.Close()
 		return ErrServerClosed
+	case s.bound[bl.Name] != nil:
+		s.mu.Unlock()
+		ln.Close()
+		return fmt.Errorf("server: listener %s is served already", bl.Name)
 	}
 	s.lns[ln] = struct{}{}
-	if s.host == "" {
-		s.host, s.port = host, port
+	s.bound[bl.Name] = bl
+	if s.first == nil {
+		s.first = bl
 	}
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -454,6 +471,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer func() {
 		s.mu.Lock()
 		delete(s.lns, ln)
+		delete(s.bound, bl.Name)
 		s.mu.Unlock()
 		ln.Close()
 	}()
@@ -486,8 +504,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.giveSlot()
 			continue
 		}
-		if s.cfg.TLS != nil {
-			tc := tls.Server(c, s.cfg.TLS)
+		if bl.TLS != nil {
+			tc := tls.Server(c, bl.TLS)
 			s.mu.Lock()
 			s.conns[tc] = s.conns[c]
 			delete(s.conns, c)
@@ -496,7 +514,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		go func() {
 			defer s.untrack(c)
-			s.serveConn(ctx, c)
+			s.serveConn(ctx, c, bl)
 		}()
 	}
 }
@@ -561,23 +579,6 @@ func (s *Server) loadCoordinators(ctx context.Context) {
 	if err != nil {
 		s.lg.Error("kafkaserver: loading the coordinators failed; the requests that need them try again", "err", err)
 	}
-}
-
-// advertised is the host and port clients are told to connect to.
-func (s *Server) advertised(ln net.Listener) (string, int32, error) {
-	addr := s.cfg.AdvertisedAddr
-	if addr == "" {
-		addr = ln.Addr().String()
-	}
-	host, p, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", 0, fmt.Errorf("server: advertised address %q: %w", addr, err)
-	}
-	port, err := strconv.ParseUint(p, 10, 16)
-	if err != nil {
-		return "", 0, fmt.Errorf("server: advertised port %q: %w", p, err)
-	}
-	return host, int32(port), nil
 }
 
 func (s *Server) isClosed() bool {
@@ -649,10 +650,10 @@ func (s *Server) Close() error {
 func (s *Server) Addr() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.host == "" {
+	if s.first == nil {
 		return ""
 	}
-	return net.JoinHostPort(s.host, strconv.Itoa(int(s.port)))
+	return net.JoinHostPort(s.first.host, strconv.Itoa(int(s.first.port)))
 }
 
 // errCloseConn is returned by a handler to close the connection without
@@ -661,14 +662,14 @@ var errCloseConn = errors.New("server: closing the connection")
 
 // serveConn reads requests from c and answers them in order until c
 // fails, a request is refused, or the server closes.
-func (s *Server) serveConn(ctx context.Context, c net.Conn) {
+func (s *Server) serveConn(ctx context.Context, c net.Conn, bl *boundListener) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st := &connState{clientHost: "/" + c.RemoteAddr().String(), principal: anonymous}
+	st := &connState{clientHost: "/" + c.RemoteAddr().String(), principal: anonymous, listener: bl}
 	if host, _, err := net.SplitHostPort(c.RemoteAddr().String()); err == nil {
 		st.clientHost = "/" + host
 	}
-	if len(s.cfg.SASLMechanisms) > 0 {
+	if len(bl.SASLMechanisms) > 0 {
 		st.sasl = &saslState{}
 	}
 	ctx = context.WithValue(ctx, connKey{}, st)
@@ -780,7 +781,7 @@ func (s *Server) handshake(ctx context.Context, tc *tls.Conn, st *connState) err
 		return fmt.Errorf("TLS handshake: %w", err)
 	}
 	_ = tc.SetDeadline(time.Time{})
-	p, err := s.tlsPrincipal(tc.ConnectionState())
+	p, err := s.tlsPrincipal(tc.ConnectionState(), st.listener.TLS)
 	if err != nil {
 		return fmt.Errorf("the client certificate's principal: %w", err)
 	}
@@ -1035,14 +1036,15 @@ func (s *Server) frame(h header, resp kmsg.Response) []byte {
 
 // connState is what a connection's requests share.
 type connState struct {
-	clientID   string       // of the request being handled
-	clientHost string       // "/" and the client's IP address, as Kafka writes it
-	sasl       *saslState   // nil when SASL is off
-	principal  string       // "User:…" as the authorizer and quotas see it: set by the TLS handshake and SASL
-	closeAfter bool         // close the connection once the response is written
-	muteUntil  time.Time    // the end of the quota throttle, waited out once the response is written
-	clock      requestClock // the request_percentage time of the request being handled
-	authFailed bool         // the response answers a failed authentication: delay it
+	clientID   string         // of the request being handled
+	clientHost string         // "/" and the client's IP address, as Kafka writes it
+	sasl       *saslState     // nil when SASL is off
+	principal  string         // "User:…" as the authorizer and quotas see it: set by the TLS handshake and SASL
+	closeAfter bool           // close the connection once the response is written
+	muteUntil  time.Time      // the end of the quota throttle, waited out once the response is written
+	clock      requestClock   // the request_percentage time of the request being handled
+	authFailed bool           // the response answers a failed authentication: delay it
+	listener   *boundListener // the listener the connection came in on
 }
 
 type connKey struct{}

@@ -28,18 +28,27 @@ type kafkaServer struct {
 	// args are the command's flags beyond -dir, -listen and the lock
 	// duration override, for the next start.
 	args []string
-	cmd  *exec.Cmd
-	done chan error
+	// props is the properties file the command starts from, if any.
+	props string
+	cmd   *exec.Cmd
+	done  chan error
 }
 
 // startKafkaServer builds and runs examples/kafkaserver with args, the
 // command's further flags, and waits until Kafka's Admin client sees it
-// (not for an SSL listener, whose clients need their keystores).
+// (not for an SSL listener, whose clients need their keystores). With a
+// properties file first in args (name ending in .properties), the
+// command starts from it (its log.dirs overridden by the test's
+// directory), s.addr is its first listener's bound address, and the
+// caller checks that its clients see it.
 func startKafkaServer(t *testing.T, k *Kafka, args ...string) *kafkaServer {
 	t.Helper()
 	root := t.TempDir()
 	s := &kafkaServer{addr: fmt.Sprintf("127.0.0.1:%d", freePort(t)), dir: filepath.Join(root, "kafkalite"),
 		bin: filepath.Join(root, "kafkaserver"), log: filepath.Join(root, "kafkaserver.log"), args: args}
+	if len(args) > 0 && strings.HasSuffix(args[0], ".properties") {
+		s.props, s.args, s.addr = args[0], args[1:], ""
+	}
 	build := exec.Command("go", "build", "-o", s.bin, ".")
 	build.Dir = filepath.Join(moduleDir(), "..", "..", "..", "examples", "kafkaserver")
 	out, err := build.CombinedOutput()
@@ -53,7 +62,7 @@ func startKafkaServer(t *testing.T, k *Kafka, args ...string) *kafkaServer {
 		}
 	})
 	t.Cleanup(func() { s.stop(t) })
-	if !slices.Contains(args, "-ssl.keystore.location") {
+	if !slices.Contains(args, "-ssl.keystore.location") && s.props == "" {
 		k.Run(t, "", "KafkaCheck", "ready", s.addr) // an SSL listener's clients need their keystores: the caller checks
 	}
 	return s
@@ -67,8 +76,15 @@ func (s *kafkaServer) start(t *testing.T) {
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	require.NoError(t, err)
 	// Share groups may set a lock as short as 1 s (Kafka's minimum, 15 s,
-	// would make the share flow wait that long).
-	cmd := exec.Command(s.bin, append([]string{"-dir", s.dir, "-listen", s.addr, "-override", "group.share.min.record.lock.duration.ms=1000"}, s.args...)...)
+	// would make the share flow wait that long); classic groups start
+	// without the command's 3 s initial rebalance delay, as the harness's
+	// Kafka broker does.
+	overrides := []string{"--override", "group.share.min.record.lock.duration.ms=1000", "--override", "group.initial.rebalance.delay.ms=0"}
+	args := append([]string{"-dir", s.dir, "-listen", s.addr}, overrides...)
+	if s.props != "" {
+		args = append([]string{s.props, "--override", "log.dirs=" + s.dir}, overrides...)
+	}
+	cmd := exec.Command(s.bin, append(args, s.args...)...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -82,6 +98,12 @@ func (s *kafkaServer) start(t *testing.T) {
 		_ = cmd.Wait()
 		logf.Close()
 		t.Fatalf("the server did not start: %q %v\n%s", line, err, s.logTail())
+	}
+	if s.props != "" && s.addr == "" {
+		// "kafkaserver: serving DIR on NAME://host:port, ...": the first.
+		_, first, _ := strings.Cut(strings.TrimSpace(line), " on ")
+		first, _, _ = strings.Cut(first, ",")
+		_, s.addr, _ = strings.Cut(first, "://")
 	}
 	s.cmd, s.done = cmd, make(chan error, 1)
 	go func() {
