@@ -98,6 +98,10 @@ func readList(path string) ([]string, error) {
 // (a regression) and every passing test the list lacks.
 func compare(t *testing.T, s suite, got results) {
 	t.Helper()
+	if *update {
+		writeExpected(t, s, got)
+		return
+	}
 	want, err := readList(expectedFile(s))
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +135,31 @@ func compare(t *testing.T, s suite, got results) {
 	}
 	t.Logf("%s against the kafkaserver command: %d pass, %d fail, %d not applicable",
 		s.name, got.count(passed), got.count(failed), got.count(notApplicable))
+}
+
+// writeExpected (with -update) writes the tests that passed as the suite's
+// list, keeping the list's leading comment, leaving out its flaky tests.
+func writeExpected(t *testing.T, s suite, got results) {
+	t.Helper()
+	var head strings.Builder
+	if old, err := os.ReadFile(expectedFile(s)); err == nil {
+		for _, l := range strings.SplitAfter(string(old), "\n") {
+			if !strings.HasPrefix(l, "#") {
+				break
+			}
+			head.WriteString(l)
+		}
+	}
+	flaky, _ := readList(flakyFile(s))
+	for _, id := range got.ids(passed) {
+		if !slices.Contains(flaky, id) {
+			head.WriteString(id + "\n")
+		}
+	}
+	if err := os.WriteFile(expectedFile(s), []byte(head.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s: %d pass, %d fail, %d not applicable", expectedFile(s), got.count(passed), got.count(failed), got.count(notApplicable))
 }
 
 // firstLines returns the first n non-empty lines of s, joined by " / ".

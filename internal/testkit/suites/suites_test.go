@@ -11,11 +11,13 @@ import (
 	"time"
 )
 
+var update = flag.Bool("update", false, "TestSuites: write the tests that pass as testdata/SUITE.pass instead of comparing")
+
 var card = flag.Bool("card", false, "TestReportCard: run every suite against kafkalite, Kafka and kfake and write docs/clients-report-card.md")
 
 // allSuites are the suites in the order CI runs them and the card lists
 // them.
-var allSuites = []suite{kgoSuite, kafkaPythonSuite}
+var allSuites = []suite{kgoSuite, kafkaPythonSuite, librdkafkaSuite}
 
 // TestSuites runs each suite against a kafkaserver command of its own and
 // compares the tests that pass with testdata/SUITE.pass.
