@@ -15,7 +15,8 @@ import (
 const kafkaPythonVersion = "2.0.2"
 
 // kafkaPythonSuite runs kafka-python's integration tests (the test files
-// that need a broker) with Debian's python3. KAFKA_VERSION, which the tests
+// that need a broker) with Debian's python3, each test failed after 120 s
+// (pytest-timeout): some wait for records for ever. KAFKA_VERSION, which the tests
 // read to skip what older brokers lack, names 2.5.0, the newest release
 // kafka-python 2.0.2's fixtures know.
 var kafkaPythonSuite = suite{name: "kafka-python", run: runKafkaPython}
@@ -29,7 +30,7 @@ func runKafkaPython(t *testing.T, bootstrap string) results {
 	src := filepath.Join(suitesDir(), "python-kafka-"+kafkaPythonVersion)
 	need(t, filepath.Join(src, "test", "fixtures.py"), "kafka-python's tests")
 	report := filepath.Join(t.TempDir(), "junit.xml")
-	args := append([]string{"-m", "pytest", "-p", "kafkalite_external", "-p", "no:cacheprovider", "-q", "--junitxml=" + report}, kafkaPythonFiles...)
+	args := append([]string{"-m", "pytest", "-p", "kafkalite_external", "-p", "no:cacheprovider", "-q", "--timeout=120", "--junitxml=" + report}, kafkaPythonFiles...)
 	cmd := exec.Command("/usr/bin/python3", args...)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "KAFKALITE_BOOTSTRAP="+bootstrap, "KAFKA_VERSION=2.5.0",
