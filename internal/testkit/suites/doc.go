@@ -1,0 +1,32 @@
+// Package suites runs Kafka clients' own test suites, as their package
+// registries ship them, against the kafkaserver command (examples/kafkaserver,
+// built from this repository) and compares each test's outcome with the list
+// of tests expected to pass in testdata: a test on the list that no longer
+// passes, or a passing test missing from it, fails TestSuites.
+//
+// The suites:
+//
+//   - kgo: franz-go's pkg/kgo tests (the Go module proxy's franz-go, the
+//     version go.mod requires), with KGO_SEEDS naming the server.
+//   - kafka-python: kafka-python's integration tests from Debian's source
+//     package python-kafka, run with Debian's python3 and its python3-kafka
+//     of the same version (the tests import the source package's own copy of
+//     the client, the same files); testdata/kafkapython/kafkalite_external.py points
+//     the tests' fixtures at a running broker (the package's fixtures launch
+//     ZooKeeper and Kafka themselves).
+//   - librdkafka: librdkafka's broker tests from Debian's source package
+//     librdkafka, built by .ci/suites/fetch, each test in a runner of its
+//     own.
+//
+// .ci/suites/fetch obtains the Debian sources into the directory
+// KAFKALITE_SUITES_DIR names (default: the user's cache directory's
+// kafkalite/suites). A suite whose sources are missing skips, unless
+// KAFKALITE_CLIENTS_REQUIRED=1. With -update, TestSuites writes the tests
+// that passed as the lists instead of comparing.
+//
+// With -card, TestReportCard runs every suite against the kafkaserver
+// command, Apache Kafka's broker (internal/testkit/kafkacheck) and franz-go's
+// kfake, and writes docs/clients-report-card.md:
+//
+//	go test -run TestReportCard -card -timeout 90m
+package suites

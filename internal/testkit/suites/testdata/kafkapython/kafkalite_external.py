@@ -1,0 +1,93 @@
+"""A pytest plugin that points kafka-python's integration tests at a broker
+that is already running, instead of the ZooKeeper and Kafka the tests'
+fixtures download and launch.
+
+kafka-python's test/fixtures.py has an ExternalService for KAFKA_URI, but
+the tests call methods (create_topics, get_consumers, ...) only its
+KafkaFixture has; this plugin replaces KafkaFixture.instance and
+ZookeeperFixture.instance with a KafkaFixture that does not spawn a
+process. Written for kafkalite; kafka-python's own files are unchanged.
+
+Environment:
+  KAFKALITE_BOOTSTRAP  host:port of the broker (PLAINTEXT).
+
+A fixture asking for a transport or SASL mechanism other than PLAINTEXT
+skips its test with "not applicable", and so does one asking for more
+than one broker: the report card counts those apart from failures.
+"""
+import os
+
+import pytest
+
+from test import fixtures
+
+
+class _NoZookeeper(object):
+    host = None
+    port = None
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def dump_logs(self):
+        pass
+
+
+class ExternalKafka(fixtures.KafkaFixture):
+    """A KafkaFixture for a running broker: topics are made with
+    CreateTopics (partitions as the fixture asks), never by auto-creation
+    (a broker's num.partitions would decide their count)."""
+
+    def __init__(self, host, port, broker_id, partitions):
+        super(ExternalKafka, self).__init__(
+            host, port, broker_id, _NoZookeeper(), None,
+            partitions=partitions, auto_create_topic=False)
+
+    def open(self):
+        if self._client is None:
+            (self._client,) = self.get_clients(1, client_id='_internal_client')
+        self.running = True
+
+    def stop(self):
+        self.running = False
+
+    def close(self):
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        self.running = False
+
+    def dump_logs(self):
+        pass
+
+
+def _bootstrap():
+    addr = os.environ.get('KAFKALITE_BOOTSTRAP')
+    if not addr:
+        raise RuntimeError('KAFKALITE_BOOTSTRAP (host:port) is not set')
+    host, _, port = addr.rpartition(':')
+    return host, int(port)
+
+
+def _zookeeper_instance(cls):
+    return _NoZookeeper()
+
+
+def _kafka_instance(cls, broker_id, zookeeper, zk_chroot=None, host=None, port=None,
+                    transport='PLAINTEXT', replicas=1, partitions=2,
+                    sasl_mechanism=None, auto_create_topic=True, tmp_dir=None):
+    if broker_id != 0:
+        pytest.skip('not applicable: needs %d brokers' % (broker_id + 1))
+    if transport.upper() != 'PLAINTEXT' or sasl_mechanism is not None:
+        pytest.skip('not applicable: needs %s %s' % (transport, sasl_mechanism or ''))
+    host, port = _bootstrap()
+    fixture = ExternalKafka(host, port, broker_id, partitions)
+    fixture.open()
+    return fixture
+
+
+fixtures.ZookeeperFixture.instance = classmethod(_zookeeper_instance)
+fixtures.KafkaFixture.instance = classmethod(_kafka_instance)
