@@ -262,7 +262,7 @@ func (c *GroupCoordinator) CommitOffsets(ctx context.Context, m GroupMetadata, o
 		if g.cg != nil {
 			return c.checkConsumerCommitLocked(g, m.MemberID, m.GenerationID, tps)
 		}
-		return g.checkCommitter(m.MemberID, m.GenerationID)
+		return g.checkCommitter(m.MemberID, m.GenerationID, false)
 	})
 	if err != nil {
 		return err
@@ -337,11 +337,18 @@ func (c *GroupCoordinator) lockCommits(ctx context.Context, groupID string, chec
 	}
 }
 
-// checkCommitter fences commits from stale or unknown members.
-func (g *group) checkCommitter(memberID string, generation int32) error {
+// checkCommitter fences commits from stale or unknown members, as Kafka
+// 4.4's ClassicGroup.validateOffsetCommit does: a commit without
+// membership (no member id, generation below 0) only while the group has
+// no members (UNKNOWN_MEMBER_ID otherwise), else the member and its
+// generation checked; a member that has its generation but not yet its
+// assignment gets REBALANCE_IN_PROGRESS and commits once it has synced.
+// A transactional commit (TxnOffsetCommit) skips the two state checks,
+// as Kafka's does: the transaction, not the group, decides its fate.
+func (g *group) checkCommitter(memberID string, generation int32, transactional bool) error {
 	if memberID == "" && generation < 0 {
-		if len(g.members) > 0 {
-			return fmt.Errorf("%w: group %s has members; a commit without membership is refused", ErrIllegalGeneration, g.id)
+		if len(g.members) > 0 && !transactional {
+			return fmt.Errorf("%w: group %s has members; a commit without membership is refused", ErrUnknownMember, g.id)
 		}
 		return nil
 	}
@@ -351,10 +358,7 @@ func (g *group) checkCommitter(memberID string, generation int32) error {
 	if generation != g.generation {
 		return fmt.Errorf("%w: commit from generation %d, group %s is at %d", ErrIllegalGeneration, generation, g.id, g.generation)
 	}
-	if g.state == StateCompletingRebalance {
-		// The member has its generation but not yet its assignment: Kafka
-		// answers REBALANCE_IN_PROGRESS and the member commits once it has
-		// synced.
+	if g.state == StateCompletingRebalance && !transactional {
 		return fmt.Errorf("%w: group %s awaits its leader's assignment", ErrRebalanceInProgress, g.id)
 	}
 	return nil

@@ -406,8 +406,13 @@ func (c *GroupCoordinator) join(ctx context.Context, req joinRequest) (joinResul
 		c.mu.Unlock()
 		return joinResult{}, fmt.Errorf("%w: %s was dropped from group %s (it did not rejoin in time)", ErrUnknownMember, m.id, g.id)
 	}
-	if g.rebalanceDone != nil {
-		// Another rebalance started right after this one: rejoin.
+	if g.rebalanceDone != nil && !network {
+		// Another rebalance started right after this one: rejoin. A
+		// network member is answered with the generation that completed,
+		// as Kafka's coordinator answers every joiner when the join
+		// completes; its SyncGroup or heartbeat then learns of the next
+		// rebalance (REBALANCE_IN_PROGRESS), which Kafka's clients expect
+		// there and not from JoinGroup.
 		c.mu.Unlock()
 		return joinResult{}, ErrRebalanceInProgress
 	}

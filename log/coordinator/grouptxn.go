@@ -68,7 +68,7 @@ func (c *GroupCoordinator) TxnCommitOffsets(ctx context.Context, transactionalID
 			case err == nil && g.cg != nil:
 				err = c.checkConsumerCommitLocked(g, memberID, generation, slices.Collect(maps.Keys(offsets)))
 			case err == nil:
-				err = g.checkCommitter(memberID, generation)
+				err = g.checkCommitter(memberID, generation, true)
 			}
 			if err != nil {
 				c.mu.Unlock()

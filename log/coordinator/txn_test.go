@@ -1037,3 +1037,32 @@ func TestOpenTransactionSurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestTxnCommitDuringCompletingRebalance: while a classic group waits for
+// its leader's assignment, a member's OffsetCommit gets
+// REBALANCE_IN_PROGRESS but its TxnOffsetCommit is accepted, as Kafka
+// 4.4's ClassicGroup.validateOffsetCommit decides (the transaction, not
+// the group, decides a transactional commit's fate); a stale generation
+// is fenced either way.
+func TestTxnCommitDuringCompletingRebalance(t *testing.T) {
+	e := newTxnEnv(t, nil)
+	ctx := context.Background()
+	c := e.groups
+	a, err := networkJoin(ctx, t, c, "a", time.Minute)
+	require.NoError(t, err)
+	d, err := c.DescribeGroup("g")
+	require.NoError(t, err)
+	require.Equal(t, StateCompletingRebalance, d.State)
+	member := GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}
+	off := map[TopicPartition]OffsetAndMetadata{{Topic: "t", Partition: 0}: {Offset: 3, LeaderEpoch: -1}}
+	require.ErrorIs(t, c.CommitOffsets(ctx, member, off), ErrRebalanceInProgress)
+
+	pe := e.init("tx")
+	require.NoError(t, e.txn.AddOffsets(ctx, "tx", pe, "g"))
+	stale := member
+	stale.GenerationID--
+	require.ErrorIs(t, c.TxnCommitOffsets(ctx, "tx", pe, stale, off), ErrIllegalGeneration)
+	require.NoError(t, c.TxnCommitOffsets(ctx, "tx", pe, member, off))
+	require.NoError(t, e.txn.EndTxn(ctx, "tx", pe, true))
+	require.Equal(t, int64(3), c.FetchOffsets("g", nil)[TopicPartition{Topic: "t", Partition: 0}].Offset)
+}
