@@ -133,6 +133,9 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		overrides[strings.TrimSpace(k)] = val
 		return nil
 	})
+	fs.IntVar(&c.Brokers, "brokers", c.Brokers, "virtual brokers serving the directory, on -listen's port and the ones after it (ids from -node.id on); each partition led by one of its replicas among them")
+	replication := int(c.DefaultReplicationFactor)
+	fs.IntVar(&replication, "default.replication.factor", replication, "the replicas of an auto-created topic, and of one created with replication factor -1; at most -brokers")
 	nodeID := int(o.dirCfg.NodeID)
 	fs.IntVar(&nodeID, "node.id", nodeID, "the node id the directory's meta.properties names (a broker's: its node.id)")
 	if err := fs.Parse(args); err != nil {
@@ -166,6 +169,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	if _, set := overrides["node.id"]; !set || flagSet(fs, "node.id") {
 		o.dirCfg.NodeID = int32(nodeID)
 	}
+	if replication < 1 || replication > c.Brokers {
+		return o, fmt.Errorf("-default.replication.factor %d: must be between 1 and -brokers (%d)", replication, c.Brokers)
+	}
+	c.DefaultReplicationFactor = int16(replication)
 	c.MaxRequestBytes, c.FetchMaxBytes = int32(requestBytes), int32(fetchBytes)
 	c.IdleTimeout = time.Duration(idleMS) * time.Millisecond
 	c.FailedAuthenticationDelay = time.Duration(delayMS) * time.Millisecond
@@ -210,14 +217,58 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.listen)
+	s, err := server.New(d, o.cfg)
 	if err != nil {
 		return errors.Join(err, d.Close())
 	}
-	fmt.Printf("kafkaserver: serving %s on %s\n", o.dir, ln.Addr())
-	err = server.Serve(ctx, ln, d, o.cfg)
-	if errors.Is(err, context.Canceled) {
-		err = nil
+	lns, err := listenBrokers(o.listen, len(s.Brokers()))
+	if err != nil {
+		return errors.Join(err, s.Close(), d.Close())
 	}
-	return errors.Join(err, d.Close())
+	served := make(chan error, len(lns))
+	for i, id := range s.Brokers() {
+		fmt.Printf("kafkaserver: serving %s as broker %d on %s\n", o.dir, id, lns[i].Addr())
+		go func() { served <- s.ServeBroker(ctx, id, lns[i]) }()
+	}
+	err = <-served // the first broker to end ends the server
+	var errs []error
+	if !errors.Is(err, context.Canceled) {
+		errs = append(errs, err)
+	}
+	errs = append(errs, s.Close())
+	for range len(lns) - 1 {
+		if err := <-served; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, server.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, d.Close())...)
+}
+
+// listenBrokers listens for n brokers: on addr, and on the n-1 ports
+// after its port (each a port of its own when it is 0).
+func listenBrokers(addr string, n int) ([]net.Listener, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, fmt.Errorf("-listen %q: %w", addr, err)
+	}
+	var lns []net.Listener
+	for i := range n {
+		a := net.JoinHostPort(host, "0")
+		if port != 0 {
+			a = net.JoinHostPort(host, strconv.Itoa(port+i))
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }

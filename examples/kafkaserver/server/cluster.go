@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -64,7 +65,6 @@ import (
 // Kafka's error codes of the cluster's answers.
 const (
 	coordinatorKeyTypeGroup        int8  = 0
-	errBrokerNotAvailable          int16 = 8
 	errNotCoordinator              int16 = 16
 	errPreferredLeaderNotAvailable int16 = 80
 	errEligibleLeadersNotAvailable int16 = 83
@@ -560,22 +560,27 @@ func (s *Server) StopBroker(id int32) error {
 		return ErrNotCluster
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	b := c.brokers[id]
 	if b == nil {
+		c.mu.Unlock()
 		return fmt.Errorf("%w: %d", ErrUnknownBroker, id)
 	}
 	if b.stopped {
+		c.mu.Unlock()
 		return nil
 	}
 	b.stopped = true
-	if b.ln != nil {
-		b.ln.Close()
+	ln, conns := b.ln, slices.Collect(maps.Keys(b.conns))
+	err := c.moveAwayLocked(id)
+	c.mu.Unlock()
+	// Closed without c.mu: a connection's Close takes it.
+	if ln != nil {
+		ln.Close()
 	}
-	for conn := range b.conns {
+	for _, conn := range conns {
 		conn.Close()
 	}
-	return c.moveAwayLocked(id)
+	return err
 }
 
 // moveAwayLocked moves the leadership of id's partitions to their other

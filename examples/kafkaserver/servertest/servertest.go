@@ -17,6 +17,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/log"
@@ -128,16 +129,33 @@ func (s *Server) start(addr string) error {
 			return errors.Join(err, s.Close())
 		}
 		addrs[id] = ln.Addr().String()
-		s.serve(id, ln)
+		if err := s.serve(id, ln); err != nil {
+			return errors.Join(err, s.Close())
+		}
 	}
 	s.Addr, s.Addrs = addrs[ids[0]], addrs
 	return nil
 }
 
 // serve serves broker id on ln until it stops or the server closes.
-func (s *Server) serve(id int32, ln net.Listener) {
+// It returns once the broker is registered (listed in Metadata, leading
+// its partitions again), or its serving ended.
+func (s *Server) serve(id int32, ln net.Listener) error {
 	s.nserve++
-	go func() { s.served <- s.srv.ServeBroker(context.Background(), id, ln) }()
+	ended := make(chan error, 1)
+	go func() {
+		err := s.srv.ServeBroker(context.Background(), id, ln)
+		ended <- err
+		s.served <- err
+	}()
+	for s.srv.BrokerAddr(id) == "" {
+		select {
+		case err := <-ended:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // StartCluster is Start with n virtual brokers (server.Config.Brokers),
@@ -179,7 +197,9 @@ func (s *Server) StartBroker(t testing.TB, id int32) {
 	if err != nil {
 		t.Fatalf("servertest: starting broker %d: %v", id, err)
 	}
-	s.serve(id, ln)
+	if err := s.serve(id, ln); err != nil {
+		t.Fatalf("servertest: starting broker %d: %v", id, err)
+	}
 }
 
 // Restart stops the server and closes its directory as Close does, then

@@ -247,3 +247,108 @@ func nextOf(t *testing.T, srv *servertest.Server, topic string, p int32) int32 {
 	t.Fatalf("%s-%d has one replica", topic, p)
 	return -1
 }
+
+// TestClusterStopBrokerAndRestart: a stopped broker leaves Metadata, its
+// partitions move to another replica with a higher epoch (a Fetch with the
+// old epoch is fenced); a partition whose replicas are all stopped is
+// offline (LEADER_NOT_AVAILABLE) until one starts again. Leaders and
+// epochs survive a restart of the server.
+func TestClusterStopBrokerAndRestart(t *testing.T) {
+	srv := servertest.StartCluster(t, 3, func(c *server.Config) { c.DefaultReplicationFactor = 2 })
+	ctx := context.Background()
+	_, err := srv.Dir.CreateTopic(ctx, "s", 3, nil)
+	require.NoError(t, err)
+	ids := srv.Srv().Brokers()
+	leader, epoch, replicas, err := srv.Srv().PartitionLeader("s", 0)
+	require.NoError(t, err)
+	srv.StopBroker(t, leader)
+	newLeader, newEpoch, _, err := srv.Srv().PartitionLeader("s", 0)
+	require.NoError(t, err)
+	require.NotEqual(t, leader, newLeader)
+	require.Contains(t, replicas, newLeader)
+	require.Greater(t, newEpoch, epoch)
+	l, err := srv.Dir.Partition("s", 0)
+	require.NoError(t, err)
+	require.Equal(t, newEpoch, l.LeaderEpoch(), "the log's epoch")
+
+	var alive []string
+	for _, id := range ids {
+		if id != leader {
+			alive = append(alive, srv.Addrs[id])
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(alive...))
+	require.NoError(t, err)
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(ctx, "s")
+	require.NoError(t, err)
+	require.Len(t, md.Brokers, 2)
+	for _, p := range md.Topics["s"].Partitions {
+		require.NotEqual(t, leader, p.Leader)
+		require.NotContains(t, p.ISR, leader)
+	}
+	// The other replica stops too: the partition is offline.
+	srv.StopBroker(t, newLeader)
+	off, _, _, err := srv.Srv().PartitionLeader("s", 0)
+	require.NoError(t, err)
+	require.Equal(t, int32(-1), off)
+	srv.StartBroker(t, leader)
+	back, backEpoch, _, err := srv.Srv().PartitionLeader("s", 0)
+	require.NoError(t, err)
+	require.Equal(t, leader, back)
+	require.Greater(t, backEpoch, newEpoch)
+	srv.StartBroker(t, newLeader)
+
+	srv.Restart(t)
+	again, againEpoch, againReplicas, err := srv.Srv().PartitionLeader("s", 0)
+	require.NoError(t, err)
+	require.Equal(t, []any{back, backEpoch, replicas}, []any{again, againEpoch, againReplicas})
+	l, err = srv.Dir.Partition("s", 0)
+	require.NoError(t, err)
+	require.Equal(t, backEpoch, l.LeaderEpoch(), "given to the log again")
+}
+
+// TestClusterGroupFollowsCoordinator: a consumer group's requests go to
+// the broker leading __consumer_offsets' partition of the group, which
+// FindCoordinator gives; another broker answers NOT_COORDINATOR; a group
+// consumes and commits through it.
+func TestClusterGroupFollowsCoordinator(t *testing.T) {
+	srv := servertest.StartCluster(t, 3, nil)
+	ctx := context.Background()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.DefaultProduceTopic("g"), kgo.AllowAutoTopicCreation())
+	require.NoError(t, err)
+	defer cl.Close()
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr())
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey, fc.CoordinatorKeys = "grp", []string{"grp"}
+	fresp, err := fc.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	coord := fresp.Coordinators[0].NodeID
+	if fresp.Version < 4 {
+		coord = fresp.NodeID
+	}
+	leader, _, _, err := srv.Srv().PartitionLeader("__consumer_offsets", 0)
+	require.NoError(t, err)
+	require.Equal(t, leader, coord)
+	for _, id := range srv.Srv().Brokers() {
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = "grp", "m", 1
+		resp, err := hb.RequestWith(ctx, cl.Broker(int(id)))
+		require.NoError(t, err)
+		if id == coord {
+			require.NotEqual(t, int16(16), resp.ErrorCode)
+		} else {
+			require.Equal(t, int16(16), resp.ErrorCode, "broker %d", id)
+		}
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.ConsumerGroup("grp"), kgo.ConsumeTopics("g"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	require.NoError(t, err)
+	defer cons.Close()
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	fs := cons.PollFetches(cctx)
+	require.NoError(t, cctx.Err())
+	require.Equal(t, 1, fs.NumRecords())
+	require.NoError(t, cons.CommitUncommittedOffsets(cctx))
+}
