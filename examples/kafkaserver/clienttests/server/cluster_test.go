@@ -3,6 +3,8 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"slices"
 	"sync"
 	"testing"
@@ -261,7 +263,18 @@ func TestClusterStopBrokerAndRestart(t *testing.T) {
 	ids := srv.Srv().Brokers()
 	leader, epoch, replicas, err := srv.Srv().PartitionLeader("s", 0)
 	require.NoError(t, err)
+	conn, err := net.Dial("tcp", srv.Addrs[leader])
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write(requestFrame(kmsg.ApiVersions.Int16(), 0, nil))
+	require.NoError(t, err)
+	_, err = readKafkaFrame(conn) // served: the connection is the broker's
+	require.NoError(t, err)
 	srv.StopBroker(t, leader)
+	_, err = readKafkaFrame(conn)
+	require.ErrorIs(t, err, io.EOF, "the stopped broker's connection is dropped")
+	_, err = net.Dial("tcp", srv.Addrs[leader])
+	require.Error(t, err, "its port is closed")
 	newLeader, newEpoch, _, err := srv.Srv().PartitionLeader("s", 0)
 	require.NoError(t, err)
 	require.NotEqual(t, leader, newLeader)
