@@ -663,9 +663,11 @@ var rootFiles = map[string]bool{
 	checkpoint.CleanerOffsetFile: true, topicStoreFile: true, checkpoint.ProducerIDsFile: true,
 	groupConfigStoreFile:  true,
 	"kafkalite-acls.json": true, // package log/acl's ACL store, a Dir service
-	brokerConfigStoreFile: true,
-	scramStoreFile:        true,
-	quotaStoreFile:        true,
+	// The wire server's replica assignments of its virtual brokers.
+	"kafkalite-replica-assignments.json": true,
+	brokerConfigStoreFile:                true,
+	scramStoreFile:                       true,
+	quotaStoreFile:                       true,
 }
 
 // markStray renames a partition directory the topic store does not list to

@@ -22,6 +22,31 @@ import (
 // no lock.
 func (l *Log) LeaderEpoch() int32 { return l.epochs.latest.Load() }
 
+// BecomeLeader starts leader epoch epoch at the log end offset, as a
+// Kafka broker that becomes a partition's leader records its epoch before
+// any record of it (Partition.makeLeader, UnifiedLog's
+// maybeAssignEpochStartOffset): [Log.Append] stamps it on the batches that
+// follow, [Log.LeaderEpoch] answers it, and [Log.EndOffsetForEpoch] ends
+// the previous epoch at the offset where it starts, so a client holding an
+// older epoch is fenced. leader-epoch-checkpoint keeps it once a batch of
+// the epoch is appended; an epoch no batch has reached is not in the file
+// when the log opens again (as Kafka's broker, which learns it again from
+// its controller): its owner records it again. An epoch at or below
+// LeaderEpoch changes nothing. The error is that of a closed or deleted
+// log.
+func (l *Log) BecomeLeader(epoch int32) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.local.writableLocked(); err != nil {
+		return err
+	}
+	if epoch <= l.epochs.latest.Load() {
+		return nil
+	}
+	l.epochs.assign(epoch, l.LogEndOffset())
+	return nil
+}
+
 // EndOffsetForEpoch answers an OffsetForLeaderEpoch request for the
 // partition, as Kafka's leader does (Partition.lastOffsetForLeaderEpoch
 // over LeaderEpochFileCache.endOffsetFor): the largest epoch of the log

@@ -265,3 +265,27 @@ func TestEndOffsetForEpochOfClosedOrDeletedLog(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	require.Equal(t, epochAnswer{0, -1, -1}, epochAnswer{0, epoch, end})
 }
+
+// TestBecomeLeader: a new leader's epoch starts at the log end offset:
+// appends are stamped with it, the previous epoch ends there, a lower or
+// equal epoch changes nothing, and a closed log refuses it.
+func TestBecomeLeader(t *testing.T) {
+	e := newEnv(t)
+	d := e.open(t)
+	createTopic(t, d, "t", 1, nil)
+	l := partition(t, d, "t", 0)
+	threeEpochs(t, l) // epochs 0, 2, 5; log end offset 10
+	require.NoError(t, l.BecomeLeader(7))
+	require.Equal(t, int32(7), l.LeaderEpoch())
+	requireAnswers(t, l, []epochAnswer{{5, 5, 10}, {6, 5, 10}, {7, 7, 10}})
+	require.NoError(t, l.BecomeLeader(6), "a lower epoch")
+	require.Equal(t, int32(7), l.LeaderEpoch())
+	res, err := l.Append(producerBatch(t, 1, 10, e.clock.Now().UnixMilli(), record.None))
+	require.NoError(t, err)
+	got, ok := l.EpochForOffset(res.BaseOffset)
+	require.True(t, ok)
+	require.Equal(t, int32(7), got, "stamped with the new epoch")
+	requireAnswers(t, l, []epochAnswer{{5, 5, 10}, {7, 7, 11}})
+	require.NoError(t, d.Close())
+	require.ErrorIs(t, l.BecomeLeader(8), ErrClosed)
+}

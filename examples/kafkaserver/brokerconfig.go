@@ -170,9 +170,8 @@ func configure(m map[string]string, src sources) (options, error) {
 	if v, ok := p.get("unsecuredValidatorRequiredScope"); ok {
 		c.OAuthBearerRequiredScope = strings.Fields(v)
 	}
-	if v, ok := p.get("default.replication.factor"); ok && v != "1" {
-		errs = append(errs, fmt.Errorf("default.replication.factor=%s: one broker holds every partition here; only 1 is served", v))
-	}
+	errs = append(errs, p.integer("brokers", 1, 1024, func(n int64) { c.Brokers = int(n) }))
+	errs = append(errs, p.integer("default.replication.factor", 1, int64(max(c.Brokers, 1)), func(n int64) { c.DefaultReplicationFactor = int16(n) }))
 	if err := errors.Join(errs...); err != nil {
 		return o, err
 	}
@@ -243,7 +242,7 @@ func configureDir(p *brokerProps, o *options, src sources) error {
 		}
 	}
 	// The properties the server reads that the directory ignores.
-	for _, k := range []string{"default.replication.factor", "auto.create.topics.enable"} {
+	for _, k := range []string{"default.replication.factor", "auto.create.topics.enable", "brokers"} {
 		p.get(k)
 	}
 	cfg.AdoptBrokerDirectory = src.adopt

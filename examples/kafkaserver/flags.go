@@ -43,6 +43,8 @@ var propertyFlags = []struct{ name, usage string }{
 	{"ssl.principal.mapping.rules", "rules mapping a client certificate's distinguished name to its principal: DEFAULT, RULE:pattern/replacement/[LU], comma-separated"},
 	{"node.id", "the node id the directory's meta.properties names (a broker's: its node.id)"},
 	{"num.partitions", "the partitions of an auto-created topic; default 1"},
+	{"brokers", "kafkalite's: virtual brokers serving the directory, on the listener's port and the ones after it (ids from node.id on), each partition led by one of its replicas among them; default 1"},
+	{"default.replication.factor", "the replicas of an auto-created topic, and of one created with replication factor -1; at most -brokers; default 1"},
 }
 
 // parseFlags reads the command line, [server.properties] then flags,

@@ -64,6 +64,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -116,6 +117,9 @@ func serve(ctx context.Context, o options, ready func(string)) error {
 	}
 	defer s.Close()
 	addrs := o.listenAddrs()
+	if o.cfg.Brokers > 1 {
+		return serveBrokers(ctx, o, s, d, addrs, ready)
+	}
 	lns := make([]net.Listener, 0, len(addrs))
 	var where []string
 	for _, a := range addrs {
@@ -135,4 +139,67 @@ func serve(ctx context.Context, o options, ready func(string)) error {
 		err = nil
 	}
 	return errors.Join(err, s.Close(), d.Close())
+}
+
+// serveBrokers serves a cluster of virtual brokers (-brokers): the one
+// listener on its port and the ones after it, a broker on each.
+func serveBrokers(ctx context.Context, o options, s *server.Server, d *log.Dir, addrs []listenAddr, ready func(string)) error {
+	if len(addrs) != 1 {
+		return errors.Join(fmt.Errorf("-brokers %d with %d listeners: a cluster of virtual brokers serves one listener", o.cfg.Brokers, len(addrs)), s.Close(), d.Close())
+	}
+	ids := s.Brokers()
+	lns, err := listenBrokers(addrs[0].addr, len(ids))
+	if err != nil {
+		return errors.Join(fmt.Errorf("listener %s: %w", addrs[0].name, err), s.Close(), d.Close())
+	}
+	where := make([]string, len(lns))
+	for i, id := range ids {
+		where[i] = fmt.Sprintf("broker %d %s://%s", id, addrs[0].name, lns[i].Addr())
+	}
+	ready(fmt.Sprintf("kafkaserver: serving %s on %s", o.dir, strings.Join(where, ", ")))
+	served := make(chan error, len(lns))
+	for i, id := range ids {
+		go func() { served <- s.ServeBroker(ctx, id, lns[i]) }()
+	}
+	err = <-served // the first broker to end ends the server
+	var errs []error
+	if !errors.Is(err, context.Canceled) {
+		errs = append(errs, err)
+	}
+	errs = append(errs, s.Close())
+	for range len(lns) - 1 {
+		if err := <-served; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, server.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, d.Close())...)
+}
+
+// listenBrokers listens for n brokers: on addr, and on the n-1 ports
+// after its port (each a port of its own when it is 0).
+func listenBrokers(addr string, n int) ([]net.Listener, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", addr, err)
+	}
+	var lns []net.Listener
+	for i := range n {
+		a := net.JoinHostPort(host, "0")
+		if port != 0 {
+			a = net.JoinHostPort(host, strconv.Itoa(port+i))
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
 }

@@ -10,8 +10,10 @@ import (
 	"encoding/pem"
 	"io"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +181,31 @@ func TestSSLFlags(t *testing.T) {
 	require.NoError(t, os.WriteFile(empty, []byte("nothing"), 0o644))
 	_, err = parseFlags([]string{"-dir", "d", "-ssl.keystore.location", keystore, "-ssl.truststore.location", empty}, io.Discard)
 	require.Error(t, err)
+}
+
+// TestBrokersFlags: -brokers and -default.replication.factor set the
+// cluster of virtual brokers; a replication factor above the brokers is
+// refused; the listeners take -listen's port and the ones after it.
+func TestBrokersFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-dir", "d", "-brokers", "5", "-default.replication.factor", "3"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 5, o.cfg.Brokers)
+	require.Equal(t, int16(3), o.cfg.DefaultReplicationFactor)
+	_, err = parseFlags([]string{"-dir", "d", "-brokers", "2", "-default.replication.factor", "3"}, io.Discard)
+	require.ErrorContains(t, err, "default.replication.factor")
+
+	lns, err := listenBrokers("127.0.0.1:0", 3)
+	require.NoError(t, err)
+	require.Len(t, lns, 3)
+	for _, ln := range lns {
+		require.NoError(t, ln.Close())
+	}
+	first := lns[0].Addr().(*net.TCPAddr).Port
+	lns, err = listenBrokers(net.JoinHostPort("127.0.0.1", strconv.Itoa(first)), 2)
+	if err == nil { // the ports may have been taken meanwhile
+		require.Equal(t, first+1, lns[1].Addr().(*net.TCPAddr).Port)
+		for _, ln := range lns {
+			require.NoError(t, ln.Close())
+		}
+	}
 }

@@ -123,7 +123,7 @@ func (s *Server) apiVersions(code, v int16) *kmsg.ApiVersionsResponse {
 // (KIP-1242) names the cluster and node the client believes it reached:
 // both or neither (INVALID_REQUEST otherwise), and if they are not this
 // server's, REBOOTSTRAP_REQUIRED with nothing else, as Kafka 4.4 answers.
-func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+func (s *Server) handleAPIVersions(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.ApiVersionsRequest)
 	if req.Version >= 5 {
 		switch {
@@ -131,7 +131,7 @@ func (s *Server) handleAPIVersions(_ context.Context, kreq kmsg.Request) (kmsg.R
 			resp := kmsg.NewPtrApiVersionsResponse()
 			resp.ErrorCode = errInvalidRequest
 			return resp, nil
-		case req.ClusterID != nil && (*req.ClusterID != s.dir.ClusterID() || req.NodeID != s.dir.NodeID()):
+		case req.ClusterID != nil && (*req.ClusterID != s.dir.ClusterID() || req.NodeID != s.brokerOf(ctx)):
 			resp := kmsg.NewPtrApiVersionsResponse()
 			resp.ErrorCode = errRebootstrapRequired
 			return resp, nil
@@ -643,7 +643,7 @@ func (s *Server) handleCreateTopics(ctx context.Context, kreq kmsg.Request) (kms
 			rt.ErrorCode, err = aerr.code, aerr
 		case parts <= 0:
 			rt.ErrorCode, err = errInvalidPartitions, fmt.Errorf("%d partitions", parts)
-		case len(t.ReplicaAssignment) == 0 && t.ReplicationFactor != -1 && t.ReplicationFactor != 1:
+		case len(t.ReplicaAssignment) == 0 && t.ReplicationFactor != -1 && t.ReplicationFactor != 1: // a cluster's route checks it first
 			rt.ErrorCode, err = errInvalidReplicationFactor, fmt.Errorf("replication factor %d on a server of one broker", t.ReplicationFactor)
 		case req.ValidateOnly:
 			if err = log.ValidateTopicName(t.Topic); err == nil {

@@ -36,7 +36,7 @@ func (s *Server) checkReplicas(replicas []int32, want int) *assignmentError {
 	}
 	sorted := slices.Sorted(slices.Values(replicas))
 	for i, b := range sorted {
-		if b != s.dir.NodeID() {
+		if !s.isBroker(b) {
 			return invalidAssignment("The manual partition assignment includes broker %d, but no such broker is registered.", b)
 		}
 		if i > 0 && sorted[i-1] == b {
@@ -86,7 +86,7 @@ func (s *Server) partitionsAssignment(t kmsg.CreatePartitionsRequestTopic, have 
 		return invalidAssignment("Attempted to add %d additional partition(s), but only %d assignment(s) were specified.", add, len(t.Assignment))
 	}
 	for _, a := range t.Assignment {
-		if err := s.checkReplicas(a.Replicas, 1); err != nil {
+		if err := s.checkReplicas(a.Replicas, s.replicationFactorOf(t.Topic)); err != nil {
 			return err
 		}
 	}

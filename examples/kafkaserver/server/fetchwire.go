@@ -131,7 +131,7 @@ func encodeFetch(version int16, correlation int32, resp *kmsg.FetchResponse, sli
 			}
 			e.records(p.RecordBatches, sl)
 			if e.flexible {
-				e.tags()
+				e.partitionTags(p) // route.go: KIP-951's CurrentLeader
 			}
 		}
 		if e.flexible {
@@ -139,7 +139,7 @@ func encodeFetch(version int16, correlation int32, resp *kmsg.FetchResponse, sli
 		}
 	}
 	if e.flexible {
-		e.tags()
+		e.responseTags(resp) // route.go: KIP-951's NodeEndpoints
 	}
 	return e.finish()
 }

@@ -235,7 +235,7 @@ func advertisedOf(addr string, ln net.Listener) (string, int32, error) {
 // connection (in process) gets the first listener served.
 func (s *Server) broker(ctx context.Context) (int32, string, int32) {
 	if st := stateOf(ctx); st != nil && st.listener != nil {
-		return s.dir.NodeID(), st.listener.host, st.listener.port
+		return s.brokerOf(ctx), st.listener.host, st.listener.port
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -278,4 +278,13 @@ func connMechanisms(ctx context.Context) []string {
 		return st.listener.SASLMechanisms
 	}
 	return nil
+}
+
+// boundKey is the key of a listener served under ctx in Server.bound: its
+// name, and on a cluster's broker other than the first the broker's id.
+func (s *Server) boundKey(ctx context.Context, name string) string {
+	if id, ok := ctx.Value(brokerKey{}).(int32); ok && id != s.dir.NodeID() {
+		return name + "@" + strconv.Itoa(int(id))
+	}
+	return name
 }

@@ -243,6 +243,16 @@ type Config struct {
 	// request's ResponsePartitionLimit; the rest come with a cursor. At
 	// least 1.
 	MaxRequestPartitionSizeLimit int
+	// Brokers is kafkalite's own setting (Kafka has none): how many
+	// virtual brokers serve the directory (default 1), with ids from the
+	// directory's node id on, each on its own listener
+	// ([Server.ServeBroker]), each partition led by one of its replicas
+	// among them (see cluster.go). The data is in the one directory.
+	Brokers int
+	// DefaultReplicationFactor mirrors default.replication.factor
+	// (Kafka's default, 1): the replicas of an auto-created topic and of
+	// a CreateTopics topic that asks for -1. At most Brokers.
+	DefaultReplicationFactor int16
 	// Logger receives the server's logs; nil means slog.Default().
 	Logger *stdlog.Logger
 }
@@ -266,6 +276,8 @@ func DefaultConfig() Config {
 		MaxShareSessions:              defaultMaxShareSessions,
 		MaxRequestPartitionSizeLimit:  2000,
 		SSLPrincipalMappingRules:      "DEFAULT",
+		Brokers:                       1,
+		DefaultReplicationFactor:      1,
 	}
 }
 
@@ -320,6 +332,8 @@ type Server struct {
 
 	authz *acl.Authorizer // nil: no authorization (Config.AuthorizerClassName)
 
+	cluster *cluster // the virtual brokers (Config.Brokers); nil for one
+
 	oauth unsecuredValidator // OAUTHBEARER's
 	now   func() time.Time   // the clock of SASL sessions and OAUTHBEARER tokens
 
@@ -346,6 +360,10 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: MaxPartitions %d must be positive", cfg.MaxPartitions)
 	case cfg.MaxRequestPartitionSizeLimit <= 0:
 		return nil, fmt.Errorf("server: MaxRequestPartitionSizeLimit %d must be positive", cfg.MaxRequestPartitionSizeLimit)
+	case cfg.Brokers <= 0:
+		return nil, fmt.Errorf("server: Brokers %d must be positive", cfg.Brokers)
+	case cfg.DefaultReplicationFactor <= 0 || int(cfg.DefaultReplicationFactor) > cfg.Brokers:
+		return nil, fmt.Errorf("server: DefaultReplicationFactor %d must be between 1 and Brokers (%d)", cfg.DefaultReplicationFactor, cfg.Brokers)
 	case cfg.MaxShareSessions <= 0:
 		return nil, fmt.Errorf("server: MaxShareSessions %d must be positive", cfg.MaxShareSessions)
 	case cfg.FailedAuthenticationDelay < 0:
@@ -386,7 +404,13 @@ func New(d *log.Dir, cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
-	return &Server{dir: d, cfg: cfg, listeners: listeners, bound: map[string]*boundListener{}, lg: lg, authz: authz, oauth: oauth, now: time.Now,
+	var cl *cluster
+	if cfg.Brokers > 1 {
+		if cl, err = openCluster(d, cfg, lg); err != nil {
+			return nil, err
+		}
+	}
+	return &Server{dir: d, cfg: cfg, listeners: listeners, bound: map[string]*boundListener{}, lg: lg, authz: authz, cluster: cl, oauth: oauth, now: time.Now,
 		lns: map[net.Listener]struct{}{}, conns: map[net.Conn]netip.Addr{},
 		perIP: map[netip.Addr]int{}, done: make(chan struct{}), slots: make(chan struct{}, cfg.MaxConnections),
 		perIPOverrides: overrides, creds: map[string]credential{}, quotas: newQuotaManager(), shareSessions: shareSessions{max: cfg.MaxShareSessions},
@@ -452,13 +476,13 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, bl *boundListener) 
 		s.mu.Unlock()
 		ln.Close()
 		return ErrServerClosed
-	case s.bound[bl.Name] != nil:
+	case s.bound[s.boundKey(ctx, bl.Name)] != nil:
 		s.mu.Unlock()
 		ln.Close()
-		return fmt.Errorf("server: listener %s is served already", bl.Name)
+		return fmt.Errorf("server: listener %s is served already", s.boundKey(ctx, bl.Name))
 	}
 	s.lns[ln] = struct{}{}
-	s.bound[bl.Name] = bl
+	s.bound[s.boundKey(ctx, bl.Name)] = bl
 	if s.first == nil {
 		s.first = bl
 	}
@@ -471,7 +495,7 @@ func (s *Server) serve(ctx context.Context, ln net.Listener, bl *boundListener) 
 	defer func() {
 		s.mu.Lock()
 		delete(s.lns, ln)
-		delete(s.bound, bl.Name)
+		delete(s.bound, s.boundKey(ctx, bl.Name))
 		s.mu.Unlock()
 		ln.Close()
 	}()
@@ -981,6 +1005,14 @@ func (s *Server) handle(ctx context.Context, frame []byte) ([]chunk, error) {
 			refuse.SetVersion(h.version)
 			return []chunk{{b: s.frame(h, refuse)}}, nil
 		}
+	}
+	if refuse, rfix, err := s.route(ctx, req); err != nil {
+		return nil, err
+	} else if refuse != nil {
+		refuse.SetVersion(h.version)
+		return []chunk{{b: s.frame(h, refuse)}}, nil
+	} else if rfix != nil {
+		fix = chainFixes(fix, rfix)
 	}
 	if fr, ok := req.(*kmsg.FetchRequest); ok {
 		return s.fetchWithQuota(ctx, h, fr, fix)

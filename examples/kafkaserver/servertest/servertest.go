@@ -17,6 +17,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/log"
@@ -31,13 +32,18 @@ type Server struct {
 	// Dir is the served directory: a test may read it with kafkalite's
 	// own API while clients use the server. Restart replaces it.
 	Dir *log.Dir
+	// Addrs are the brokers' addresses by broker id, the first one Addr
+	// (StartCluster; one broker otherwise). They stay the same across
+	// Restart, StopBroker and StartBroker.
+	Addrs map[int32]string
 
 	path   string
 	fs     vfs.FS // nil: the operating system's
 	cfg    server.Config
 	logger *slog.Logger // the directory's: to the test's output
 	srv    *server.Server
-	served chan error
+	served chan error // one result per broker served
+	nserve int        // the ServeBroker calls whose results served has not given
 	closed bool
 }
 
@@ -103,18 +109,97 @@ func (s *Server) start(addr string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", addr)
+	srv, err := server.New(d, s.cfg)
 	if err != nil {
 		return errors.Join(err, d.Close())
 	}
-	srv, err := server.New(d, s.cfg)
-	if err != nil {
-		return errors.Join(err, ln.Close(), d.Close())
+	ids := srv.Brokers()
+	s.served = make(chan error, len(ids))
+	s.Dir, s.srv, s.closed, s.nserve = d, srv, false, 0
+	addrs := map[int32]string{}
+	for i, id := range ids {
+		a := addr
+		if s.Addrs[id] != "" {
+			a = s.Addrs[id]
+		} else if i > 0 {
+			a = "127.0.0.1:0"
+		}
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			return errors.Join(err, s.Close())
+		}
+		addrs[id] = ln.Addr().String()
+		if err := s.serve(id, ln); err != nil {
+			return errors.Join(err, s.Close())
+		}
 	}
-	s.served = make(chan error, 1)
-	go func() { s.served <- srv.Serve(context.Background(), ln) }()
-	s.Addr, s.Dir, s.srv, s.closed = ln.Addr().String(), d, srv, false
+	s.Addr, s.Addrs = addrs[ids[0]], addrs
 	return nil
+}
+
+// serve serves broker id on ln until it stops or the server closes.
+// It returns once the broker is registered (listed in Metadata, leading
+// its partitions again), or its serving ended.
+func (s *Server) serve(id int32, ln net.Listener) error {
+	s.nserve++
+	ended := make(chan error, 1)
+	go func() {
+		err := s.srv.ServeBroker(context.Background(), id, ln)
+		ended <- err
+		s.served <- err
+	}()
+	for s.srv.BrokerAddr(id) == "" {
+		select {
+		case err := <-ended:
+			return err
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// StartCluster is Start with n virtual brokers (server.Config.Brokers),
+// each on its own loopback port (Addrs), the first at Addr.
+func StartCluster(t testing.TB, n int, configure func(*server.Config)) *Server {
+	t.Helper()
+	return Start(t, func(c *server.Config) {
+		c.Brokers = n
+		if configure != nil {
+			configure(c)
+		}
+	})
+}
+
+// Srv is the running server, for its cluster's Go API
+// (server.Server.MoveLeader, PartitionLeader and the like). Restart
+// replaces it.
+func (s *Server) Srv() *server.Server { return s.srv }
+
+// StopBroker stops broker id as server.Server.StopBroker does (its port
+// closes, its connections drop, its partitions' leadership moves to their
+// other replicas); it fails t if that fails.
+func (s *Server) StopBroker(t testing.TB, id int32) {
+	t.Helper()
+	if err := s.srv.StopBroker(id); err != nil {
+		t.Fatalf("servertest: stopping broker %d: %v", id, err)
+	}
+	if err := <-s.served; err != nil && !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("servertest: broker %d: %v", id, err)
+	}
+	s.nserve--
+}
+
+// StartBroker serves broker id again on its address, after StopBroker;
+// it fails t if the port cannot be listened on again.
+func (s *Server) StartBroker(t testing.TB, id int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", s.Addrs[id])
+	if err != nil {
+		t.Fatalf("servertest: starting broker %d: %v", id, err)
+	}
+	if err := s.serve(id, ln); err != nil {
+		t.Fatalf("servertest: starting broker %d: %v", id, err)
+	}
 }
 
 // Restart stops the server and closes its directory as Close does, then
@@ -166,8 +251,10 @@ func (s *Server) Close() error {
 	if err := s.srv.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the server: %w", err))
 	}
-	if err := <-s.served; err != nil && !errors.Is(err, server.ErrServerClosed) {
-		errs = append(errs, fmt.Errorf("serving: %w", err))
+	for ; s.nserve > 0; s.nserve-- {
+		if err := <-s.served; err != nil && !errors.Is(err, server.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			errs = append(errs, fmt.Errorf("serving: %w", err))
+		}
 	}
 	if err := s.Dir.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the directory: %w", err))
