@@ -140,15 +140,18 @@ func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	node, host, port := s.broker(ctx)
 	// One node coordinates every group and every transactional id. As
-	// Kafka's, the coordinator's internal topic is made on the first
-	// lookup (__consumer_offsets, __transaction_state): a client may look
-	// for it then.
+	// Kafka's getCoordinator, a lookup that finds the coordinator's
+	// internal topic (__consumer_offsets, __transaction_state,
+	// __share_group_state) missing makes it and answers
+	// COORDINATOR_NOT_AVAILABLE with no node: the client asks again.
 	answer := func(kind int8, key string) (int16, *string) {
+		topic := coordinator.OffsetsTopic
 		var err error
 		switch kind {
 		case coordinatorKeyTypeTransaction:
-			_, err = s.txns(ctx)
+			topic = coordinator.TransactionStateTopic
 		case coordinatorKeyTypeShare:
+			topic = share.StateTopic
 			// KIP-932's share coordinator (v6+), keyed by
 			// "group:topicId:partition"; an older version, or a key
 			// not of that form, is INVALID_REQUEST, as Kafka answers.
@@ -159,9 +162,18 @@ func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (
 				msg := err.Error()
 				return errInvalidRequest, &msg
 			}
+		}
+		_, missing := s.dir.DescribeTopic(topic)
+		switch kind {
+		case coordinatorKeyTypeTransaction:
+			_, err = s.txns(ctx)
+		case coordinatorKeyTypeShare:
 			_, err = share.Partitions(ctx, s.dir)
 		default:
 			_, err = s.coordinator(ctx)
+		}
+		if err == nil && errors.Is(missing, log.ErrUnknownTopicOrPartition) {
+			err = fmt.Errorf("%s created on this lookup", topic)
 		}
 		if err != nil {
 			msg := err.Error()
@@ -174,12 +186,18 @@ func (s *Server) handleFindCoordinator(ctx context.Context, kreq kmsg.Request) (
 			c := kmsg.NewFindCoordinatorResponseCoordinator()
 			c.Key, c.NodeID, c.Host, c.Port = key, node, host, port
 			c.ErrorCode, c.ErrorMessage = answer(req.CoordinatorType, key)
+			if c.ErrorCode != errNone {
+				c.NodeID, c.Host, c.Port = -1, "", -1 // Kafka's Node.noNode
+			}
 			resp.Coordinators = append(resp.Coordinators, c)
 		}
 		return resp, nil
 	}
 	resp.NodeID, resp.Host, resp.Port = node, host, port
 	resp.ErrorCode, resp.ErrorMessage = answer(req.CoordinatorType, req.CoordinatorKey)
+	if resp.ErrorCode != errNone {
+		resp.NodeID, resp.Host, resp.Port = -1, "", -1
+	}
 	return resp, nil
 }
 

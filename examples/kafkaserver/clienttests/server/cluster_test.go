@@ -334,6 +334,8 @@ func TestClusterGroupFollowsCoordinator(t *testing.T) {
 	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr())
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey, fc.CoordinatorKeys = "grp", []string{"grp"}
+	_, err = fc.RequestWith(ctx, cl) // makes __consumer_offsets: COORDINATOR_NOT_AVAILABLE
+	require.NoError(t, err)
 	fresp, err := fc.RequestWith(ctx, cl)
 	require.NoError(t, err)
 	coord := fresp.Coordinators[0].NodeID

@@ -116,6 +116,7 @@ func TestFindCoordinatorShareKey(t *testing.T) {
 		req.CoordinatorType, req.CoordinatorKeys = 2, []string{key}
 		return versionedRequest(t, c, req, v).(*kmsg.FindCoordinatorResponse).Coordinators[0]
 	}
+	require.Equal(t, kerr.CoordinatorNotAvailable.Code, find(6, good).ErrorCode, "the first lookup makes __share_group_state")
 	require.Zero(t, find(6, good).ErrorCode)
 	require.NotEqual(t, int32(-1), find(6, good).NodeID)
 	require.Zero(t, find(6, "a:b:"+base64.RawURLEncoding.EncodeToString(id[:])+":3").ErrorCode, "a group id may hold colons")
