@@ -45,9 +45,16 @@ func repoDir() string { return filepath.Join(moduleDir(), "..", "..", "..") }
 func startKafkaServer(t *testing.T) string {
 	dir := t.TempDir()
 	bin := build(t, filepath.Join(repoDir(), "examples", "kafkaserver"), filepath.Join(dir, "kafkaserver"))
-	return startProcess(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin,
+	return listenerAddr(startProcess(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin,
 		"-dir", filepath.Join(dir, "kafkalite"), "-listen", "127.0.0.1:0",
-		"-override", "group.share.min.record.lock.duration.ms=1000")
+		"-override", "group.share.min.record.lock.duration.ms=1000"))
+}
+
+// listenerAddr is the host:port of a listener the command names as
+// NAME://host:port.
+func listenerAddr(l string) string {
+	_, addr, _ := strings.Cut(strings.TrimSuffix(l, ","), "://")
+	return addr
 }
 
 // startKfake builds kafkacheck's kfake command (franz-go's kfake as one
