@@ -19,6 +19,8 @@ import os
 
 import pytest
 
+from kafka import errors
+from kafka.protocol.admin import CreateTopicsRequest
 from test import fixtures
 
 
@@ -62,6 +64,17 @@ class ExternalKafka(fixtures.KafkaFixture):
 
     def dump_logs(self):
         pass
+
+    def _create_topic_via_admin_api(self, topic_name, num_partitions, replication_factor, timeout_ms=10000):
+        # The fixture sends CreateTopics v0, which Kafka 4 no longer
+        # serves (its range starts at v2): the same request at v2.
+        request = CreateTopicsRequest[2]([(topic_name, num_partitions,
+                                           replication_factor, [], [])], timeout_ms, False)
+        response = self._send_request(request, timeout=timeout_ms)
+        for topic_result in response.topic_errors:
+            error_code = topic_result[1]
+            if error_code != 0:
+                raise errors.for_code(error_code)
 
 
 def _bootstrap():
