@@ -132,6 +132,7 @@ type cluster struct {
 	ids       []int32 // ascending
 	defaultRF int
 	advHost   string // Config.AdvertisedAddr's host, "" for each listener's
+	advPort   int32  // its port, the first broker's (the others' follow); 0 for each listener's
 	lg        *slog.Logger
 
 	mu      sync.Mutex // protects the following
@@ -145,11 +146,18 @@ func openCluster(d *log.Dir, cfg Config, lg *slog.Logger) (*cluster, error) {
 		c.fsys = vfs.Default
 	}
 	if adv := cmp.Or(cfg.AdvertisedAddr, firstAdvertised(cfg)); adv != "" {
-		host, _, err := net.SplitHostPort(adv)
+		host, port, err := net.SplitHostPort(adv)
 		if err != nil {
 			return nil, fmt.Errorf("server: advertised address %q: %w", adv, err)
 		}
-		c.advHost = host
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("server: advertised port %q: %w", port, err)
+		}
+		if p != 0 && int(p)+cfg.Brokers-1 > 65535 {
+			return nil, fmt.Errorf("server: advertised port %d: %d brokers need the ports up to %d", p, cfg.Brokers, int(p)+cfg.Brokers-1)
+		}
+		c.advHost, c.advPort = host, int32(p)
 	}
 	for i := range cfg.Brokers {
 		id := d.NodeID() + int32(i)
@@ -485,8 +493,11 @@ func (s *Server) Brokers() []int32 {
 // ServeBroker serves broker id (one of [Server.Brokers]) on ln, as Serve
 // serves the server's one broker: until ctx ends, Close is called or
 // [Server.StopBroker] stops the broker (it then returns net.ErrClosed).
-// Each broker advertises its own listener's address (with
-// Config.AdvertisedAddr's host, when set). A broker stopped before is
+// Each broker advertises its own listener's address, or, when
+// Config.AdvertisedAddr (or the first listener's) is set, its host and,
+// unless its port is 0, that port for the first broker and the ones
+// after it for the others, in id order (a proxy in front of each broker
+// is then what clients reach). A broker stopped before is
 // started again: the partitions it is a replica of and that have no
 // leader (every replica stopped) elect it, with a new leader epoch.
 func (s *Server) ServeBroker(ctx context.Context, id int32, ln net.Listener) error {
@@ -508,6 +519,9 @@ func (s *Server) ServeBroker(ctx context.Context, id int32, ln net.Listener) err
 	}
 	if c.advHost != "" {
 		host = c.advHost
+	}
+	if i := slices.Index(c.ids, id); c.advPort != 0 && i >= 0 {
+		port = c.advPort + int32(i)
 	}
 	bl := &brokerListener{Listener: ln, c: c, id: id}
 	bound := &boundListener{Listener: l, host: host, port: port}

@@ -17,6 +17,14 @@
 //   - librdkafka: librdkafka's broker tests from Debian's source package
 //     librdkafka, built by .ci/suites/fetch, each test in a runner of its
 //     own.
+//   - sarama: sarama's functional tests (the Go module proxy's sarama, the
+//     version go.mod requires, with the functional build tag) against five
+//     brokers of the kafkaserver command with replication factor 3, as
+//     sarama's docker-compose cluster has them, behind toxiproxy (the Go
+//     module proxy's, a tool in go.mod) on the ports the tests name,
+//     127.0.0.1:29091 to 29095, which must be free. The tests that stop a
+//     broker or read its log through docker compose fail (testdata/sarama's
+//     docker stands in for docker); they run against kafkalite only.
 //
 // .ci/suites/fetch obtains the Debian sources into the directory
 // KAFKALITE_SUITES_DIR names (default: the user's cache directory's

@@ -63,6 +63,26 @@ func (r results) ids(o outcome) []string {
 type suite struct {
 	name string
 	run  func(t *testing.T, bootstrap string) results
+	// targets, when set, are the only targets the suite runs against,
+	// the first in CI (a suite that needs a cluster of its own); else
+	// kafkalite, Kafka and kfake, each one broker.
+	targets []target
+}
+
+// ciTarget is the target TestSuites runs s against.
+func (s suite) ciTarget() target {
+	if len(s.targets) > 0 {
+		return s.targets[0]
+	}
+	return kafkalite
+}
+
+// runsOn tells whether TestReportCard runs s against the target named name.
+func (s suite) runsOn(name string) bool {
+	if len(s.targets) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(s.targets, func(tg target) bool { return tg.name == name })
 }
 
 // expectedFile is the list of the suite's tests that pass against the

@@ -94,6 +94,27 @@ func build(t *testing.T, dir, out string) string {
 // prints, which must start with ready. Its other output goes to logPath.
 func startProcess(t *testing.T, logPath, ready, bin string, args ...string) string {
 	t.Helper()
+	fields := strings.Fields(startProcessLine(t, logPath, ready, bin, args...))
+	return fields[len(fields)-1]
+}
+
+// startProcessLine is startProcess returning the whole first line.
+func startProcessLine(t *testing.T, logPath, ready, bin string, args ...string) string {
+	t.Helper()
+	return spawn(t, logPath, ready, bin, args...)
+}
+
+// runProcess runs bin with args until t ends, as startProcess does, all its
+// output to logPath.
+func runProcess(t *testing.T, logPath, bin string, args ...string) {
+	t.Helper()
+	spawn(t, logPath, "", bin, args...)
+}
+
+// spawn starts bin; with ready, it waits for the first line, which must
+// start with ready, and returns it.
+func spawn(t *testing.T, logPath, ready, bin string, args ...string) string {
+	t.Helper()
 	logf, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -108,14 +129,16 @@ func startProcess(t *testing.T, logPath, ready, bin string, args ...string) stri
 		t.Fatal(err)
 	}
 	r := bufio.NewReader(stdout)
-	line, err := r.ReadString('\n')
-	fields := strings.Fields(line)
-	if err != nil || !strings.HasPrefix(line, ready) || len(fields) == 0 {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-		out, _ := os.ReadFile(logPath)
-		t.Fatalf("%s did not start: %q %v\n%s", filepath.Base(bin), line, err, out)
+	var line string
+	if ready != "" {
+		line, err = r.ReadString('\n')
+		if err != nil || !strings.HasPrefix(line, ready) || len(strings.Fields(line)) == 0 {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			logf.Close()
+			out, _ := os.ReadFile(logPath)
+			t.Fatalf("%s did not start: %q %v\n%s", filepath.Base(bin), line, err, out)
+		}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -134,7 +157,7 @@ func startProcess(t *testing.T, logPath, ready, bin string, args ...string) stri
 			t.Errorf("%s did not stop within a minute of SIGTERM", filepath.Base(bin))
 		}
 	})
-	return fields[len(fields)-1]
+	return line
 }
 
 // suitesDir is where .ci/suites/fetch puts the suites' sources.

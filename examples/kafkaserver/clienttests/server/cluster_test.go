@@ -17,6 +17,7 @@ import (
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/server"
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
+	kllog "github.com/kafkalite/kafkalite/log"
 )
 
 // TestClusterMetadataListsBrokersAndLeaders: three virtual brokers, a
@@ -366,4 +367,41 @@ func TestClusterGroupFollowsCoordinator(t *testing.T) {
 	require.NoError(t, cctx.Err())
 	require.Equal(t, 1, fs.NumRecords())
 	require.NoError(t, cons.CommitUncommittedOffsets(cctx))
+}
+
+// TestClusterAdvertisedPorts: with an advertised address whose port is
+// set, the brokers advertise its host, that port and the ones after it in
+// id order (a proxy in front of each broker), wherever they listen; the
+// connections they answer are the ones proxied to them.
+func TestClusterAdvertisedPorts(t *testing.T) {
+	srv := servertest.StartCluster(t, 3, func(c *server.Config) { c.AdvertisedAddr = "proxy.example:41000" })
+	ctx := context.Background()
+	req := kmsg.NewPtrMetadataRequest()
+	for _, addr := range srv.Addrs {
+		// Straight to each broker: the seed's answer, not a redirect.
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		require.NoError(t, err)
+		r, err := cl.SeedBrokers()[0].Request(ctx, req)
+		cl.Close()
+		require.NoError(t, err)
+		resp := r.(*kmsg.MetadataResponse)
+		got := map[int32]string{}
+		for _, b := range resp.Brokers {
+			got[b.NodeID] = fmt.Sprintf("%s:%d", b.Host, b.Port)
+		}
+		ids := srv.Srv().Brokers()
+		want := map[int32]string{}
+		for i, id := range ids {
+			want[id] = fmt.Sprintf("proxy.example:%d", 41000+i)
+		}
+		require.Equal(t, want, got)
+	}
+	// A port range past 65535 is refused at start.
+	d, err := kllog.Open(ctx, t.TempDir(), kllog.DefaultConfig())
+	require.NoError(t, err)
+	defer d.Close()
+	cfg := server.DefaultConfig()
+	cfg.Brokers, cfg.AdvertisedAddr = 3, "proxy.example:65534"
+	_, err = server.New(d, cfg)
+	require.ErrorContains(t, err, "3 brokers need the ports up to 65536")
 }
