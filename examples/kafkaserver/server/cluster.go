@@ -381,6 +381,28 @@ func (c *cluster) setLeaderLocked(topic string, p int32, leader int32) (int32, e
 	return epoch, nil
 }
 
+// reassign makes replicas partition p's replica set, stored before it
+// returns; a leader not among them gives way to the first running one in
+// a new leader epoch (offline if none runs).
+func (c *cluster) reassign(topic string, p int32, replicas []int32) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, _, err := c.topicLocked(topic)
+	if err != nil {
+		return err
+	}
+	if p < 0 || int(p) >= len(st.Partitions) {
+		return fmt.Errorf("%w: %s-%d", log.ErrUnknownTopicOrPartition, topic, p)
+	}
+	st.Partitions[p].Replicas = slices.Clone(replicas)
+	if !slices.Contains(replicas, st.Partitions[p].Leader) {
+		if _, err := c.setLeaderLocked(topic, p, c.firstAliveLocked(replicas)); err != nil {
+			return err
+		}
+	}
+	return c.persistLocked()
+}
+
 // coordinatorPartition is Kafka's partition of a coordinator key in its
 // internal topic: the key's Java hash code, made positive (Kafka's
 // Utils.abs), modulo the topic's partitions.

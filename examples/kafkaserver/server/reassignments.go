@@ -7,11 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Partition reassignment (KIP-455) as Kafka 4.4's controller answers it on
-// a cluster of one broker: every partition's only replica is this broker,
-// so the one valid target, this broker alone, is the current assignment
-// and completes at once (Kafka's controller writes no change for it), and
-// no reassignment is ever in progress.
+// Partition reassignment (KIP-455) as Kafka 4.4's controller answers it.
+// On one broker every partition's only replica is this broker, so the one
+// valid target, this broker alone, is the current assignment and completes
+// at once (Kafka's controller writes no change for it). On a cluster of
+// virtual brokers a target becomes the partition's replica set at once:
+// one directory holds the data, so there is nothing to copy and no
+// reassignment is ever in progress; a leader not in the target gives way
+// to the target's first running replica, in a new leader epoch, as
+// Kafka's controller moves it when the reassignment completes.
 
 // errNoReassignmentInProgress is NO_REASSIGNMENT_IN_PROGRESS: a
 // cancellation (null replicas) of a partition not being reassigned.
@@ -48,6 +52,17 @@ func (s *Server) handleAlterPartitionAssignments(_ context.Context, kreq kmsg.Re
 			default:
 				if err := s.checkReplicas(p.Replicas, 0); err != nil {
 					code, msg = err.code, err.msg
+					break
+				}
+				if s.cluster == nil {
+					break // this broker alone: the assignment already
+				}
+				if have := s.replicationFactorOf(t.Topic); !req.AllowReplicationFactorChange && len(p.Replicas) != have {
+					code, msg = errInvalidReplicationFactor, fmt.Sprintf("The replication factor is changed from %d to %d", have, len(p.Replicas))
+					break
+				}
+				if err := s.cluster.reassign(t.Topic, p.Partition, p.Replicas); err != nil {
+					code, msg = codeOf(err), err.Error()
 				}
 			}
 			if code != errNone {

@@ -405,3 +405,94 @@ func TestClusterAdvertisedPorts(t *testing.T) {
 	_, err = server.New(d, cfg)
 	require.ErrorContains(t, err, "3 brokers need the ports up to 65536")
 }
+
+// TestClusterReassignPartitions: on virtual brokers AlterPartitionAssignments
+// makes the target the partition's replica set at once (nothing to copy:
+// one directory), a leader outside it gives way to the target's first
+// replica in a new epoch, a leader inside it stays; v1 without
+// AllowReplicationFactorChange refuses another replica count with Kafka's
+// message; ListPartitionReassignments lists none in progress; records
+// produced before and after are all read.
+func TestClusterReassignPartitions(t *testing.T) {
+	srv := servertest.StartCluster(t, 3, func(c *server.Config) { c.DefaultReplicationFactor = 2 })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addr), kgo.DefaultProduceTopic("moved"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	require.NoError(t, err)
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+	_, err = adm.CreateTopic(ctx, 1, -1, nil, "moved")
+	require.NoError(t, err)
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("before")}).FirstErr())
+	leader, epoch, replicas, err := srv.Srv().PartitionLeader("moved", 0)
+	require.NoError(t, err)
+	require.Len(t, replicas, 2)
+	var outside int32 = -1
+	for _, id := range srv.Srv().Brokers() {
+		if !slices.Contains(replicas, id) {
+			outside = id
+		}
+	}
+	other := replicas[0]
+	if other == leader {
+		other = replicas[1]
+	}
+
+	alter := func(v int16, allowRF bool, target []int32) kmsg.AlterPartitionAssignmentsResponseTopicPartition {
+		t.Helper()
+		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+		req.SetVersion(v)
+		req.AllowReplicationFactorChange = allowRF
+		rt := kmsg.NewAlterPartitionAssignmentsRequestTopic()
+		rt.Topic = "moved"
+		rp := kmsg.NewAlterPartitionAssignmentsRequestTopicPartition()
+		rp.Partition, rp.Replicas = 0, target
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		require.Zero(t, resp.ErrorCode)
+		return resp.Topics[0].Partitions[0]
+	}
+	// Another replica count without AllowReplicationFactorChange.
+	got := alter(1, false, []int32{outside})
+	require.Equal(t, int16(38), got.ErrorCode)
+	require.Equal(t, "The replication factor is changed from 2 to 1", *got.ErrorMessage)
+	_, _, still, err := srv.Srv().PartitionLeader("moved", 0)
+	require.NoError(t, err)
+	require.Equal(t, replicas, still, "a refused target changes nothing")
+
+	// The leader stays when it is in the target.
+	got = alter(1, false, []int32{outside, leader})
+	require.Zero(t, got.ErrorCode, "%v", got.ErrorMessage)
+	l2, e2, r2, err := srv.Srv().PartitionLeader("moved", 0)
+	require.NoError(t, err)
+	require.Equal(t, []int32{outside, leader}, r2)
+	require.Equal(t, leader, l2)
+	require.Equal(t, epoch, e2)
+
+	// A leader outside the target gives way, in a new epoch.
+	got = alter(0, true, []int32{other})
+	require.Zero(t, got.ErrorCode, "%v", got.ErrorMessage)
+	l3, e3, r3, err := srv.Srv().PartitionLeader("moved", 0)
+	require.NoError(t, err)
+	require.Equal(t, []int32{other}, r3)
+	require.Equal(t, other, l3)
+	require.Greater(t, e3, e2)
+
+	lresp, err := kmsg.NewPtrListPartitionReassignmentsRequest().RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Empty(t, lresp.Topics)
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("moved")
+	mreq.Topics = append(mreq.Topics, mt)
+	mresp, err := mreq.RequestWith(ctx, cl)
+	require.NoError(t, err)
+	require.Equal(t, []int32{other}, mresp.Topics[0].Partitions[0].Replicas)
+	require.Equal(t, other, mresp.Topics[0].Partitions[0].Leader)
+
+	require.NoError(t, cl.ProduceSync(ctx, &kgo.Record{Value: []byte("after")}).FirstErr())
+	recs := consume(t, srv.Addr, "moved", 2)
+	require.Equal(t, "before", string(recs[0].Value))
+	require.Equal(t, "after", string(recs[1].Value))
+}
