@@ -27,7 +27,7 @@ const (
 // synonyms when asked (v1+), its type and documentation when asked (v3+).
 // The broker resource named "" (the cluster default) lists only the
 // dynamic defaults set, as Kafka lists them.
-func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (kmsg.Response, error) {
+func (s *Server) handleDescribeConfigs(ctx context.Context, kreq kmsg.Request) (kmsg.Response, error) {
 	req := kreq.(*kmsg.DescribeConfigsRequest)
 	resp := kmsg.NewPtrDescribeConfigsResponse()
 	for _, r := range req.Resources {
@@ -40,7 +40,7 @@ func (s *Server) handleDescribeConfigs(_ context.Context, kreq kmsg.Request) (km
 			entries, err = s.dir.DescribeTopicConfig(r.ResourceName)
 		case resourceBroker:
 			var scope log.BrokerConfigScope
-			if scope, err = s.brokerScope(r.ResourceName); err == nil {
+			if scope, err = s.brokerScope(ctx, r.ResourceName); err == nil {
 				entries = s.describeBroker(scope)
 			}
 		case resourceGroup:
@@ -111,9 +111,11 @@ func configType(t string) kmsg.ConfigType {
 }
 
 // brokerScope maps a broker resource name to the settings it names: ""
-// the cluster default, the node id this broker's. Another name is refused
-// with INVALID_REQUEST, as Kafka refuses a broker id not its own.
-func (s *Server) brokerScope(name string) (log.BrokerConfigScope, error) {
+// the cluster default, the id of the broker the request came to (the
+// node id; on virtual brokers the one the connection reached, all of them
+// sharing the directory's settings) this broker's. Another name is
+// refused with INVALID_REQUEST, as Kafka refuses a broker id not its own.
+func (s *Server) brokerScope(ctx context.Context, name string) (log.BrokerConfigScope, error) {
 	if name == "" {
 		return log.ClusterDefault, nil
 	}
@@ -121,7 +123,7 @@ func (s *Server) brokerScope(name string) (log.BrokerConfigScope, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: broker id must be an integer, but it is: %s", errInvalidResource, name)
 	}
-	if node := s.dir.NodeID(); int32(id) != node {
+	if node := s.brokerOf(ctx); int32(id) != node {
 		return 0, fmt.Errorf("%w: unexpected broker id, expected %d or empty string, but received %s", errInvalidResource, node, name)
 	}
 	return log.ThisBroker, nil
@@ -223,7 +225,7 @@ func (s *Server) serverProperties() map[string]log.ConfigEntry {
 // INVALID_REQUEST, as Kafka's broker answers a broker config change it
 // refuses.
 func (s *Server) alterBroker(ctx context.Context, name string, validate bool, change func(props, current map[string]string) error) error {
-	scope, err := s.brokerScope(name)
+	scope, err := s.brokerScope(ctx, name)
 	if err != nil {
 		return err
 	}

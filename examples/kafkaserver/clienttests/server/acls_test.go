@@ -64,6 +64,8 @@ func TestACLsWhoMayDoWhat(t *testing.T) {
 
 	alice, bob := userClient(t, srv.Addr, "alice"), userClient(t, srv.Addr, "bob")
 	adminCl := admin
+	coordinatorReady(t, admin, "alice-group", 0)
+	coordinatorReady(t, admin, "alice-txn", 1)
 	ids := map[string][16]byte{}
 	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, admin)
 	require.NoError(t, err)
@@ -311,6 +313,7 @@ func TestACLsAdminAndDescribe(t *testing.T) {
 		}
 	}
 	bob := userClient(t, srv.Addr, "bob")
+	coordinatorReady(t, admin, "bob-g", 0)
 	// Groups to describe and list: each joined by admin.
 	for _, g := range []string{"bob-g", "alice-g"} {
 		req := kmsg.NewPtrJoinGroupRequest()
@@ -436,6 +439,7 @@ func TestACLsGroupsSharesConfigs(t *testing.T) {
 		}
 	}
 	alice, bob := userClient(t, srv.Addr, "alice"), userClient(t, srv.Addr, "bob")
+	coordinatorReady(t, admin, "workers", 0)
 	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, admin)
 	require.NoError(t, err)
 	ids := map[string][16]byte{}

@@ -73,6 +73,33 @@ func serveDir(t *testing.T, d *kllog.Dir) string {
 	return ln.Addr().String()
 }
 
+// coordinatorReady looks a key of type typ (0 group, 1 transaction)
+// up until its coordinator is there: a fresh server answers the first
+// lookup COORDINATOR_NOT_AVAILABLE while it makes the coordinator's
+// internal topic, as Kafka does, and kgo's requests to a coordinator do
+// not retry that answer.
+func coordinatorReady(t *testing.T, cl *kgo.Client, key string, typ int8) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorType = key, typ
+		req.CoordinatorKeys = []string{key}
+		resp, err := req.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		code := resp.ErrorCode
+		if len(resp.Coordinators) > 0 {
+			code = resp.Coordinators[0].ErrorCode
+		}
+		if code == 0 {
+			return
+		}
+		require.Equal(t, int16(15), code, "COORDINATOR_NOT_AVAILABLE, else the coordinator")
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func createTopic(t *testing.T, cl *kgo.Client, name string, partitions int32) {
 	t.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()

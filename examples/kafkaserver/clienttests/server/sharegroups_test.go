@@ -51,6 +51,7 @@ func newShareEnvAt(t *testing.T, addr string, parts int32) *shareEnv {
 	resp, err := md.RequestWith(context.Background(), cl)
 	require.NoError(t, err)
 	e.id = resp.Topics[0].TopicID
+	coordinatorReady(t, cl, "share-env", 0)
 	return e
 }
 
