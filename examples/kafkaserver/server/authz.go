@@ -334,7 +334,7 @@ func refuseWhole(kreq kmsg.Request, code int16) kmsg.Response {
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		for _, t := range req.Topics {
 			rt := kmsg.NewTxnOffsetCommitResponseTopic()
-			rt.Topic = t.Topic
+			rt.Topic, rt.TopicID = t.Topic, t.TopicID // v6 names topics by id
 			for _, p := range t.Partitions {
 				rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 				rp.Partition, rp.ErrorCode = p.Partition, code
@@ -828,7 +828,9 @@ func authzTxnOffsetCommit(z *authCtx, kreq kmsg.Request) (kmsg.Response, func(km
 		return refuseWhole(req, errGroupAuthorizationFailed), nil
 	}
 	var refused []kmsg.TxnOffsetCommitRequestTopic
-	req.Topics, refused = keepTopics(z, acl.OpRead, req.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) string { return t.Topic })
+	req.Topics, refused = keepTopics(z, acl.OpRead, req.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) string {
+		return z.topicOf(req.Version >= 6, t.Topic, t.TopicID)
+	})
 	if len(refused) == 0 {
 		return nil, nil
 	}
