@@ -1,12 +1,10 @@
 package log
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"path/filepath"
@@ -185,20 +183,9 @@ func decodeBrokerConfigStore(name string, data []byte) (def, broker map[string]s
 	corrupt := func(reason string, err error) (map[string]string, map[string]string, error) {
 		return nil, nil, &CorruptStoreError{Store: ErrCorruptBrokerConfigStore, File: name, Reason: reason, Err: err}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var doc brokerConfigStoreDoc
-	if err := dec.Decode(&doc); err != nil {
-		return corrupt("not a JSON broker config store: "+err.Error(), err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return corrupt("data after the JSON object", nil)
-	}
-	if doc.Version == nil {
-		return corrupt("no version", nil)
-	}
-	if *doc.Version != brokerConfigStoreVersion {
-		return corrupt(fmt.Sprintf("unsupported version %d", *doc.Version), nil)
+	if err := decodeVersionedStore(name, data, &doc, func() *int { return doc.Version }, brokerConfigStoreVersion, ErrCorruptBrokerConfigStore); err != nil {
+		return nil, nil, err
 	}
 	for _, m := range []map[string]string{doc.Default, doc.Broker} {
 		checked, err := checkDynamicBrokerProps(m)

@@ -1,12 +1,10 @@
 package log
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -87,20 +85,9 @@ func decodeGroupConfigStore(name string, data []byte, c Config) (map[string]map[
 	corrupt := func(reason string, err error) (map[string]map[string]string, error) {
 		return nil, &CorruptStoreError{Store: ErrCorruptGroupConfigStore, File: name, Reason: reason, Err: err}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var doc groupConfigStoreDoc
-	if err := dec.Decode(&doc); err != nil {
-		return corrupt("not a JSON group config store: "+err.Error(), err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return corrupt("data after the JSON object", nil)
-	}
-	if doc.Version == nil {
-		return corrupt("no version", nil)
-	}
-	if *doc.Version != groupConfigStoreVersion {
-		return corrupt(fmt.Sprintf("unsupported version %d", *doc.Version), nil)
+	if err := decodeVersionedStore(name, data, &doc, func() *int { return doc.Version }, groupConfigStoreVersion, ErrCorruptGroupConfigStore); err != nil {
+		return nil, err
 	}
 	groups := make(map[string]map[string]string, len(doc.Groups))
 	for group, overrides := range doc.Groups {

@@ -249,8 +249,7 @@ func loadQuotaStore(fsys vfs.FS, dir string) (quotaEntries, error) {
 		return nil, &CorruptStoreError{Store: ErrCorruptClientQuotaStore, File: name, Reason: reason, Err: err}
 	}
 	var doc quotaStoreDoc
-	found, err := readVersionedStore(fsys, name, maxQuotaStoreBytes, &doc, func() *int { return doc.Version }, quotaStoreVersion,
-		func(reason string, err error) error { _, e := corrupt(reason, err); return e })
+	found, err := readVersionedStore(fsys, name, maxQuotaStoreBytes, &doc, func() *int { return doc.Version }, quotaStoreVersion, ErrCorruptClientQuotaStore)
 	if err != nil {
 		return nil, err
 	}

@@ -232,8 +232,7 @@ func loadScramStore(fsys vfs.FS, dir string) (scramUsers, error) {
 		return nil, &CorruptStoreError{Store: ErrCorruptScramStore, File: name, Reason: reason, Err: err}
 	}
 	var doc scramStoreDoc
-	found, err := readVersionedStore(fsys, name, maxScramStoreBytes, &doc, func() *int { return doc.Version }, scramStoreVersion,
-		func(reason string, err error) error { _, e := corrupt(reason, err); return e })
+	found, err := readVersionedStore(fsys, name, maxScramStoreBytes, &doc, func() *int { return doc.Version }, scramStoreVersion, ErrCorruptScramStore)
 	if err != nil {
 		return nil, err
 	}
