@@ -26,6 +26,9 @@ type options struct {
 	scram []log.ScramUpsertion
 	// unused are the properties given that nothing reads, sorted.
 	unused []string
+	// control is -control's address: the HTTP API stopping and starting
+	// virtual brokers; empty for none.
+	control string
 }
 
 // sources are the command line's arguments that are not properties.
@@ -33,6 +36,7 @@ type sources struct {
 	file               string // the properties file, if any
 	listen, advertised string // -listen, -advertised
 	adopt              bool   // -adopt-broker-dir
+	control            string // -control
 	scram              []log.ScramUpsertion
 }
 
@@ -172,6 +176,10 @@ func configure(m map[string]string, src sources) (options, error) {
 	}
 	errs = append(errs, p.integer("brokers", 1, 1024, func(n int64) { c.Brokers = int(n) }))
 	errs = append(errs, p.integer("default.replication.factor", 1, int64(max(c.Brokers, 1)), func(n int64) { c.DefaultReplicationFactor = int16(n) }))
+	if src.control != "" && c.Brokers < 2 {
+		errs = append(errs, fmt.Errorf("-control %s: the control API stops and starts virtual brokers; it needs brokers above 1", src.control))
+	}
+	o.control = src.control
 	if err := errors.Join(errs...); err != nil {
 		return o, err
 	}

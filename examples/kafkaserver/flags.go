@@ -60,6 +60,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprintln(out, "usage: kafkaserver [server.properties] [flags] [--override key=value ...]")
+		fmt.Fprintln(out, "       kafkaserver control host:port brokers|stop BROKER|start BROKER|leader TOPIC PARTITION BROKER")
 		fs.PrintDefaults()
 	}
 	flags := map[string]string{}
@@ -79,6 +80,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		flags["allow.everyone.if.no.acl.found"] = v
 		return nil
 	})
+	fs.StringVar(&src.control, "control", "", "kafkalite's: host:port of an HTTP API (no authentication: bind it to loopback) that stops and starts virtual brokers (-brokers) and moves partition leaders; \"kafkaserver control host:port\" is its client")
 	fs.BoolVar(&src.adopt, "adopt-broker-dir", false, "serve a Kafka broker's log directory (its meta.properties and whole topics), which is refused otherwise")
 	overrides := map[string]string{}
 	fs.Func("override", "key=value: a broker property, winning over the file (a flag of the same name wins over it); repeatable", func(v string) error {

@@ -52,6 +52,15 @@
 // -adopt-broker-dir serves a Kafka broker's log directory (with -node.id
 // its meta.properties names), which log.Open refuses otherwise.
 //
+// -brokers N serves N virtual brokers over the directory; with -control
+// host:port it serves an HTTP API (bind it to loopback: it has no
+// authentication) that stops and starts them and moves partition
+// leaders, and
+//
+//	kafkaserver control host:port brokers|stop N|start N|leader TOPIC PARTITION N
+//
+// is its client.
+//
 // It runs until SIGINT or SIGTERM, then closes the connections and the
 // directory cleanly.
 package main
@@ -73,6 +82,9 @@ import (
 )
 
 func main() {
+	if isControl(os.Args[1:]) {
+		os.Exit(runControl(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	opts, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -156,22 +168,30 @@ func serveBrokers(ctx context.Context, o options, s *server.Server, d *log.Dir, 
 	for i, id := range ids {
 		where[i] = fmt.Sprintf("broker %d %s://%s", id, addrs[0].name, lns[i].Addr())
 	}
-	ready(fmt.Sprintf("kafkaserver: serving %s on %s", o.dir, strings.Join(where, ", ")))
-	served := make(chan error, len(lns))
-	for i, id := range ids {
-		go func() { served <- s.ServeBroker(ctx, id, lns[i]) }()
-	}
-	err = <-served // the first broker to end ends the server
-	var errs []error
-	if !errors.Is(err, context.Canceled) {
-		errs = append(errs, err)
-	}
-	errs = append(errs, s.Close())
-	for range len(lns) - 1 {
-		if err := <-served; err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, server.ErrServerClosed) {
-			errs = append(errs, err)
+	r := newBrokerRunner(ctx, s)
+	line := fmt.Sprintf("kafkaserver: serving %s on %s", o.dir, strings.Join(where, ", "))
+	stopControl := func() {}
+	if o.control != "" {
+		cln, err := net.Listen("tcp", o.control)
+		if err != nil {
+			for _, ln := range lns {
+				ln.Close()
+			}
+			return errors.Join(fmt.Errorf("-control: %w", err), s.Close(), d.Close())
 		}
+		stopControl = serveControl(ctx, cln, r.controlHandler())
+		line += "; control " + cln.Addr().String()
 	}
+	r.mu.Lock()
+	for i, id := range ids {
+		r.startLocked(id, lns[i])
+	}
+	r.mu.Unlock()
+	ready(line)
+	err = r.wait() // a broker ending other than by a stop on command ends the server
+	stopControl()
+	errs := []error{err, s.Close()}
+	errs = append(errs, r.drain()...)
 	return errors.Join(append(errs, d.Close())...)
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -208,4 +210,90 @@ func TestBrokersFlags(t *testing.T) {
 			require.NoError(t, ln.Close())
 		}
 	}
+}
+
+// TestControl: -control serves the control API beside the brokers in the
+// command's process (here with -race): brokers stopped and started again
+// on their ports, requests it cannot do refused with 400, and the
+// command's end stops the API and every broker's goroutine.
+func TestControl(t *testing.T) {
+	_, err := parseFlags([]string{"-dir", "d", "-control", "127.0.0.1:0"}, io.Discard)
+	require.ErrorContains(t, err, "needs brokers above 1")
+	o, err := parseFlags([]string{"-dir", t.TempDir(), "-listen", "127.0.0.1:0", "-brokers", "2", "-control", "127.0.0.1:0"}, io.Discard)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lines := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx, o, func(l string) { lines <- l }) }()
+	var line string
+	select {
+	case line = <-lines:
+	case err := <-served:
+		t.Fatal(err)
+	}
+	_, ctl, ok := strings.Cut(line, "; control ")
+	require.True(t, ok, line)
+	call := func(method, path string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+ctl+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := call("GET", "/brokers")
+	require.Equal(t, http.StatusOK, code)
+	f := strings.Fields(body)
+	require.Len(t, f, 6, body)
+	addr1 := f[4]
+	code, body = call("POST", "/brokers/1/stop")
+	require.Equal(t, []any{http.StatusOK, "broker 1 stopped\n"}, []any{code, body})
+	_, err = net.DialTimeout("tcp", addr1, time.Second)
+	require.Error(t, err, "the stopped broker's port is closed")
+	code, body = call("GET", "/brokers")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "1 "+addr1+" stopped\n")
+	code, body = call("POST", "/brokers/1/start")
+	require.Equal(t, []any{http.StatusOK, "broker 1 started\n"}, []any{code, body})
+	conn, err := net.DialTimeout("tcp", addr1, time.Second)
+	require.NoError(t, err, "served again on its port")
+	conn.Close()
+	for _, path := range []string{"/brokers/5/stop", "/brokers/x/start", "/partitions/none/0/leader/1", "/partitions/t/x/leader/1"} {
+		code, body := call("POST", path)
+		require.Equal(t, http.StatusBadRequest, code, "%s: %s", path, body)
+	}
+	code, _ = call("DELETE", "/brokers/1/stop")
+	require.Equal(t, http.StatusMethodNotAllowed, code)
+
+	// A broker stopped on command does not end the server; the command's
+	// end does, and stops the API.
+	code, _ = call("POST", "/brokers/0/stop")
+	require.Equal(t, http.StatusOK, code)
+	cancel()
+	require.NoError(t, <-served)
+	_, err = http.Get("http://" + ctl + "/brokers")
+	require.Error(t, err, "the control API stopped")
+}
+
+// TestControlClient: "kafkaserver control" refuses a command line it
+// cannot send, and fails when the server is not there.
+func TestControlClient(t *testing.T) {
+	var out, errOut strings.Builder
+	require.Equal(t, 2, runControl([]string{"127.0.0.1:1"}, &out, &errOut))
+	require.Contains(t, errOut.String(), "usage")
+	require.Equal(t, 2, runControl([]string{"127.0.0.1:1", "stop"}, &out, &errOut))
+	errOut.Reset()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	require.Equal(t, 1, runControl([]string{addr, "brokers"}, &out, &errOut))
+	require.Contains(t, errOut.String(), "kafkaserver control:")
+	require.Empty(t, out.String())
+	require.True(t, isControl([]string{"control", "a", "brokers"}))
+	require.False(t, isControl([]string{"server.properties"}))
 }

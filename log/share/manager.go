@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -432,9 +433,25 @@ func (m *PartitionManager) Acknowledge(ctx context.Context, group, member, topic
 // share-partitions, as Kafka does when a member leaves or its share
 // session closes, and writes the states that changed.
 func (m *PartitionManager) ReleaseMember(ctx context.Context, group, member string) error {
+	return m.releaseMember(ctx, group, member, m.groupPartitions(group))
+}
+
+// ReleaseMemberPartitions releases the records member holds in group's
+// share-partitions of tps only, as Kafka does when a broker's share
+// session of the member closes (it releases the session's partitions),
+// and writes the states that changed.
+func (m *PartitionManager) ReleaseMemberPartitions(ctx context.Context, group, member string, tps []log.TopicPartition) error {
+	ps := m.groupPartitions(group)
+	ps = slices.DeleteFunc(ps, func(p *sharePartition) bool {
+		return !slices.Contains(tps, log.TopicPartition{Topic: p.key.topic, Partition: p.key.partition})
+	})
+	return m.releaseMember(ctx, group, member, ps)
+}
+
+func (m *PartitionManager) releaseMember(ctx context.Context, group, member string, ps []*sharePartition) error {
 	lim, _ := m.settings(group)
 	var errs []error
-	for _, p := range m.groupPartitions(group) {
+	for _, p := range ps {
 		l, err := m.dir.Partition(p.key.topic, p.key.partition)
 		if err != nil {
 			continue // the topic is gone; so is the state's use

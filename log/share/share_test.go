@@ -296,6 +296,17 @@ func TestReleaseMember(t *testing.T) {
 	assert.Equal(t, ranges(0, 2, 2), e.acquire("b", 0, 10).Acquired)
 	assert.Equal(t, ranges(0, 2, 2), e.acquire("b", 1, 10).Acquired)
 	require.NoError(t, e.m.ReleaseMember(ctx, "g", "nobody"))
+
+	// Released in the partitions named only, as a broker's share session
+	// closing releases its own partitions.
+	e.produce(0, -1, 2)
+	e.produce(1, -1, 2)
+	assert.Equal(t, ranges(3, 4, 1), e.acquire("c", 0, 10).Acquired)
+	assert.Equal(t, ranges(3, 4, 1), e.acquire("c", 1, 10).Acquired)
+	require.NoError(t, e.m.ReleaseMemberPartitions(ctx, "g", "c", []log.TopicPartition{{Topic: "t", Partition: 1}, {Topic: "gone", Partition: 0}}))
+	assert.Empty(t, e.acquire("d", 0, 10).Acquired, "t-0 is not named: c keeps it")
+	assert.Equal(t, ranges(3, 4, 2), e.acquire("d", 1, 10).Acquired)
+	require.NoError(t, e.m.ReleaseMemberPartitions(ctx, "g", "c", nil))
 }
 
 func TestInFlightLimit(t *testing.T) {

@@ -63,6 +63,66 @@ func (s *Server) route(ctx context.Context, req kmsg.Request) (kmsg.Response, fu
 			lr := resp.(*kmsg.ListGroupsResponse)
 			lr.Groups = slices.DeleteFunc(lr.Groups, func(g kmsg.ListGroupsResponseGroup) bool { return notHere(coordinatorKeyTypeGroup, g.Group) })
 		}, nil
+	case *kmsg.DescribeGroupsRequest:
+		return nil, routeGroups(&r.Groups, func(g string) bool { return notHere(coordinatorKeyTypeGroup, g) },
+			func(resp kmsg.Response, moved []string) {
+				dr := resp.(*kmsg.DescribeGroupsResponse)
+				for _, g := range moved {
+					rg := kmsg.NewDescribeGroupsResponseGroup()
+					rg.Group, rg.ErrorCode = g, errNotCoordinator
+					dr.Groups = append(dr.Groups, rg)
+				}
+			}), nil
+	case *kmsg.DeleteGroupsRequest:
+		return nil, routeGroups(&r.Groups, func(g string) bool { return notHere(coordinatorKeyTypeGroup, g) },
+			func(resp kmsg.Response, moved []string) {
+				dr := resp.(*kmsg.DeleteGroupsResponse)
+				for _, g := range moved {
+					rg := kmsg.NewDeleteGroupsResponseGroup()
+					rg.Group, rg.ErrorCode = g, errNotCoordinator
+					dr.Groups = append(dr.Groups, rg)
+				}
+			}), nil
+	case *kmsg.ConsumerGroupDescribeRequest:
+		return nil, routeGroups(&r.Groups, func(g string) bool { return notHere(coordinatorKeyTypeGroup, g) },
+			func(resp kmsg.Response, moved []string) {
+				dr := resp.(*kmsg.ConsumerGroupDescribeResponse)
+				for _, g := range moved {
+					rg := kmsg.NewConsumerGroupDescribeResponseGroup()
+					rg.Group, rg.ErrorCode = g, errNotCoordinator
+					dr.Groups = append(dr.Groups, rg)
+				}
+			}), nil
+	case *kmsg.ShareGroupDescribeRequest:
+		return nil, routeGroups(&r.GroupIDs, func(g string) bool { return notHere(coordinatorKeyTypeGroup, g) },
+			func(resp kmsg.Response, moved []string) {
+				dr := resp.(*kmsg.ShareGroupDescribeResponse)
+				for _, g := range moved {
+					rg := kmsg.NewShareGroupDescribeResponseGroup()
+					rg.GroupID, rg.ErrorCode = g, errNotCoordinator
+					dr.Groups = append(dr.Groups, rg)
+				}
+			}), nil
+	case *kmsg.DescribeShareGroupOffsetsRequest:
+		var moved []string
+		r.Groups = slices.DeleteFunc(r.Groups, func(g kmsg.DescribeShareGroupOffsetsRequestGroup) bool {
+			if notHere(coordinatorKeyTypeGroup, g.GroupID) {
+				moved = append(moved, g.GroupID)
+				return true
+			}
+			return false
+		})
+		if len(moved) == 0 {
+			return nil, nil, nil
+		}
+		return nil, func(resp kmsg.Response) {
+			dr := resp.(*kmsg.DescribeShareGroupOffsetsResponse)
+			for _, g := range moved {
+				rg := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
+				rg.GroupID, rg.ErrorCode = g, errNotCoordinator
+				dr.Groups = append(dr.Groups, rg)
+			}
+		}, nil
 	case *kmsg.ListTransactionsRequest:
 		return nil, func(resp kmsg.Response) {
 			lr := resp.(*kmsg.ListTransactionsResponse)
@@ -101,6 +161,10 @@ func (s *Server) route(ctx context.Context, req kmsg.Request) (kmsg.Response, fu
 		return group(r.Group)
 	case *kmsg.ShareGroupHeartbeatRequest:
 		return group(r.GroupID)
+	case *kmsg.AlterShareGroupOffsetsRequest:
+		return group(r.GroupID)
+	case *kmsg.DeleteShareGroupOffsetsRequest:
+		return group(r.GroupID)
 	case *kmsg.TxnOffsetCommitRequest:
 		return group(r.Group)
 	case *kmsg.OffsetFetchRequest:
@@ -128,6 +192,25 @@ func (s *Server) route(ctx context.Context, req kmsg.Request) (kmsg.Response, fu
 	return nil, nil, nil
 }
 
+// routeGroups takes the groups another broker coordinates out of a
+// request naming several (Kafka's coordinators answer each
+// NOT_COORDINATOR), and returns the completion that adds their answers
+// with add; nil when every group is the broker's.
+func routeGroups(groups *[]string, notHere func(string) bool, add func(kmsg.Response, []string)) func(kmsg.Response) {
+	var moved []string
+	*groups = slices.DeleteFunc(*groups, func(g string) bool {
+		if notHere(g) {
+			moved = append(moved, g)
+			return true
+		}
+		return false
+	})
+	if len(moved) == 0 {
+		return nil
+	}
+	return func(resp kmsg.Response) { add(resp, moved) }
+}
+
 // notCoordinator is req's answer of NOT_COORDINATOR.
 func notCoordinator(req kmsg.Request) kmsg.Response {
 	resp := req.ResponseKind()
@@ -147,6 +230,10 @@ func notCoordinator(req kmsg.Request) kmsg.Response {
 	case *kmsg.ConsumerGroupHeartbeatResponse:
 		r.ErrorCode = errNotCoordinator
 	case *kmsg.ShareGroupHeartbeatResponse:
+		r.ErrorCode = errNotCoordinator
+	case *kmsg.AlterShareGroupOffsetsResponse:
+		r.ErrorCode = errNotCoordinator
+	case *kmsg.DeleteShareGroupOffsetsResponse:
 		r.ErrorCode = errNotCoordinator
 	case *kmsg.InitProducerIDResponse:
 		r.ErrorCode, r.ProducerID, r.ProducerEpoch = errNotCoordinator, -1, -1

@@ -48,7 +48,7 @@ func shareCode(err error) int16 {
 // share-partition manager: or the code and error to answer with, when the
 // member is not in its share group.
 func (s *Server) shareRequest(ctx context.Context, group, member *string) (shareSessionKey, *share.PartitionManager, int16, error) {
-	key := shareSessionKey{group: deref(group), member: deref(member)}
+	key := shareSessionKey{broker: s.brokerOf(ctx), group: deref(group), member: deref(member)}
 	if key.group == "" || key.member == "" {
 		return key, nil, errInvalidRequest, fmt.Errorf("%w: a share request needs its group id and member id", errShareRequestMalformed)
 	}
@@ -118,6 +118,15 @@ func (n *shareNames) partError(p sharePart) (string, int16, error) {
 	return name, errNone, nil
 }
 
+// leader reports whether broker leads the partition, and its leader and
+// epoch, on a cluster of virtual brokers; on one broker, it leads all.
+func (n *shareNames) leader(broker int32, name string, p int32) (partitionState, bool) {
+	if n.s.cluster == nil {
+		return partitionState{}, true
+	}
+	return n.s.cluster.leaderHere(broker, name, p)
+}
+
 // ackBatch is a wire acknowledgement batch.
 type ackBatch struct {
 	first, last int64
@@ -131,6 +140,11 @@ func (s *Server) acknowledge(ctx context.Context, mgr *share.PartitionManager, n
 	name, code, err := names.partError(p)
 	if err != nil {
 		return code, err
+	}
+	if _, here := names.leader(key.broker, name, p.partition); !here {
+		// Kafka's broker holds no share-partition it does not lead:
+		// UNKNOWN_TOPIC_OR_PARTITION, as its SharePartitionManager answers.
+		return errUnknownTopicOrPartition, fmt.Errorf("%w: broker %d does not lead %s-%d", log.ErrUnknownTopicOrPartition, key.broker, name, p.partition)
 	}
 	acks := make([]share.AckBatch, 0, len(in))
 	for _, b := range in {
@@ -156,6 +170,9 @@ type shareFetchResponse struct {
 	index map[sharePart][2]int
 	// slices hold each partition's records, sent as they lie in the .log.
 	slices map[sharePart][]*segment.Slice
+	// leaders are the brokers named as leaders of partitions answered
+	// NOT_LEADER_OR_FOLLOWER, whose endpoints the response lists.
+	leaders []int32
 }
 
 // aligned returns the slices aligned with the response's topics and
@@ -294,7 +311,7 @@ func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*
 		}
 	}
 	if req.ShareSessionEpoch == shareFinalEpoch {
-		s.closeShareSession(ctx, mgr, key)
+		s.closeShareSession(ctx, mgr, key, nil)
 		return resp, nil, nil
 	}
 	if renewAck {
@@ -309,9 +326,16 @@ func (s *Server) shareFetch(ctx context.Context, req *kmsg.ShareFetchRequest) (*
 		// member left, or closed it from another connection, whose
 		// release may have come first): what it acquired goes back too.
 		out.release()
-		s.closeShareSession(ctx, mgr, key)
+		s.closeShareSession(ctx, mgr, key, parts)
 		resp.Topics = nil
 		return fail(codeShareSessionNotFound, fmt.Errorf("%w: group %q member %q: closed during the fetch", errShareSessionNotFound, key.group, key.member))
+	}
+	if len(out.leaders) > 0 {
+		for _, b := range s.cluster.endpoints(out.leaders) {
+			ep := kmsg.NewShareFetchResponseNodeEndpoint()
+			ep.NodeID, ep.Host, ep.Port = b.NodeID, b.Host, b.Port
+			resp.NodeEndpoints = append(resp.NodeEndpoints, ep)
+		}
 	}
 	return resp, out.aligned(), nil
 }
@@ -336,6 +360,16 @@ func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *
 		if err != nil {
 			rp := out.part(p)
 			rp.ErrorCode, rp.ErrorMessage = code, messageOf(err)
+			continue
+		}
+		if ps, here := names.leader(key.broker, name, p.partition); !here {
+			// As Kafka's broker answers a share fetch of a partition it
+			// does not lead, with the leader (KIP-951).
+			rp := out.part(p)
+			rp.ErrorCode = errNotLeaderOrFollower
+			rp.ErrorMessage = messageOf(fmt.Errorf("broker %d does not lead %s-%d: broker %d does", key.broker, name, p.partition, ps.leader))
+			rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = ps.leader, ps.epoch
+			out.leaders = append(out.leaders, ps.leader)
 			continue
 		}
 		tpNames[i] = name
@@ -400,11 +434,29 @@ func (s *Server) acquire(ctx context.Context, mgr *share.PartitionManager, req *
 	}
 }
 
-// closeShareSession closes the member's session and gives back the
-// records it holds, as Kafka releases them when a session ends.
-func (s *Server) closeShareSession(ctx context.Context, mgr *share.PartitionManager, key shareSessionKey) {
-	s.shareSessions.close(key)
-	if err := mgr.ReleaseMember(context.WithoutCancel(ctx), key.group, key.member); err != nil {
+// closeShareSession closes the member's session with its broker and gives
+// back the records it holds in the session's partitions (and in also's,
+// the partitions of a session closed already), as Kafka releases them when
+// a session ends.
+func (s *Server) closeShareSession(ctx context.Context, mgr *share.PartitionManager, key shareSessionKey, also []sharePart) {
+	parts, _ := s.shareSessions.close(key)
+	s.releaseShareParts(ctx, mgr, key, append(parts, also...))
+}
+
+// releaseShareParts gives back the records the member of key holds in
+// parts.
+func (s *Server) releaseShareParts(ctx context.Context, mgr *share.PartitionManager, key shareSessionKey, parts []sharePart) {
+	names := &shareNames{s: s}
+	tps := make([]log.TopicPartition, 0, len(parts))
+	for _, p := range parts {
+		if name, ok := names.name(p.topicID); ok {
+			tps = append(tps, log.TopicPartition{Topic: name, Partition: p.partition})
+		}
+	}
+	if len(tps) == 0 {
+		return
+	}
+	if err := mgr.ReleaseMemberPartitions(context.WithoutCancel(ctx), key.group, key.member, tps); err != nil {
 		s.lg.Warn("kafkaserver: releasing a share member's records failed; their locks run out", "group", key.group, "member", key.member, "err", err)
 	}
 }
@@ -412,8 +464,8 @@ func (s *Server) closeShareSession(ctx context.Context, mgr *share.PartitionMana
 // dropShareSessions closes the sessions a connection opened, when it
 // ends: their members' records go back to their groups.
 func (s *Server) dropShareSessions(ctx context.Context, st *connState) {
-	keys := s.shareSessions.dropConn(st)
-	if len(keys) == 0 {
+	dropped := s.shareSessions.dropConn(st)
+	if len(dropped) == 0 {
 		return
 	}
 	mgr, err := share.Partitions(context.WithoutCancel(ctx), s.dir)
@@ -421,8 +473,8 @@ func (s *Server) dropShareSessions(ctx context.Context, st *connState) {
 		s.lg.Warn("kafkaserver: releasing the records of a closed connection's share sessions failed; their locks run out", "err", err)
 		return
 	}
-	for _, key := range keys {
-		s.closeShareSession(ctx, mgr, key)
+	for key, parts := range dropped {
+		s.releaseShareParts(ctx, mgr, key, parts)
 	}
 }
 
@@ -470,7 +522,7 @@ func (s *Server) handleShareAcknowledge(ctx context.Context, kreq kmsg.Request) 
 		resp.Topics = append(resp.Topics, rt)
 	}
 	if req.ShareSessionEpoch == shareFinalEpoch {
-		s.closeShareSession(ctx, mgr, key)
+		s.closeShareSession(ctx, mgr, key, nil)
 	}
 	return resp, nil
 }

@@ -42,7 +42,7 @@ func (s *Server) handleShareGroupHeartbeat(ctx context.Context, kreq kmsg.Reques
 	if req.MemberEpoch == coordinator.LeaveEpoch {
 		// The coordinator gave the member's records back; its share
 		// session ends with its membership.
-		s.shareSessions.close(shareSessionKey{group: req.GroupID, member: req.MemberID})
+		s.shareSessions.closeMember(req.GroupID, req.MemberID)
 	}
 	resp.MemberID = &res.MemberID
 	resp.MemberEpoch = res.MemberEpoch

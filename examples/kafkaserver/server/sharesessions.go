@@ -16,6 +16,10 @@ import (
 // math.MaxInt32 1 again), adds the partitions its Topics name and drops
 // its ForgottenTopicsData; -1 closes it, and the records the member holds
 // go back to the group. A dropped connection closes the sessions it opened.
+// On a cluster of virtual brokers each broker keeps its own sessions, as
+// each Kafka broker does: a member has a session with every broker leading
+// a partition it reads, and closing one gives back the records of that
+// partitions that session held only.
 //
 // What a client can make the server keep is bounded: at most
 // Config.MaxShareSessions sessions (group.share.max.share.sessions), each
@@ -47,7 +51,12 @@ type sharePart struct {
 	partition int32
 }
 
-type shareSessionKey struct{ group, member string }
+// shareSessionKey names a session: the broker it is kept by (the
+// directory's node id on a server of one broker), the group and member.
+type shareSessionKey struct {
+	broker        int32
+	group, member string
+}
 
 // shareSession is one member's session. Its fields are guarded by the
 // cache's mutex.
@@ -56,6 +65,11 @@ type shareSession struct {
 	parts []sharePart            // in the order they were added
 	set   map[sharePart]struct{} // parts, for lookups
 	owner *connState             // the connection that opened it
+	// ever are the partitions the session ever held, forgotten ones too:
+	// the member may hold records of a partition it forgot, and they go
+	// back when the session ends.
+	ever    []sharePart
+	everSet map[sharePart]struct{}
 }
 
 // shareSessions is the server's share session cache.
@@ -76,17 +90,23 @@ func nextShareEpoch(e int32) int32 {
 
 // open opens a session for the member on owner's connection, replacing the
 // member's session if it had one, with parts; errShareSessionLimit when
-// the cache is full.
+// the cache is full. The partitions the replaced session held count as
+// the new one's for the release at its end: the member may still hold
+// records of them.
 func (c *shareSessions) open(key shareSessionKey, owner *connState, parts []sharePart) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[shareSessionKey]*shareSession{}
 	}
-	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+	old, ok := c.m[key]
+	if !ok && len(c.m) >= c.max {
 		return fmt.Errorf("%w: %d sessions open", errShareSessionLimit, len(c.m))
 	}
 	ss := &shareSession{epoch: nextShareEpoch(shareInitialEpoch), owner: owner}
+	if ok {
+		ss.ever, ss.everSet = old.ever, old.everSet
+	}
 	ss.add(parts)
 	c.m[key] = ss
 	return nil
@@ -126,27 +146,46 @@ func (c *shareSessions) has(key shareSessionKey) bool {
 	return ok
 }
 
-// close removes the member's session; false if it had none.
-func (c *shareSessions) close(key shareSessionKey) bool {
+// close removes the session and returns the partitions it ever held;
+// false if there was none.
+func (c *shareSessions) close(key shareSessionKey) ([]sharePart, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.m[key]
+	ss, ok := c.m[key]
+	if !ok {
+		return nil, false
+	}
 	delete(c.m, key)
-	return ok
+	return ss.ever, true
 }
 
-// dropConn removes the sessions owner opened and returns their keys.
-func (c *shareSessions) dropConn(owner *connState) []shareSessionKey {
+// closeMember removes the member's sessions, with every broker.
+func (c *shareSessions) closeMember(group, member string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var keys []shareSessionKey
-	for k, ss := range c.m {
-		if ss.owner == owner {
-			keys = append(keys, k)
+	for k := range c.m {
+		if k.group == group && k.member == member {
 			delete(c.m, k)
 		}
 	}
-	return keys
+}
+
+// dropConn removes the sessions owner opened and returns them with the
+// partitions they ever held.
+func (c *shareSessions) dropConn(owner *connState) map[shareSessionKey][]sharePart {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var dropped map[shareSessionKey][]sharePart
+	for k, ss := range c.m {
+		if ss.owner == owner {
+			if dropped == nil {
+				dropped = map[shareSessionKey][]sharePart{}
+			}
+			dropped[k] = ss.ever
+			delete(c.m, k)
+		}
+	}
+	return dropped
 }
 
 // add adds the partitions it does not hold yet.
@@ -158,6 +197,13 @@ func (ss *shareSession) add(parts []sharePart) {
 		if _, ok := ss.set[p]; !ok {
 			ss.set[p] = struct{}{}
 			ss.parts = append(ss.parts, p)
+			if _, ok := ss.everSet[p]; !ok {
+				if ss.everSet == nil {
+					ss.everSet = map[sharePart]struct{}{}
+				}
+				ss.everSet[p] = struct{}{}
+				ss.ever = append(ss.ever, p)
+			}
 		}
 	}
 }

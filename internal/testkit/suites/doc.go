@@ -22,9 +22,11 @@
 //     brokers of the kafkaserver command with replication factor 3, as
 //     sarama's docker-compose cluster has them, behind toxiproxy (the Go
 //     module proxy's, a tool in go.mod) on the ports the tests name,
-//     127.0.0.1:29091 to 29095, which must be free. The tests that stop a
-//     broker or read its log through docker compose fail (testdata/sarama's
-//     docker stands in for docker); they run against kafkalite only.
+//     127.0.0.1:29091 to 29095, which must be free. testdata/sarama's
+//     docker stands in for docker: the tests' "docker compose stop|start
+//     kafka-N" stop and start broker N through the command's control API
+//     (-control); the test that reads a broker's log through docker
+//     compose fails. They run against kafkalite only.
 //
 // .ci/suites/fetch obtains the Debian sources into the directory
 // KAFKALITE_SUITES_DIR names (default: the user's cache directory's

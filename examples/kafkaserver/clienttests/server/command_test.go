@@ -223,6 +223,7 @@ listener.name.sasl_ssl.ssl.keystore.password=p12-secret
 
 // command is the kafkaserver command running in a test.
 type command struct {
+	bin    string // the command's binary
 	line   string // the line it printed once it listened
 	errOut *syncBuffer
 }
@@ -257,7 +258,7 @@ func startCommand(t *testing.T, args ...string) *command {
 	build.Dir = filepath.Join("..", "..")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the command: %s", out)
-	c := &command{errOut: &syncBuffer{}}
+	c := &command{bin: bin, errOut: &syncBuffer{}}
 	cmd := exec.Command(bin, args...)
 	cmd.Stderr = c.errOut
 	stdout, err := cmd.StdoutPipe()
