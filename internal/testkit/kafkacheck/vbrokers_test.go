@@ -3,6 +3,7 @@ package kafkacheck
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -37,12 +38,16 @@ func describedPartitions(t *testing.T, k *Kafka, addr, topic string) map[int][3]
 // over the brokers; a Java producer (acks=all, idempotent) keeps writing
 // while kafka-reassign-partitions moves every partition's replicas off its
 // leader, so each partition changes leader (NOT_LEADER_OR_FOLLOWER, then
-// the new leader); the Java consumer then reads every record once, in
-// order per partition, those written after the move under a higher leader
+// the new leader); then a broker leading a partition stops (the command's
+// control API: its port closes, its connections drop, its partitions move
+// to their other replica) and the producer carries on, and the broker
+// starts again; the Java consumer then reads every record once, in order
+// per partition, those written after the moves under a higher leader
 // epoch.
 func TestJavaClientsOnVirtualBrokers(t *testing.T) {
 	k := Get(t)
-	s := startKafkaServer(t, k, "-brokers", "3", "-default.replication.factor", "3")
+	control := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startKafkaServer(t, k, "-brokers", "3", "-default.replication.factor", "3", "-control", control)
 	const topics = "org.apache.kafka.tools.TopicCommand"
 	k.Run(t, "", topics, "--bootstrap-server", s.addr, "--create", "--topic", "vb", "--partitions", "3", "--replication-factor", "3")
 	before := describedPartitions(t, k, s.addr, "vb")
@@ -101,6 +106,27 @@ func TestJavaClientsOnVirtualBrokers(t *testing.T) {
 	}
 
 	send(n) // the same producer, through the moves
+
+	// A broker leading a partition stops (not the bootstrap broker, which
+	// the tools below reach), and starts again after more records.
+	first := strings.Split(strings.TrimSpace(s.controlOut(t, control, "brokers")), "\n")[0]
+	firstID, _, _ := strings.Cut(first, " ")
+	stopped := ""
+	for p := range 3 {
+		if after[p][0] != firstID {
+			stopped = after[p][0]
+			break
+		}
+	}
+	require.NotEmpty(t, stopped, "a partition led by another broker than %s: %v", firstID, after)
+	require.Equal(t, "broker "+stopped+" stopped\n", s.controlOut(t, control, "stop", stopped))
+	moved := describedPartitions(t, k, s.addr, "vb")
+	for p := range 3 {
+		require.NotEqual(t, stopped, moved[p][0], "partition %d's leader stopped", p)
+		require.NotContains(t, strings.Split(moved[p][2], ","), stopped, "partition %d's in-sync replicas", p)
+	}
+	send(2 * n)
+	require.Equal(t, "broker "+stopped+" started\n", s.controlOut(t, control, "start", stopped))
 	prod.finish()
 
 	byPartition := map[string][]string{}
@@ -117,11 +143,20 @@ func TestJavaClientsOnVirtualBrokers(t *testing.T) {
 	for p := range 3 {
 		key := strconv.Itoa(p)
 		var want []string
-		for i := p; i < 2*n; i += 3 {
+		for i := p; i < 3*n; i += 3 {
 			want = append(want, b64(fmt.Sprintf("v%d", i)))
 		}
 		require.Equal(t, want, byPartition[key], "partition %d: every record once, in order", p)
 		es := epochs[key]
 		require.Greater(t, es[len(es)-1], es[0], "partition %d: written after the move under a later leader epoch", p)
 	}
+}
+
+// controlOut runs "kafkaserver control addr args..." and returns its
+// output, failing t when it fails.
+func (s *kafkaServer) controlOut(t *testing.T, addr string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(s.bin, append([]string{"control", addr}, args...)...).CombinedOutput()
+	require.NoError(t, err, "kafkaserver control %v: %s", args, out)
+	return string(out)
 }
