@@ -184,6 +184,35 @@ func (s *Server) route(ctx context.Context, req kmsg.Request) (kmsg.Response, fu
 		if r.Version < 4 {
 			return txn(r.TransactionalID)
 		}
+		// Kafka's broker-to-coordinator form: each transaction another
+		// broker coordinates is answered NOT_COORDINATOR for every
+		// partition, the others handled.
+		var moved []kmsg.AddPartitionsToTxnResponseTransaction
+		r.Transactions = slices.DeleteFunc(r.Transactions, func(tx kmsg.AddPartitionsToTxnRequestTransaction) bool {
+			if !notHere(coordinatorKeyTypeTransaction, tx.TransactionalID) {
+				return false
+			}
+			rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+			rt.TransactionalID = tx.TransactionalID
+			for _, t := range tx.Topics {
+				tt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+				tt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					tp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+					tp.Partition, tp.ErrorCode = p, errNotCoordinator
+					tt.Partitions = append(tt.Partitions, tp)
+				}
+				rt.Topics = append(rt.Topics, tt)
+			}
+			moved = append(moved, rt)
+			return true
+		})
+		if len(moved) > 0 {
+			return nil, func(resp kmsg.Response) {
+				ar := resp.(*kmsg.AddPartitionsToTxnResponse)
+				ar.Transactions = append(ar.Transactions, moved...)
+			}, nil
+		}
 	case *kmsg.AddOffsetsToTxnRequest:
 		return txn(r.TransactionalID)
 	case *kmsg.EndTxnRequest:

@@ -390,3 +390,67 @@ func TestClusterGroupRequestsPerCoordinator(t *testing.T) {
 		require.Equal(t, coordOf[g] != me, slices.Contains(listed, g), g)
 	}
 }
+
+// TestClusterAddPartitionsToTxnPerCoordinator: AddPartitionsToTxn v4+,
+// Kafka's broker-to-coordinator form naming several transactions, answers
+// each transaction another broker coordinates NOT_COORDINATOR for every
+// partition, as Kafka's coordinators answer, and handles the broker's own.
+func TestClusterAddPartitionsToTxnPerCoordinator(t *testing.T) {
+	c := startCommand(t, "-dir", t.TempDir(), "-listen", "127.0.0.1:0", "-brokers", "3",
+		"-override", "transaction.state.log.num.partitions=6")
+	var seeds []string
+	for _, b := range commandBrokerRe.FindAllStringSubmatch(c.line, -1) {
+		seeds = append(seeds, b[2])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	require.NoError(t, err)
+	defer cl.Close()
+	coordOf := map[string]int32{}
+	byCoord := map[int32][]string{}
+	for i := 0; len(byCoord) < 2; i++ {
+		id := fmt.Sprint("txn-", i)
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorType, fc.CoordinatorKey, fc.CoordinatorKeys = 1, id, []string{id}
+		fr, err := fc.RequestWith(ctx, cl)
+		require.NoError(t, err)
+		if fr.Coordinators[0].ErrorCode != 0 {
+			i--
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		coordOf[id] = fr.Coordinators[0].NodeID
+		byCoord[coordOf[id]] = append(byCoord[coordOf[id]], id)
+	}
+	var me int32
+	for id := range byCoord {
+		me = id
+		break
+	}
+	req := kmsg.NewPtrAddPartitionsToTxnRequest()
+	req.Version = 4
+	for id := range coordOf {
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.ProducerID, tx.ProducerEpoch, tx.VerifyOnly = id, 1, 0, true
+		tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		tt.Topic, tt.Partitions = "t", []int32{0, 1}
+		tx.Topics = append(tx.Topics, tt)
+		req.Transactions = append(req.Transactions, tx)
+	}
+	resp, err := cl.Broker(int(me)).RetriableRequest(ctx, req)
+	require.NoError(t, err)
+	ar := resp.(*kmsg.AddPartitionsToTxnResponse)
+	require.Len(t, ar.Transactions, len(coordOf))
+	for _, tx := range ar.Transactions {
+		require.Len(t, tx.Topics, 1)
+		require.Len(t, tx.Topics[0].Partitions, 2)
+		for _, p := range tx.Topics[0].Partitions {
+			if coordOf[tx.TransactionalID] == me {
+				require.NotEqual(t, int16(16), p.ErrorCode, "%s at its coordinator", tx.TransactionalID)
+			} else {
+				require.Equal(t, int16(16), p.ErrorCode, "%s at broker %d, not its coordinator", tx.TransactionalID, me)
+			}
+		}
+	}
+}
