@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -145,4 +146,67 @@ func TestThrottlerShared(t *testing.T) {
 	total := 2*time.Second + slept
 	require.LessOrEqual(t, total, 20*time.Second)
 	require.GreaterOrEqual(t, total, 20*time.Second-2800*time.Millisecond)
+}
+
+// TestThrottlerSetRate: a new rate (Kafka's updateDesiredRatePerSec, on a
+// change of log.cleaner.io.max.bytes.per.second) begins a new check window
+// and rules the sleeps from then on; an unlimited one ends them.
+func TestThrottlerSetRate(t *testing.T) {
+	clk := testclock.New(t0)
+	var slept []time.Duration
+	thr := NewThrottler(1000, clk.Now, func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		clk.Add(d)
+		return nil
+	})
+	require.Equal(t, 1000.0, thr.Rate())
+	clk.Add(200 * time.Millisecond)
+	require.NoError(t, thr.MaybeThrottle(context.Background(), 400))
+	// The window's 400 bytes are forgotten: the new window begins now.
+	thr.SetRate(100)
+	require.Equal(t, 100.0, thr.Rate())
+	require.False(t, thr.Unlimited())
+	clk.Add(400 * time.Millisecond)
+	require.NoError(t, thr.MaybeThrottle(context.Background(), 100))
+	// 100 B at 100 B/s need 1 s, of which 400 ms passed; at the old rate,
+	// 500 B in 600 ms would not have slept.
+	require.Equal(t, []time.Duration{600 * time.Millisecond}, slept)
+
+	thr.SetRate(math.MaxFloat64)
+	require.True(t, thr.Unlimited())
+	slept = nil
+	for range 3 {
+		clk.Add(time.Second)
+		require.NoError(t, thr.MaybeThrottle(context.Background(), 1<<40))
+	}
+	require.Empty(t, slept)
+}
+
+// TestThrottlerSetRateWakesSleepers: a cleaner sleeping under the old rate
+// (here for 34 years: 1 GiB at 1 B/s) wakes when the rate changes, with no
+// error, and without the clock moving; ctx still ends a sleep.
+func TestThrottlerSetRateWakesSleepers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		thr := NewThrottler(1, nil, nil)
+		time.Sleep(time.Second)
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- thr.MaybeThrottle(context.Background(), 1<<30) }()
+		synctest.Wait()
+		require.Empty(t, done, "asleep")
+		thr.SetRate(2)
+		synctest.Wait()
+		require.Len(t, done, 1)
+		require.NoError(t, <-done)
+		require.Equal(t, start, time.Now(), "woken, not timed out")
+
+		// A sleep under the new rate ends with ctx.
+		ctx, cancel := context.WithCancel(context.Background())
+		time.Sleep(time.Second)
+		go func() { done <- thr.MaybeThrottle(ctx, 1<<30) }()
+		synctest.Wait()
+		require.Empty(t, done)
+		cancel()
+		require.ErrorIs(t, <-done, context.Canceled)
+	})
 }

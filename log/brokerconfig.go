@@ -69,30 +69,29 @@ const (
 var ErrCorruptBrokerConfigStore = errors.New("log: corrupt broker config store")
 
 // dynamicBrokerProps are the broker properties kafkalite changes at run
-// time: the defaults of topic properties (the log.-prefixed synonyms,
-// message.max.bytes, compression.*), every one of which Kafka 4.4 changes
-// at run time too (DynamicLogConfig). A change applies at once to every
-// topic without its own override, as in Kafka.
+// time, as Kafka 4.4 does: the defaults of topic properties (the
+// log.-prefixed synonyms, message.max.bytes, compression.*; Kafka's
+// DynamicLogConfig), a change of which applies at once to every topic
+// without its own override, and the cleaner's settings
+// (cleanerDynamicProps; Kafka's LogCleaner reconfigurable configs), a
+// change of which restarts the cleaner goroutines.
 var dynamicBrokerProps = func() map[string]bool {
-	m := make(map[string]bool, len(topicToBroker))
+	m := make(map[string]bool, len(topicToBroker)+len(cleanerDynamicProps))
 	for _, b := range topicToBroker {
 		m[b] = true
+	}
+	for _, name := range cleanerDynamicProps {
+		m[name] = true
 	}
 	return m
 }()
 
 // kafkaDynamicBrokerProps are the broker properties kafkalite has that
-// Kafka 4.4 changes at run time but kafkalite applies at Open only (the
-// cleaner's threads and buffers, recovery threads, producer id
-// expiration, the remote index cache): an alter of one is refused with
-// [ErrNotSupported] rather than stored and not honoured.
+// Kafka 4.4 changes at run time but kafkalite applies at Open only
+// (recovery threads, producer id expiration, the remote index cache): an
+// alter of one is refused with [ErrNotSupported] rather than stored and
+// not honoured.
 var kafkaDynamicBrokerProps = map[string]bool{
-	"log.cleaner.backoff.ms":                       true,
-	"log.cleaner.dedupe.buffer.size":               true,
-	"log.cleaner.io.buffer.load.factor":            true,
-	"log.cleaner.io.buffer.size":                   true,
-	"log.cleaner.io.max.bytes.per.second":          true,
-	"log.cleaner.threads":                          true,
 	"num.recovery.threads.per.data.dir":            true,
 	"producer.id.expiration.ms":                    true,
 	"remote.log.index.file.cache.total.size.bytes": true,
@@ -270,14 +269,26 @@ func (d *Dir) StaticConfig() Config { return d.cfg }
 // AlterBrokerConfig replaces the dynamic broker settings of scope with
 // props (Kafka broker property names and values; none: back to the static
 // Config), durably (the broker config store is written before it
-// returns), and applies them at once: every topic's configuration is its
-// overrides over the new defaults. Only [DynamicBrokerProperties] change;
-// another name is refused with a [*ConfigError] matching
-// [ErrInvalidConfig] (and [ErrNotSupported] for a property Kafka changes
-// at run time but kafkalite does not, [ErrUnknownProperty] for a name
-// Kafka does not define), as is a value that does not parse, a
-// configuration that does not validate, or a topic whose overrides would
-// not fit the new defaults; then nothing is changed.
+// returns), and applies them: every topic's configuration is its
+// overrides over the new defaults at once; a change of the cleaner's
+// settings (log.cleaner.threads, log.cleaner.dedupe.buffer.size,
+// log.cleaner.io.buffer.size, log.cleaner.io.buffer.load.factor,
+// log.cleaner.backoff.ms) restarts the cleaner goroutines with them, as
+// Kafka's LogCleaner restarts its threads, each goroutine stopping once
+// the round it is in ends (no round is aborted, so nothing is cleaned
+// twice, and the new goroutines start once the old ones are gone, so
+// that they never share log.cleaner.dedupe.buffer.size), and
+// log.cleaner.io.max.bytes.per.second applies to the rounds in progress
+// at once. Only [DynamicBrokerProperties] change; another name is refused
+// with a [*ConfigError] matching [ErrInvalidConfig] (and [ErrNotSupported]
+// for a property Kafka changes at run time but kafkalite does not,
+// [ErrUnknownProperty] for a name Kafka does not define), as is a value
+// that does not parse, a configuration that does not validate, a topic
+// whose overrides would not fit the new defaults, or, with
+// log.cleaner.enable, a change of the cleaner's settings (or of
+// message.max.bytes) that leaves log.cleaner.threads below 1, below half
+// its current value or above double it (Kafka's bounds); then nothing is
+// changed.
 func (d *Dir) AlterBrokerConfig(ctx context.Context, scope BrokerConfigScope, props map[string]string) error {
 	return d.alterBrokerConfig(ctx, scope, props, false)
 }
@@ -313,6 +324,9 @@ func (d *Dir) alterBrokerConfig(ctx context.Context, scope BrokerConfigScope, pr
 	if err != nil {
 		return err
 	}
+	if err := d.checkCleanerReconfiguration(b.config(), eff, mergeDynamic(b.def, b.broker), mergeDynamic(def, broker)); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -341,6 +355,7 @@ func (d *Dir) alterBrokerConfig(ctx context.Context, scope BrokerConfigScope, pr
 	}
 	b.def, b.broker = def, broker
 	b.effective.Store(&eff)
+	d.reconfigureCleaner(eff)
 	for _, a := range topics {
 		for _, l := range a.t.partitions {
 			c := a.cfg

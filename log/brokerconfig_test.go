@@ -115,14 +115,14 @@ func TestAlterBrokerConfigRefused(t *testing.T) {
 	}{
 		{map[string]string{"node.id": "3"}, []error{ErrInvalidConfig}},
 		{map[string]string{"num.partitions": "3"}, []error{ErrInvalidConfig}},
-		{map[string]string{"log.cleaner.threads": "2"}, []error{ErrInvalidConfig, ErrNotSupported}},
+		{map[string]string{"num.recovery.threads.per.data.dir": "3"}, []error{ErrInvalidConfig, ErrNotSupported}},
 		{map[string]string{"no.such.thing": "2"}, []error{ErrInvalidConfig, ErrUnknownProperty}},
 		{map[string]string{"log.retention.ms": "soon"}, []error{ErrInvalidConfig}},
 		{map[string]string{"log.segment.bytes": "10"}, []error{ErrInvalidConfig}},
 		// The topic's local.retention.ms of 5 s would pass the new default
 		// retention.ms of 1 s.
 		{map[string]string{"log.retention.ms": "1000"}, []error{ErrInvalidConfig}},
-		{map[string]string{"log.retention.ms": "3600000", "log.cleaner.threads": "2"}, []error{ErrNotSupported}},
+		{map[string]string{"log.retention.ms": "3600000", "num.recovery.threads.per.data.dir": "3"}, []error{ErrNotSupported}},
 	} {
 		err := d.AlterBrokerConfig(ctx, ClusterDefault, c.props)
 		cerr := d.CheckBrokerConfig(ctx, ThisBroker, c.props)
@@ -153,7 +153,7 @@ func TestBrokerConfigStoreCorrupt(t *testing.T) {
 		"unparsable":   `{"version": 1, "broker": {"log.retention.ms": "x"}}`,
 		"not printed":  `{"version": 1, "broker": {"log.retention.ms": " 5"}}`,
 		"trailing":     `{"version": 1} {}`,
-		"unsupported":  `{"version": 1, "default": {"log.cleaner.threads": "2"}}`,
+		"unsupported":  `{"version": 1, "default": {"num.recovery.threads.per.data.dir": "3"}}`,
 		"invalid conf": `{"version": 1, "default": {"log.segment.bytes": "10"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {

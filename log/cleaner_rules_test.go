@@ -236,7 +236,7 @@ func TestCompactionDirtiestFirst(t *testing.T) {
 	require.Less(t, tcLess.ratio, 0.9)
 	require.Greater(t, tcLess.ratio, 0.01)
 
-	c, err := compaction.NewCleaner(d.cleanerConfig(1))
+	c, err := compaction.NewCleaner(d.compactionConfig(cleanerSettingsOf(d.Config())))
 	require.NoError(t, err)
 	for _, want := range []*Log{more, less, nil} {
 		got, failed, err := d.cleanFilthiest(context.Background(), c, nil)
@@ -370,7 +370,7 @@ func TestCompactionAbortedRound(t *testing.T) {
 			}
 
 			arm()
-			c, err := compaction.NewCleaner(d.cleanerConfig(1))
+			c, err := compaction.NewCleaner(d.compactionConfig(cleanerSettingsOf(d.Config())))
 			require.NoError(t, err)
 			got, failed, err := d.cleanFilthiest(context.Background(), c, nil)
 			require.Same(t, l, got)

@@ -21,8 +21,9 @@ import (
 // log's list, cleaner-offset-checkpoint, and the Dir's cleaner goroutines.
 // The compaction package does the cleaning itself.
 
-// cleanerState is the Dir's cleaner: its goroutines' shared throttler, the
-// logs being cleaned, and the synchronous cleaner of CleanNow.
+// cleanerState is the Dir's cleaner: its goroutines (cleaners.go) and their
+// shared throttler, the logs being cleaned, and the synchronous cleaner of
+// CleanNow.
 type cleanerState struct {
 	ctx    context.Context // cancelled by Dir.Close
 	cancel context.CancelFunc
@@ -42,8 +43,11 @@ type cleanerState struct {
 	uncleanable map[*Log]error
 	closed      bool
 
-	syncMu  sync.Mutex // serialises CleanNow; protects syncCleaner
+	syncMu  sync.Mutex // serialises CleanNow; protects syncCln and syncCfg
 	syncCln *compaction.Cleaner
+	syncCfg compaction.Config // syncCln's
+
+	pool cleanerPool // the cleaner goroutines
 }
 
 // CleanerStats describe a log's last cleaning round.
@@ -77,84 +81,6 @@ func (l *Log) FirstDirtyOffset() int64 {
 		return l.LogStartOffset()
 	}
 	return cp
-}
-
-func (d *Dir) cleanerConfig(threads int) compaction.Config {
-	return compaction.Config{
-		DedupeBufferBytes: d.cfg.CleanerDedupeBufferSize / int64(threads+1),
-		LoadFactor:        d.cfg.CleanerIOBufferLoadFactor,
-		IOBufferBytes:     d.cfg.CleanerIOBufferSize,
-		Throttler:         d.cleaner.throttler,
-	}
-}
-
-// startCleaner starts log.cleaner.threads cleaner goroutines (none if
-// log.cleaner.enable is false); Close stops them.
-func (d *Dir) startCleaner() {
-	d.cleaner.ctx, d.cleaner.cancel = context.WithCancel(context.Background())
-	d.cleaner.throttler = compaction.NewThrottler(d.cfg.CleanerIOMaxBytesPerSecond, nil, nil)
-	d.cleaner.inProgress = map[*Log]bool{}
-	d.cleaner.uncleanable = map[*Log]error{}
-	if !d.cfg.CleanerEnable {
-		return
-	}
-	for range d.cfg.CleanerThreads {
-		c, err := compaction.NewCleaner(d.cleanerConfig(d.cfg.CleanerThreads))
-		if err != nil {
-			d.logger.Error("not starting a log cleaner", "err", err)
-			return
-		}
-		d.bg.Add(1)
-		go d.cleanerLoop(c)
-	}
-}
-
-// stopCleaner cancels the rounds in progress and waits for them.
-func (d *Dir) stopCleaner() {
-	d.cleaner.mu.Lock()
-	d.cleaner.closed = true
-	d.cleaner.mu.Unlock()
-	d.cleaner.cancel()
-	d.cleaner.rounds.Wait()
-}
-
-// enterRound registers a cleaning round, unless the cleaner is closed; the
-// round calls rounds.Done when it ends.
-func (c *cleanerState) enterRound() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.rounds.Add(1)
-	return true
-}
-
-// cleanerLoop cleans the filthiest log, again and again, and sleeps
-// log.cleaner.backoff.ms when none needs it or a round failed (as Kafka's
-// CleanerThread pauses when tryCleanFilthiestLog returns false). A failed
-// round marks its log uncleanable, so the next pick skips it; an aborted
-// round (the log changed under it) is followed at once by the next pick.
-func (d *Dir) cleanerLoop(c *compaction.Cleaner) {
-	defer d.bg.Done()
-	for {
-		l, _, err := d.cleanFilthiest(d.cleaner.ctx, c, nil)
-		if l != nil && (err == nil || errors.Is(err, compaction.ErrAborted)) {
-			select {
-			case <-d.stop:
-				return
-			default:
-				continue
-			}
-		}
-		t := time.NewTimer(d.cfg.CleanerBackoff)
-		select {
-		case <-d.stop:
-			t.Stop()
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // maxAbortedRounds is how many rounds of one log may abort in one CleanNow
@@ -224,7 +150,8 @@ func (r CleanWaitReason) String() string {
 // dirty records it left, with why. The cleaner goroutines do the same in
 // the background; CleanNow is for tests and for callers that want a log
 // compacted at a known moment. It works whatever log.cleaner.enable says,
-// with its own share of log.cleaner.dedupe.buffer.size.
+// with its own share of log.cleaner.dedupe.buffer.size (under the settings
+// in effect when it is called: [Dir.AlterBrokerConfig] changes them).
 //
 // As Kafka's cleaner, it never cleans the active segment: records appended
 // since the last roll wait for it ([WaitActiveSegment]); roll first
@@ -241,12 +168,12 @@ func (d *Dir) CleanNow(ctx context.Context) (CleanResult, error) {
 	d.cleaner.syncMu.Lock()
 	defer d.cleaner.syncMu.Unlock()
 	var res CleanResult
-	if d.cleaner.syncCln == nil {
-		c, err := compaction.NewCleaner(d.cleanerConfig(d.cfg.CleanerThreads))
+	if cfg := d.compactionConfig(cleanerSettingsOf(d.Config())); d.cleaner.syncCln == nil || d.cleaner.syncCfg != cfg {
+		c, err := compaction.NewCleaner(cfg)
 		if err != nil {
 			return res, err
 		}
-		d.cleaner.syncCln = c
+		d.cleaner.syncCln, d.cleaner.syncCfg = c, cfg
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -225,6 +225,11 @@ type Config struct {
 	CleanerEnable bool
 	// CleanerThreads mirrors log.cleaner.threads (default 1): the number of
 	// cleaner goroutines. At least 0 (0: none, as with CleanerEnable false).
+	//
+	// This field and the five below are dynamic broker properties, as in
+	// Kafka: [Dir.AlterBrokerConfig] changes them at run time (a change
+	// of log.cleaner.threads within Kafka's bounds: at least 1, at least
+	// half and at most double the current value).
 	CleanerThreads int
 	// CleanerDedupeBufferSize mirrors log.cleaner.dedupe.buffer.size
 	// (default 134217728, 128 MiB): the memory of the cleaners' offset maps,

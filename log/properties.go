@@ -254,10 +254,10 @@ var brokerProps = func() map[string]brokerProp {
 		"log.cleaner.io.buffer.size":                                  props.IntProp(func(c *Config) *int { return &c.CleanerIOBufferSize }),
 		"log.cleaner.io.buffer.load.factor": props.Func(
 			func(c *Config, v string) (err error) { c.CleanerIOBufferLoadFactor, err = props.Double(v); return },
-			func(c *Config) string { return strconv.FormatFloat(c.CleanerIOBufferLoadFactor, 'g', -1, 64) }),
+			func(c *Config) string { return props.FormatDouble(c.CleanerIOBufferLoadFactor) }),
 		"log.cleaner.io.max.bytes.per.second": props.Func(
 			func(c *Config, v string) (err error) { c.CleanerIOMaxBytesPerSecond, err = props.Double(v); return },
-			func(c *Config) string { return strconv.FormatFloat(c.CleanerIOMaxBytesPerSecond, 'g', -1, 64) }),
+			func(c *Config) string { return props.FormatDouble(c.CleanerIOMaxBytesPerSecond) }),
 		"log.cleaner.backoff.ms":                        configMillis(func(c *Config) *time.Duration { return &c.CleanerBackoff }, false),
 		"log.retention.check.interval.ms":               configMillis(func(c *Config) *time.Duration { return &c.RetentionCheckInterval }, false),
 		"log.flush.offset.checkpoint.interval.ms":       configMillis(func(c *Config) *time.Duration { return &c.FlushOffsetCheckpointInterval }, false),

@@ -66,6 +66,41 @@ func Double(v string) (float64, error) {
 	return f, nil
 }
 
+// FormatDouble prints a Kafka double as Kafka prints it (Java's
+// Double.toString): the shortest digits that read back as f, in decimal
+// with at least one fractional digit from 10^-3 up to 10^7 (0.9,
+// 1000000.0), else in Java's scientific notation (1.0E7,
+// 1.7976931348623157E308, 1.0E-4).
+func FormatDouble(f float64) string {
+	if a := math.Abs(f); a == 0 || (a >= 1e-3 && a < 1e7) || math.IsNaN(f) || math.IsInf(f, 0) {
+		switch {
+		case math.IsNaN(f):
+			return "NaN"
+		case math.IsInf(f, 1):
+			return "Infinity"
+		case math.IsInf(f, -1):
+			return "-Infinity"
+		}
+		s := strconv.FormatFloat(f, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'E', -1, 64), "E")
+	if !strings.Contains(mant, ".") {
+		// One digit: Java prints two, the closest ("4.9E-324" for the
+		// least subnormal, whose shortest is 5E-324).
+		mant, exp, _ = strings.Cut(strconv.FormatFloat(f, 'E', 1, 64), "E")
+	}
+	neg := strings.HasPrefix(exp, "-")
+	exp = strings.TrimLeft(exp, "+-0")
+	if neg {
+		exp = "-" + exp
+	}
+	return mant + "E" + exp
+}
+
 // List splits a Kafka list value; an empty value is the empty list.
 func List(v string) []string {
 	s := Trim(v)

@@ -2,6 +2,7 @@ package props
 
 import (
 	"errors"
+	"math"
 	"testing"
 	"time"
 )
@@ -99,5 +100,38 @@ func TestParsed(t *testing.T) {
 		func() error { called = true; return errValid })
 	if c != 0 || unused != nil || err == nil || err.Error() != "b\nz" || called {
 		t.Errorf("Parsed with parse errors = %v, %v, %v (validated: %v)", c, unused, err, called)
+	}
+}
+
+// TestFormatDouble checks Java's Double.toString, as Kafka prints a DOUBLE
+// property (log.cleaner.io.max.bytes.per.second's default is
+// Double.MAX_VALUE, "1.7976931348623157E308"), and that each prints back
+// to its value.
+func TestFormatDouble(t *testing.T) {
+	for f, want := range map[float64]string{
+		0:                           "0.0",
+		math.Copysign(0, -1):        "-0.0",
+		0.9:                         "0.9",
+		1:                           "1.0",
+		-2.5:                        "-2.5",
+		0.001:                       "0.001",
+		0.0001:                      "1.0E-4",
+		1.5e-10:                     "1.5E-10",
+		1000000:                     "1000000.0",
+		9999999.5:                   "9999999.5",
+		1e7:                         "1.0E7",
+		12345678:                    "1.2345678E7",
+		-3e100:                      "-3.0E100",
+		math.MaxFloat64:             "1.7976931348623157E308",
+		math.SmallestNonzeroFloat64: "4.9E-324",
+		math.Inf(1):                 "Infinity",
+	} {
+		got := FormatDouble(f)
+		if got != want {
+			t.Errorf("FormatDouble(%v) = %q, want %q", f, got, want)
+		}
+		if back, err := Double(got); !math.IsInf(f, 0) && (err != nil || back != f || math.Signbit(back) != math.Signbit(f)) {
+			t.Errorf("Double(%q) = %v, %v, want %v", got, back, err, f)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package server_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -123,7 +125,7 @@ func TestBrokerConfigs(t *testing.T) {
 		ops  []kmsg.IncrementalAlterConfigsRequestResourceConfig
 	}{
 		{"0", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("node.id", kmsg.IncrementalAlterConfigOpSet, "3")}},
-		{"0", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("log.cleaner.threads", kmsg.IncrementalAlterConfigOpSet, "2")}},
+		{"0", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("num.recovery.threads.per.data.dir", kmsg.IncrementalAlterConfigOpSet, "4")}},
 		{"", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("socket.request.max.bytes", kmsg.IncrementalAlterConfigOpSet, "2000")}},
 		{"", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("log.retention.ms", kmsg.IncrementalAlterConfigOpSet, "soon")}},
 		{"", []kmsg.IncrementalAlterConfigsRequestResourceConfig{groupOp("no.such.property", kmsg.IncrementalAlterConfigOpSet, "1")}},
@@ -158,4 +160,102 @@ func TestBrokerConfigs(t *testing.T) {
 	require.Equal(t, "3600000", *got["retention.ms"].Value, "the broker's retention.ms is gone, the default's is back")
 	require.Equal(t, "2097152", *got["segment.bytes"].Value)
 	require.Equal(t, kmsg.ConfigSourceDynamicBrokerConfig, got["segment.bytes"].Source)
+}
+
+// TestBrokerConfigsCleaner: the log cleaner's settings are dynamic broker
+// properties, as in Kafka 4.4: sarama's TestFuncAdminIncrementalAlterConfigs
+// raises log.cleaner.backoff.ms by one with IncrementalAlterConfigs (it was
+// refused); kadm's incremental and legacy alters set the others for the
+// broker and the cluster; DescribeConfigs reports them with their dynamic
+// source and synonyms, before and after a restart; thread counts outside
+// Kafka's bounds answer INVALID_REQUEST with Kafka's message.
+func TestBrokerConfigsCleaner(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	cl := client(t, srv.Addr)
+	adm := kadm.NewClient(cl)
+	ctx := context.Background()
+
+	// As sarama's test: describe, then SET the value plus one.
+	code, got := describeConfigs(t, cl, kmsg.ConfigResourceTypeBroker, "0")
+	require.Zero(t, code)
+	c := got["log.cleaner.backoff.ms"]
+	require.False(t, c.ReadOnly)
+	n, err := strconv.Atoi(*c.Value)
+	require.NoError(t, err)
+	backoff := strconv.Itoa(n + 1)
+	r := alterBroker(t, cl, "0", false, groupOp("log.cleaner.backoff.ms", kmsg.IncrementalAlterConfigOpSet, backoff))
+	require.Zero(t, r.ErrorCode, "%v", r.ErrorMessage)
+
+	// kadm: incremental for this broker, the whole state for the cluster.
+	set := func(v string) *string { return &v }
+	resps, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: "log.cleaner.threads", Value: set("2")},
+		{Op: kadm.SetConfig, Name: "log.cleaner.io.buffer.load.factor", Value: set("0.75")},
+	}, 0)
+	require.NoError(t, err)
+	require.NoError(t, resps[0].Err, resps[0].ErrMessage)
+	resps, err = adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{
+		{Name: "log.cleaner.io.max.bytes.per.second", Value: set("1000000")},
+		{Name: "log.cleaner.dedupe.buffer.size", Value: set("67108864")},
+		{Name: "log.cleaner.io.buffer.size", Value: set("1048576")},
+	})
+	require.NoError(t, err)
+	require.NoError(t, resps[0].Err, resps[0].ErrMessage)
+
+	check := func() {
+		t.Helper()
+		_, got := describeConfigs(t, cl, kmsg.ConfigResourceTypeBroker, "0")
+		for name, want := range map[string]string{
+			"log.cleaner.backoff.ms": backoff, "log.cleaner.threads": "2", "log.cleaner.io.buffer.load.factor": "0.75",
+		} {
+			c := got[name]
+			require.Equal(t, want, *c.Value, name)
+			require.Equal(t, kmsg.ConfigSourceDynamicBrokerConfig, c.Source, name)
+			require.False(t, c.ReadOnly, name)
+		}
+		require.Equal(t, []string{"log.cleaner.threads=2@DYNAMIC_BROKER_CONFIG", "log.cleaner.threads=1@DEFAULT_CONFIG"},
+			synonymsOf(got["log.cleaner.threads"]))
+		require.Equal(t, []string{"log.cleaner.io.max.bytes.per.second=1000000.0@DYNAMIC_DEFAULT_BROKER_CONFIG",
+			"log.cleaner.io.max.bytes.per.second=1.7976931348623157E308@DEFAULT_CONFIG"},
+			synonymsOf(got["log.cleaner.io.max.bytes.per.second"]), "doubles as Kafka prints them")
+		require.Equal(t, kmsg.ConfigTypeDouble, got["log.cleaner.io.max.bytes.per.second"].ConfigType)
+		require.Equal(t, kmsg.ConfigSourceDynamicDefaultBrokerConfig, got["log.cleaner.dedupe.buffer.size"].Source)
+		require.Equal(t, "1048576", *got["log.cleaner.io.buffer.size"].Value)
+
+		rcs, err := adm.DescribeBrokerConfigs(ctx)
+		require.NoError(t, err)
+		require.Len(t, rcs, 1)
+		defaults := map[string]string{}
+		for _, c := range rcs[0].Configs {
+			require.Equal(t, kmsg.ConfigSourceDynamicDefaultBrokerConfig, c.Source, c.Key)
+			defaults[c.Key] = c.MaybeValue()
+		}
+		require.Equal(t, map[string]string{"log.cleaner.io.max.bytes.per.second": "1000000.0",
+			"log.cleaner.dedupe.buffer.size": "67108864", "log.cleaner.io.buffer.size": "1048576"}, defaults)
+	}
+	check()
+	srv.Restart(t)
+	cl = client(t, srv.Addr)
+	adm = kadm.NewClient(cl)
+	check()
+
+	// Kafka's bounds on the thread count, from 2: at least 1, at least
+	// half, at most double; and values the cleaner cannot take.
+	for _, c := range []struct{ name, value, message string }{
+		{"log.cleaner.threads", "5", "Log cleaner threads cannot be increased to more than double the current value 2"},
+		{"log.cleaner.threads", "0", "Log cleaner threads should be at least 1"},
+		{"log.cleaner.io.buffer.load.factor", "2", "log.cleaner.io.buffer.load.factor"},
+		{"log.cleaner.backoff.ms", "-1", "log.cleaner.backoff.ms"},
+	} {
+		for _, validate := range []bool{true, false} {
+			r := alterBroker(t, cl, "0", validate, groupOp(c.name, kmsg.IncrementalAlterConfigOpSet, c.value))
+			require.Equal(t, kerr.InvalidRequest.Code, r.ErrorCode, "%s=%s", c.name, c.value)
+			require.NotNil(t, r.ErrorMessage)
+			require.Contains(t, *r.ErrorMessage, c.message)
+		}
+	}
+	r = alterBroker(t, cl, "0", false, groupOp("log.cleaner.threads", kmsg.IncrementalAlterConfigOpSet, "4"))
+	require.Zero(t, r.ErrorCode, "%v", r.ErrorMessage)
+	_, got = describeConfigs(t, cl, kmsg.ConfigResourceTypeBroker, "0")
+	require.Equal(t, "4", *got["log.cleaner.threads"].Value)
 }
