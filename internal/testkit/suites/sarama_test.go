@@ -41,13 +41,13 @@ var saramaPanics = []string{"TestConsumerFetchFollowerFailover"}
 // need it: its bootstrap is the toxiproxy API's URL.
 var kafkaliteSarama = target{name: "kafkalite", start: startSaramaCluster}
 
-func runSarama(t *testing.T, toxiproxyURL string) results {
+func runSarama(t *testing.T, b broker) results {
 	cmd := exec.Command("go", "test", "-tags", "functional", "-json", "-count=1", "-timeout", "20m",
 		"-skip", "^("+strings.Join(saramaPanics, "|")+")$", "github.com/IBM/sarama")
 	cmd.Dir = moduleDir()
 	cmd.Env = append(os.Environ(),
 		"PATH="+filepath.Join(moduleDir(), "testdata", "sarama")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TOXIPROXY_ADDR="+toxiproxyURL, "KAFKA_VERSION="+kafkacheck.Version)
+		"TOXIPROXY_ADDR="+b.bootstrap, "KAFKA_VERSION="+kafkacheck.Version)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -69,8 +69,8 @@ var brokerAddrRe = regexp.MustCompile(`broker (\d+) [A-Z_]+://([^,\s]+)`)
 // 3, no topic created on use, no initial rebalance delay: sarama's
 // docker-compose settings) advertising 127.0.0.1:29091 to 29095, and a
 // toxiproxy with proxies kafka1 to kafka5 from those ports to the
-// brokers; it returns toxiproxy's API URL.
-func startSaramaCluster(t *testing.T) string {
+// brokers; the broker's bootstrap is toxiproxy's API URL.
+func startSaramaCluster(t *testing.T) broker {
 	dir := t.TempDir()
 	bin := build(t, filepath.Join(repoDir(), "examples", "kafkaserver"), filepath.Join(dir, "kafkaserver"))
 	line := startProcessLine(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin,
@@ -114,7 +114,7 @@ func startSaramaCluster(t *testing.T) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url
+				return broker{bootstrap: url}
 			}
 		}
 		if time.Now().After(deadline) {
