@@ -4,19 +4,35 @@
 // of tests expected to pass in testdata: a test on the list that no longer
 // passes, or a passing test missing from it, fails TestSuites.
 //
+// The command starts from a server.properties with three listeners on
+// loopback: PLAINTEXT; SSL, with a CA, server and client certificates
+// made for the run (crypto/x509) and client certificates required;
+// SASL_PLAINTEXT, with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (user alice,
+// password alice-secret, kafka-python's fixture's) and OAUTHBEARER
+// (unsecured tokens). The suites' TLS and SASL tests run there; against
+// Kafka and kfake, which TestReportCard starts with PLAINTEXT only, they
+// skip themselves.
+//
 // The suites:
 //
 //   - kgo: franz-go's pkg/kgo tests (the Go module proxy's franz-go, the
-//     version go.mod requires), with KGO_SEEDS naming the server.
+//     version go.mod requires), all over TLS with the client certificate
+//     (KGO_SEEDS, KGO_TEST_TLS) but those that dial through a Dialer of
+//     their own, which franz-go refuses beside TLS (a second go test runs
+//     them over PLAINTEXT), the SCRAM and OAUTHBEARER tests on the SASL
+//     listener (KGO_TEST_SCRAM_SEEDS, KGO_TEST_OAUTH_SEEDS).
 //   - kafka-python: kafka-python's integration tests from Debian's source
 //     package python-kafka, run with Debian's python3 and its python3-kafka
 //     of the same version (the tests import the source package's own copy of
 //     the client, the same files); testdata/kafkapython/kafkalite_external.py points
 //     the tests' fixtures at a running broker (the package's fixtures launch
-//     ZooKeeper and Kafka themselves).
+//     ZooKeeper and Kafka themselves), test_sasl_integration.py's at the
+//     SASL listener.
 //   - librdkafka: librdkafka's broker tests from Debian's source package
-//     librdkafka, built by .ci/suites/fetch, each test in a runner of its
-//     own.
+//     librdkafka, built by .ci/suites/fetch without OpenSSL (its SSL, SCRAM
+//     and OAUTHBEARER tests are not applicable), each test in a runner of
+//     its own; 0135_sasl_credentials logs in with PLAIN on the SASL
+//     listener.
 //   - sarama: sarama's functional tests (the Go module proxy's sarama, the
 //     version go.mod requires, with the functional build tag) against five
 //     brokers of the kafkaserver command with replication factor 3, as

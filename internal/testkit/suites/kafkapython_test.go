@@ -18,7 +18,10 @@ const kafkaPythonVersion = "2.0.2"
 // that need a broker) with Debian's python3, each test failed after 120 s
 // (pytest-timeout): some wait for records for ever. KAFKA_VERSION, which the tests
 // read to skip what older brokers lack, names 2.5.0, the newest release
-// kafka-python 2.0.2's fixtures know.
+// kafka-python 2.0.2's fixtures know. Against the kafkaserver command the
+// SASL tests (test_sasl_integration.py: PLAIN, SCRAM-SHA-256 and
+// SCRAM-SHA-512 as the fixture's user alice) log in on its SASL_PLAINTEXT
+// listener (KAFKALITE_SASL_BOOTSTRAP).
 var kafkaPythonSuite = suite{name: "kafka-python", run: runKafkaPython}
 
 var kafkaPythonFiles = []string{
@@ -26,21 +29,24 @@ var kafkaPythonFiles = []string{
 	"test/test_producer.py", "test/test_sasl_integration.py",
 }
 
-func runKafkaPython(t *testing.T, bootstrap string) results {
+func runKafkaPython(t *testing.T, b broker) results {
 	src := filepath.Join(suitesDir(), "python-kafka-"+kafkaPythonVersion)
 	need(t, filepath.Join(src, "test", "fixtures.py"), "kafka-python's tests")
 	report := filepath.Join(t.TempDir(), "junit.xml")
 	args := append([]string{"-m", "pytest", "-p", "kafkalite_external", "-p", "no:cacheprovider", "-q", "--timeout=120", "--junitxml=" + report}, kafkaPythonFiles...)
 	cmd := exec.Command("/usr/bin/python3", args...)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "KAFKALITE_BOOTSTRAP="+bootstrap, "KAFKA_VERSION=2.5.0",
+	cmd.Env = append(os.Environ(), "KAFKALITE_BOOTSTRAP="+b.bootstrap, "KAFKA_VERSION=2.5.0",
 		"PYTHONPATH="+filepath.Join(moduleDir(), "testdata", "kafkapython"))
+	if b.sasl != "" {
+		cmd.Env = append(cmd.Env, "KAFKALITE_SASL_BOOTSTRAP="+b.sasl)
+	}
 	out, err := cmd.CombinedOutput()
-	b, rerr := os.ReadFile(report)
+	junit, rerr := os.ReadFile(report)
 	if rerr != nil {
 		t.Fatalf("pytest wrote no report: %v %v\n%s", err, rerr, out)
 	}
-	got, perr := parseJUnit(b)
+	got, perr := parseJUnit(junit)
 	if perr != nil || len(got) == 0 {
 		t.Fatalf("pytest's report: %v\n%s", perr, out)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,14 +17,41 @@ import (
 // kgoSuite runs franz-go's pkg/kgo tests, those that need no broker among
 // them, against one broker: replication factor 1, and 20,000 records
 // (instead of 500,000) in the group and transaction ETL tests, so that the
-// suite takes minutes. Tests skip themselves for SCRAM, OAUTHBEARER and
-// what the broker's ApiVersions lack.
+// suite takes minutes. Against the kafkaserver command every test but
+// kgoPlaintext's runs over TLS with a client certificate (KGO_TEST_TLS),
+// and the SCRAM and OAUTHBEARER tests log in on its SASL listener
+// (KGO_TEST_SCRAM_SEEDS, KGO_TEST_OAUTH_SEEDS); against the other targets
+// every test runs over PLAINTEXT, those skipping themselves. Tests skip
+// themselves too for what the broker's ApiVersions lack.
 var kgoSuite = suite{name: "kgo", run: runKgo}
 
-func runKgo(t *testing.T, bootstrap string) results {
-	cmd := exec.Command("go", "test", "-json", "-count=1", "-timeout", "30m", "github.com/twmb/franz-go/pkg/kgo")
+// kgoPlaintext are the tests that dial through a Dialer of their own,
+// which franz-go refuses beside KGO_TEST_TLS's DialTLSConfig (their
+// client is nil, and the test binary crashes): they run in a second
+// go test, over PLAINTEXT.
+var kgoPlaintext = []string{"TestIssue769"}
+
+func runKgo(t *testing.T, b broker) results {
+	env := []string{"KGO_TEST_RF=1", "KGO_TEST_RECORDS=20000", "KGO_LOG_LEVEL=none"}
+	if b.sasl != "" {
+		env = append(env, "KGO_TEST_SCRAM_SEEDS="+b.sasl, "KGO_TEST_SCRAM="+saslUser+":"+saslPassword,
+			"KGO_TEST_OAUTH_SEEDS="+b.sasl)
+	}
+	if b.ssl == "" {
+		return goTestKgo(t, append(env, "KGO_SEEDS="+b.bootstrap))
+	}
+	only := "^(" + strings.Join(kgoPlaintext, "|") + ")$"
+	got := goTestKgo(t, append(env, "KGO_SEEDS="+b.ssl,
+		"KGO_TEST_TLS=ca:"+b.pki.ca+",cert:"+b.pki.clientCert+",key:"+b.pki.clientKey), "-skip", only)
+	maps.Copy(got, goTestKgo(t, append(env, "KGO_SEEDS="+b.bootstrap), "-run", only))
+	return got
+}
+
+// goTestKgo runs go test of pkg/kgo with env and args.
+func goTestKgo(t *testing.T, env []string, args ...string) results {
+	cmd := exec.Command("go", append([]string{"test", "-json", "-count=1", "-timeout", "30m"}, append(args, "github.com/twmb/franz-go/pkg/kgo")...)...)
 	cmd.Dir = moduleDir()
-	cmd.Env = append(os.Environ(), "KGO_SEEDS="+bootstrap, "KGO_TEST_RF=1", "KGO_TEST_RECORDS=20000", "KGO_LOG_LEVEL=none")
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

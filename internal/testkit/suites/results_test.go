@@ -58,11 +58,11 @@ func (r results) ids(o outcome) []string {
 	return out
 }
 
-// A suite is a client's test suite: run runs it against the broker at
-// bootstrap and returns every test's result.
+// A suite is a client's test suite: run runs it against the broker and
+// returns every test's result.
 type suite struct {
 	name string
-	run  func(t *testing.T, bootstrap string) results
+	run  func(t *testing.T, b broker) results
 	// targets, when set, are the only targets the suite runs against,
 	// the first in CI (a suite that needs a cluster of its own); else
 	// kafkalite, Kafka and kfake, each one broker.

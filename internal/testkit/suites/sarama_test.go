@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,18 +40,17 @@ var saramaPanics = []string{}
 // need it: its bootstrap is the toxiproxy API's URL.
 var kafkaliteSarama = target{name: "kafkalite", start: startSaramaCluster}
 
-func runSarama(t *testing.T, toxiproxyURL string) results {
+func runSarama(t *testing.T, b broker) results {
 	args := []string{"test", "-tags", "functional", "-json", "-count=1", "-timeout", "20m"}
 	if len(saramaPanics) > 0 {
 		args = append(args, "-skip", "^("+strings.Join(saramaPanics, "|")+")$")
 	}
 	cmd := exec.Command("go", append(args, "github.com/IBM/sarama")...)
 	cmd.Dir = moduleDir()
-	control := saramaControls.get(toxiproxyURL)
 	cmd.Env = append(os.Environ(),
 		"PATH="+filepath.Join(moduleDir(), "testdata", "sarama")+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"TOXIPROXY_ADDR="+toxiproxyURL, "KAFKA_VERSION="+kafkacheck.Version,
-		"KAFKALITE_SERVER="+control.bin, "KAFKALITE_CONTROL="+control.addr)
+		"TOXIPROXY_ADDR="+b.bootstrap, "KAFKA_VERSION="+kafkacheck.Version,
+		"KAFKALITE_SERVER="+b.server, "KAFKALITE_CONTROL="+b.control)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -70,31 +68,6 @@ func runSarama(t *testing.T, toxiproxyURL string) results {
 // PLAINTEXT://host:port" in its first line.
 var brokerAddrRe = regexp.MustCompile(`broker (\d+) [A-Z_]+://([^,;\s]+)`)
 
-// saramaControl is how the docker stand-in reaches a cluster's control
-// API: the command's binary and the API's address.
-type saramaControl struct{ bin, addr string }
-
-// controlsByURL are the clusters' control APIs, by toxiproxy API URL
-// (what a target's start returns).
-type controlsByURL struct {
-	mu sync.Mutex
-	m  map[string]saramaControl
-}
-
-var saramaControls = &controlsByURL{m: map[string]saramaControl{}}
-
-func (c *controlsByURL) get(url string) saramaControl {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.m[url]
-}
-
-func (c *controlsByURL) set(url string, sc saramaControl) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.m[url] = sc
-}
-
 // controlRe matches the command's "; control host:port".
 var controlRe = regexp.MustCompile(`; control (\S+)`)
 
@@ -102,8 +75,9 @@ var controlRe = regexp.MustCompile(`; control (\S+)`)
 // 3, no topic created on use, no initial rebalance delay: sarama's
 // docker-compose settings) advertising 127.0.0.1:29091 to 29095, with
 // its control API, and a toxiproxy with proxies kafka1 to kafka5 from
-// those ports to the brokers; it returns toxiproxy's API URL.
-func startSaramaCluster(t *testing.T) string {
+// those ports to the brokers; the broker's bootstrap is toxiproxy's API
+// URL.
+func startSaramaCluster(t *testing.T) broker {
 	dir := t.TempDir()
 	bin := build(t, filepath.Join(repoDir(), "examples", "kafkaserver"), filepath.Join(dir, "kafkaserver"))
 	line := startProcessLine(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin,
@@ -152,8 +126,7 @@ func startSaramaCluster(t *testing.T) string {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				saramaControls.set(url, saramaControl{bin: bin, addr: cm[1]})
-				return url
+				return broker{bootstrap: url, server: bin, control: cm[1]}
 			}
 		}
 		if time.Now().After(deadline) {

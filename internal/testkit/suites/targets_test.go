@@ -20,8 +20,37 @@ import (
 // and how to start a fresh one for a test.
 type target struct {
 	name  string
-	start func(t *testing.T) string // returns host:port; stopped when t ends
+	start func(t *testing.T) broker // stopped when t ends
 }
+
+// A broker is where a started target's clients connect. Only the
+// kafkaserver command serves SSL and SASL: the other targets leave those
+// listeners empty, and the suites' TLS and SASL tests skip themselves
+// there.
+type broker struct {
+	// bootstrap is the PLAINTEXT listener's host:port (for sarama's
+	// cluster, toxiproxy's API URL).
+	bootstrap string
+	// ssl is the SSL listener's host:port; it requires a client
+	// certificate, pki's.
+	ssl string
+	pki pki
+	// sasl is the SASL_PLAINTEXT listener's host:port: PLAIN,
+	// SCRAM-SHA-256 and SCRAM-SHA-512 for saslUser with saslPassword, and
+	// OAUTHBEARER with unsecured tokens.
+	sasl string
+	// server and control are, for sarama's cluster, the kafkaserver
+	// command's binary and its control API's host:port (-control), which
+	// stop and start its brokers.
+	server, control string
+}
+
+// The SASL listener's user: kafka-python's fixture's broker_user and
+// broker_password, which its SASL tests log in with.
+const (
+	saslUser     = "alice"
+	saslPassword = "alice-secret"
+)
 
 var (
 	kafkalite = target{name: "kafkalite", start: startKafkaServer}
@@ -39,43 +68,75 @@ func moduleDir() string {
 func repoDir() string { return filepath.Join(moduleDir(), "..", "..", "..") }
 
 // startKafkaServer builds examples/kafkaserver and serves a directory of
-// the test with it on a free loopback port. Share groups may lock records
-// for 1 s (franz-go's share tests wait out a lock; Kafka's minimum, 15 s,
-// would make them slow).
-func startKafkaServer(t *testing.T) string {
+// the test with it, from a server.properties as Kafka's broker reads one,
+// on three free loopback ports: PLAINTEXT; SSL, with a CA, server and
+// client certificates made for the test (writePKI) and client
+// certificates required (ssl.client.auth); SASL_PLAINTEXT, with PLAIN's
+// user from its JAAS setting, SCRAM's from --add-scram, and OAUTHBEARER's
+// unsecured validator. Share groups may lock records for 1 s (franz-go's
+// share tests wait out a lock; Kafka's minimum, 15 s, would make them
+// slow).
+func startKafkaServer(t *testing.T) broker {
 	dir := t.TempDir()
 	bin := build(t, filepath.Join(repoDir(), "examples", "kafkaserver"), filepath.Join(dir, "kafkaserver"))
-	return listenerAddr(startProcess(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin,
-		"-dir", filepath.Join(dir, "kafkalite"), "-listen", "127.0.0.1:0",
-		"-override", "group.share.min.record.lock.duration.ms=1000"))
-}
-
-// listenerAddr is the host:port of a listener the command names as
-// NAME://host:port.
-func listenerAddr(l string) string {
-	_, addr, _ := strings.Cut(strings.TrimSuffix(l, ","), "://")
-	return addr
+	p := writePKI(t, filepath.Join(dir, "pki"))
+	props := strings.Join([]string{
+		"listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"log.dirs=" + filepath.Join(dir, "kafkalite"),
+		"group.share.min.record.lock.duration.ms=1000",
+		"ssl.keystore.type=PEM",
+		"ssl.keystore.location=" + p.serverKeystore,
+		"ssl.truststore.type=PEM",
+		"ssl.truststore.location=" + p.ca,
+		"ssl.client.auth=required",
+		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+		fmt.Sprintf(`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, saslUser, saslPassword),
+	}, "\n") + "\n"
+	propsPath := filepath.Join(dir, "server.properties")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := startProcessLine(t, filepath.Join(dir, "kafkaserver.log"), "kafkaserver: serving", bin, propsPath,
+		"--add-scram", fmt.Sprintf("SCRAM-SHA-256=[name=%s,password=%s]", saslUser, saslPassword),
+		"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", saslUser, saslPassword))
+	b := broker{pki: p}
+	for _, l := range strings.Fields(line) {
+		name, addr, ok := strings.Cut(strings.TrimSuffix(l, ","), "://")
+		switch {
+		case !ok:
+		case name == "PLAINTEXT":
+			b.bootstrap = addr
+		case name == "SSL":
+			b.ssl = addr
+		case name == "SASL_PLAINTEXT":
+			b.sasl = addr
+		}
+	}
+	if b.bootstrap == "" || b.ssl == "" || b.sasl == "" {
+		t.Fatalf("kafkaserver: want PLAINTEXT, SSL and SASL_PLAINTEXT listeners, the command says %q", line)
+	}
+	return b
 }
 
 // startKfake builds kafkacheck's kfake command (franz-go's kfake as one
 // broker) and runs it on a free loopback port.
-func startKfake(t *testing.T) string {
+func startKfake(t *testing.T) broker {
 	dir := t.TempDir()
 	bin := build(t, filepath.Join(repoDir(), "internal", "testkit", "kafkacheck", "cmd", "kfake"), filepath.Join(dir, "kfake"))
-	return startProcess(t, filepath.Join(dir, "kfake.log"), "kfake: serving on", bin, "-port", "0")
+	return broker{bootstrap: startProcess(t, filepath.Join(dir, "kfake.log"), "kfake: serving on", bin, "-port", "0")}
 }
 
 // startKafka starts Apache Kafka's broker as kafkacheck configures it, with
 // topics created on first use as the kafkaserver command creates them,
 // and share groups' 1 s locks as startKafkaServer allows them.
-func startKafka(t *testing.T) string {
+func startKafka(t *testing.T) broker {
 	b := kafkacheck.Get(t).NewBroker(t, map[string]string{
 		"auto.create.topics.enable":               "true",
 		"group.share.min.record.lock.duration.ms": "1000",
 	})
 	b.Start()
 	t.Cleanup(b.Stop)
-	return b.Bootstrap()
+	return broker{bootstrap: b.Bootstrap()}
 }
 
 // build compiles the command in dir to out.

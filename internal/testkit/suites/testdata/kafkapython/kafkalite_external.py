@@ -9,11 +9,16 @@ ZookeeperFixture.instance with a KafkaFixture that does not spawn a
 process. Written for kafkalite; kafka-python's own files are unchanged.
 
 Environment:
-  KAFKALITE_BOOTSTRAP  host:port of the broker (PLAINTEXT).
+  KAFKALITE_BOOTSTRAP       host:port of the broker's PLAINTEXT listener.
+  KAFKALITE_SASL_BOOTSTRAP  host:port of its SASL_PLAINTEXT listener, on
+                            which the fixture's user (alice, alice-secret)
+                            logs in with PLAIN, SCRAM-SHA-256 and
+                            SCRAM-SHA-512; optional.
 
-A fixture asking for a transport or SASL mechanism other than PLAINTEXT
-skips its test with "not applicable", and so does one asking for more
-than one broker: the report card counts those apart from failures.
+A fixture asking for a transport or SASL mechanism the broker does not
+offer (SSL; SASL without KAFKALITE_SASL_BOOTSTRAP) skips its test with "not
+applicable", and so does one asking for more than one broker: the report
+card counts those apart from failures.
 """
 import os
 
@@ -21,10 +26,15 @@ import pytest
 
 from kafka import errors
 from kafka.protocol.admin import CreateTopicsRequest
+from kafka.protocol.metadata import MetadataRequest
 from test import fixtures
 
+_SASL_MECHANISMS = ('PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512')
 
-class _NoZookeeper(object):
+
+class _NoProcess(object):
+    """Stands for the ZooKeeper fixture and for a fixture's spawned process
+    (child), neither of which there is."""
     host = None
     port = None
 
@@ -43,10 +53,12 @@ class ExternalKafka(fixtures.KafkaFixture):
     CreateTopics (partitions as the fixture asks), never by auto-creation
     (a broker's num.partitions would decide their count)."""
 
-    def __init__(self, host, port, broker_id, partitions):
+    def __init__(self, host, port, broker_id, partitions, transport, sasl_mechanism):
         super(ExternalKafka, self).__init__(
-            host, port, broker_id, _NoZookeeper(), None,
-            partitions=partitions, auto_create_topic=False)
+            host, port, broker_id, _NoProcess(), None,
+            partitions=partitions, transport=transport,
+            sasl_mechanism=sasl_mechanism, auto_create_topic=False)
+        self.child = _NoProcess()
 
     def open(self):
         if self._client is None:
@@ -76,17 +88,23 @@ class ExternalKafka(fixtures.KafkaFixture):
             if error_code != 0:
                 raise errors.for_code(error_code)
 
+    def get_topic_names(self):
+        # The fixture lists topics with kafka-topics through ZooKeeper:
+        # Metadata for every topic instead.
+        response = self._send_request(MetadataRequest[1](None))
+        return [topic[1] for topic in response.topics]
 
-def _bootstrap():
-    addr = os.environ.get('KAFKALITE_BOOTSTRAP')
+
+def _address(variable):
+    addr = os.environ.get(variable)
     if not addr:
-        raise RuntimeError('KAFKALITE_BOOTSTRAP (host:port) is not set')
+        raise RuntimeError('%s (host:port) is not set' % variable)
     host, _, port = addr.rpartition(':')
     return host, int(port)
 
 
 def _zookeeper_instance(cls):
-    return _NoZookeeper()
+    return _NoProcess()
 
 
 def _kafka_instance(cls, broker_id, zookeeper, zk_chroot=None, host=None, port=None,
@@ -94,10 +112,15 @@ def _kafka_instance(cls, broker_id, zookeeper, zk_chroot=None, host=None, port=N
                     sasl_mechanism=None, auto_create_topic=True, tmp_dir=None):
     if broker_id != 0:
         pytest.skip('not applicable: needs %d brokers' % (broker_id + 1))
-    if transport.upper() != 'PLAINTEXT' or sasl_mechanism is not None:
+    transport = transport.upper()
+    if transport == 'PLAINTEXT' and sasl_mechanism is None:
+        host, port = _address('KAFKALITE_BOOTSTRAP')
+    elif (transport == 'SASL_PLAINTEXT' and (sasl_mechanism or '').upper() in _SASL_MECHANISMS
+          and os.environ.get('KAFKALITE_SASL_BOOTSTRAP')):
+        host, port = _address('KAFKALITE_SASL_BOOTSTRAP')
+    else:
         pytest.skip('not applicable: needs %s %s' % (transport, sasl_mechanism or ''))
-    host, port = _bootstrap()
-    fixture = ExternalKafka(host, port, broker_id, partitions)
+    fixture = ExternalKafka(host, port, broker_id, partitions, transport, sasl_mechanism)
     fixture.open()
     return fixture
 
