@@ -64,15 +64,15 @@ func configureJAAS(p *brokerProps, o *options, name string, mechanisms []string)
 				if !ok {
 					continue // username and password: the broker's own
 				}
-				if prev, ok := o.cfg.Users[user]; ok && prev != pw {
+				if prev, ok := o.cfg.PlainUsers[user]; ok && prev != pw {
 					return fmt.Errorf("%s: %s: user %s has another password on another listener; kafkalite's PLAIN users are one set", where, prop, user)
 				}
-				if o.cfg.Users == nil {
-					o.cfg.Users = map[string]string{}
+				if o.cfg.PlainUsers == nil {
+					o.cfg.PlainUsers = map[string]string{}
 				}
-				o.cfg.Users[user] = pw
+				o.cfg.PlainUsers[user] = pw
 			}
-			if len(o.cfg.Users) == 0 {
+			if len(o.cfg.PlainUsers) == 0 {
 				return fmt.Errorf("%s: %s: no user_<name>=\"password\" option", where, prop)
 			}
 		case server.MechanismOAuthBearer:

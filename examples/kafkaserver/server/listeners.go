@@ -126,7 +126,7 @@ func listenersOf(cfg Config) ([]Listener, error) {
 				return nil, fmt.Errorf("server: SASL mechanism %q is not served (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", m)
 			}
 		}
-		if slices.Equal(l.SASLMechanisms, []string{MechanismPlain}) && len(cfg.Users) == 0 {
+		if slices.Equal(l.SASLMechanisms, []string{MechanismPlain}) && len(cfg.Users) == 0 && len(cfg.PlainUsers) == 0 {
 			return nil, fmt.Errorf("server: listener %s: SASL PLAIN without users", l.Name)
 		}
 		out = append(out, l)

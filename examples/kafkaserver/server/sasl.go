@@ -252,7 +252,11 @@ func (s *Server) handleSASLAuthenticate(ctx context.Context, kreq kmsg.Request) 
 			return fail(errors.New("PLAIN: malformed message"))
 		}
 		authzid, user, pass := string(parts[0]), string(parts[1]), string(parts[2])
-		if want, ok := s.cfg.Users[user]; !ok || !hmac.Equal([]byte(want), []byte(pass)) {
+		want, ok := s.cfg.Users[user]
+		if !ok {
+			want, ok = s.cfg.PlainUsers[user]
+		}
+		if !ok || !hmac.Equal([]byte(want), []byte(pass)) {
 			return fail(fmt.Errorf("invalid credentials for user %q", user))
 		}
 		if authzid != "" && authzid != user {

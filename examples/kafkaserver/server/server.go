@@ -187,6 +187,11 @@ type Config struct {
 	// AlterUserScramCredentials request), which win over these for the
 	// same user and mechanism; with a SCRAM mechanism Users may be empty.
 	Users map[string]string
+	// PlainUsers are users and passwords for PLAIN only, as Kafka's
+	// PlainLoginModule user_<name>="password" options give them: unlike
+	// Users, SCRAM does not accept them (a Kafka broker's SCRAM users are
+	// its SCRAM credentials). A user in both is checked against Users.
+	PlainUsers map[string]string
 	// OAuthBearerPrincipalClaimName mirrors the unsecured validator's
 	// JAAS option unsecuredValidatorPrincipalClaimName (Kafka's default,
 	// "sub"; blank means the default): the claim naming the principal.

@@ -195,6 +195,14 @@ listener.name.sasl_ssl.ssl.keystore.password=p12-secret
 	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
 	cl.Close()
 	require.Error(t, err)
+	// PLAIN's JAAS users are PLAIN's only: bob has no SCRAM credential, as
+	// on a Kafka broker (SCRAM with his PLAIN password logged in before).
+	cl, err = kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(v6, strconv.Itoa(pSASL))),
+		kgo.SASL(scram.Auth{User: "bob", Pass: "bob-secret"}.AsSha256Mechanism()), kgo.RequestRetries(0))
+	require.NoError(t, err)
+	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	cl.Close()
+	require.Error(t, err)
 
 	// DescribeConfigs of the broker lists the listeners, as bound and as
 	// advertised, and their protocols.
