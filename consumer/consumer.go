@@ -92,8 +92,14 @@ type partState struct {
 	cur     int
 	bpos    int
 	inBatch bool
-	hdr     record.BatchHeader
-	reader  *record.Reader
+	// readSize is the most bytes the partition's next read asks for: a
+	// read after a seek asks for seekReadBytes, and each read doubles it
+	// up to max.partition.fetch.bytes, so that a point read (Seek, then
+	// Poll) reads little more than its batch while a sequential read
+	// soon reads at the full size.
+	readSize int
+	hdr      record.BatchHeader
+	reader   *record.Reader
 	// txns drops aborted transactions' batches from the buffered fetch
 	// (read_committed only); aborted holds the last fetch's aborted
 	// transactions, its slice reused by the next fetch.
@@ -194,7 +200,8 @@ func (c *Consumer) setAssignment(tps []TopicPartition) error {
 		if err != nil {
 			return err
 		}
-		ps := &partState{tp: tp, log: l, position: -1, reader: record.NewReader(record.ReaderOptions{SkipCRC: !c.cfg.CheckCRCs})}
+		ps := &partState{tp: tp, log: l, position: -1, readSize: seekReadBytes,
+			reader: record.NewReader(record.ReaderOptions{SkipCRC: !c.cfg.CheckCRCs})}
 		keep[tp] = ps
 		parts = append(parts, ps)
 	}
@@ -421,7 +428,9 @@ func (c *Consumer) fetchPartition(ctx context.Context, ps *partState, maxBytes i
 			break
 		}
 		fetched = true
-		res, err := ps.log.Fetch(ctx, log.FetchParams{Offset: ps.position, MaxBytes: maxBytes, MinOneBatch: first,
+		size := min(maxBytes, ps.readSize)
+		ps.readSize = min(2*ps.readSize, c.cfg.MaxPartitionFetchBytes)
+		res, err := ps.log.Fetch(ctx, log.FetchParams{Offset: ps.position, MaxBytes: size, MinOneBatch: first,
 			Isolation: c.cfg.IsolationLevel, AbortedTxns: ps.aborted})
 		if errors.Is(err, log.ErrOffsetOutOfRange) {
 			if err := c.resetOutOfRange(ps, err); err != nil {
@@ -471,6 +480,16 @@ func (c *Consumer) fetchPartition(ctx context.Context, ps *partState, maxBytes i
 		c.stats.bytes.Add(int64(len(ps.bufs[ps.cur])))
 	}
 	return read, nil
+}
+
+// seekReadBytes is the size of a partition's first read after a seek.
+const seekReadBytes = 64 << 10
+
+// dropBuffered forgets the partition's fetched batches, its position
+// having moved: the next read starts small again.
+func (ps *partState) dropBuffered() {
+	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	ps.readSize = seekReadBytes
 }
 
 // drainBatch moves records of the partition's current batch into c.out. A
@@ -553,7 +572,7 @@ func (c *Consumer) resetPositions() error {
 		for _, ps := range missing {
 			if om, ok := committed[ps.tp]; ok {
 				ps.position = om.Offset
-				ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+				ps.dropBuffered()
 			}
 		}
 	}
@@ -577,7 +596,7 @@ func (c *Consumer) resetPositions() error {
 // reset moves a partition to the start or end by auto.offset.reset.
 func (c *Consumer) reset(ps *partState) {
 	ps.position = positionFor(ps.log, c.cfg.AutoOffsetReset, c.cfg.AutoOffsetResetDuration, c.now(), c.endOffset(ps.log))
-	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	ps.dropBuffered()
 }
 
 // positionFor is where auto.offset.reset's r (earliest, latest or
@@ -624,7 +643,7 @@ func (c *Consumer) Seek(tp TopicPartition, offset int64) error {
 		return fmt.Errorf("consumer: seek to negative offset %d", offset)
 	}
 	ps.position = offset
-	ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+	ps.dropBuffered()
 	return nil
 }
 
@@ -644,7 +663,7 @@ func (c *Consumer) SeekToEnd(tps ...TopicPartition) error {
 func (c *Consumer) seekEach(tps []TopicPartition, to func(*partState) int64) error {
 	return c.eachState(tps, func(ps *partState) {
 		ps.position = to(ps)
-		ps.inBatch, ps.bpos, ps.bufs[ps.cur] = false, 0, ps.bufs[ps.cur][:0]
+		ps.dropBuffered()
 	})
 }
 
