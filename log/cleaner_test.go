@@ -382,6 +382,50 @@ func TestCompactionMaxLagForcesCleaning(t *testing.T) {
 	require.Equal(t, 1, rounds)
 }
 
+// TestCompactionMaxLagRollsTheActiveSegment: a compacted topic's active
+// segment rolls once its records span max.compaction.lag.ms when that is
+// shorter than segment.ms (Kafka's LogConfig.maxSegmentMs), so that its
+// records reach a sealed segment, which the cleaner may clean, within the
+// lag; a topic that is not compacted rolls by segment.ms alone. Each case
+// appends at the first timestamp, then at +rollAfter (no roll: Kafka rolls
+// only past it), then at +rollAfter+1 ms (a roll).
+func TestCompactionMaxLagRollsTheActiveSegment(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		props     map[string]string
+		broker    map[string]string // dynamic cluster defaults, set after the topic is created
+		rollAfter time.Duration
+	}{
+		{"compact", map[string]string{"cleanup.policy": "compact", "segment.ms": "10000", "max.compaction.lag.ms": "100"}, nil, 100 * time.Millisecond},
+		{"compact,delete", map[string]string{"cleanup.policy": "compact,delete", "segment.ms": "10000", "max.compaction.lag.ms": "100"}, nil, 100 * time.Millisecond},
+		{"delete ignores the lag", map[string]string{"cleanup.policy": "delete", "segment.ms": "10000", "max.compaction.lag.ms": "100"}, nil, 10 * time.Second},
+		{"segment.ms shorter", map[string]string{"cleanup.policy": "compact", "segment.ms": "100", "max.compaction.lag.ms": "10000"}, nil, 100 * time.Millisecond},
+		{"no lag", map[string]string{"cleanup.policy": "compact", "segment.ms": "10000"}, nil, 10 * time.Second},
+		{"broker default lag", map[string]string{"cleanup.policy": "compact", "segment.ms": "10000"},
+			map[string]string{"log.cleaner.max.compaction.lag.ms": "100"}, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.cfg.CleanerEnable = false
+			d := e.open(t)
+			defer d.Close()
+			createTopic(t, d, "c", 1, tc.props)
+			if tc.broker != nil {
+				require.NoError(t, d.AlterBrokerConfig(context.Background(), ClusterDefault, tc.broker))
+			}
+			l := partition(t, d, "c", 0)
+			ts := e.clock.Now().UnixMilli()
+			put(t, l, ts, "k", "0", false)
+			put(t, l, ts+tc.rollAfter.Milliseconds(), "k", "1", false)
+			require.Len(t, l.local.segs(), 1, "records spanning exactly %s stay in the active segment", tc.rollAfter)
+			off := put(t, l, ts+tc.rollAfter.Milliseconds()+1, "k", "2", false)
+			segs := l.local.segs()
+			require.Len(t, segs, 2, "records spanning more than %s roll the active segment", tc.rollAfter)
+			require.Equal(t, off, segs[1].BaseOffset())
+		})
+	}
+}
+
 // TestCompactionMoreKeysThanTheMapHolds cleans 600 distinct keys with a
 // map of about 40 entries: many rounds, each ending where its map filled.
 func TestCompactionMoreKeysThanTheMapHolds(t *testing.T) {

@@ -349,7 +349,7 @@ func (ll *localLog) shouldRollLocked(h *record.BatchHeader, size int) (bool, err
 	c := ll.cfg()
 	active := ll.active()
 	roll, err := active.ShouldRoll(segment.RollParams{BatchBytes: size, MaxTimestamp: h.MaxTimestamp, LastOffset: h.LastOffset(),
-		SegmentBytes: c.SegmentBytes, SegmentTime: c.SegmentRollTime, Now: ll.now()})
+		SegmentBytes: c.SegmentBytes, SegmentTime: c.maxSegmentTime(), Now: ll.now()})
 	if err != nil {
 		return false, ll.tp.wrap(err)
 	}

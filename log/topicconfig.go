@@ -245,7 +245,9 @@ type TopicConfig struct {
 	// minimum, so tests can roll quickly. At most 2^31-1 (an int in Kafka).
 	SegmentBytes int64
 	// SegmentRollTime mirrors segment.ms (default 604800000, 7 days): a
-	// non-empty segment rolls once its records span this long. At least 1 ms.
+	// non-empty segment rolls once its records span this long (a
+	// compacted topic's once they span MaxCompactionLag, when that is
+	// shorter). At least 1 ms.
 	SegmentRollTime time.Duration
 	// SegmentJitter mirrors segment.jitter.ms (default 0): the largest
 	// random amount subtracted from SegmentRollTime, chosen per segment.
@@ -320,7 +322,9 @@ type TopicConfig struct {
 	MinCompactionLag time.Duration
 	// MaxCompactionLag mirrors max.compaction.lag.ms (default Long.MAX_VALUE
 	// = Unlimited): records older than this make the log eligible for
-	// cleaning whatever its dirty ratio. At least 1 ms.
+	// cleaning whatever its dirty ratio, and a compacted topic's active
+	// segment rolls once its records span this long, when that is shorter
+	// than SegmentRollTime, so that they can be cleaned. At least 1 ms.
 	MaxCompactionLag time.Duration
 	// DeleteRetention mirrors delete.retention.ms (default 86400000, 1 day):
 	// how long the cleaner keeps tombstones and transaction markers.
@@ -532,6 +536,16 @@ func (c TopicConfig) String() string { return props.String(c.Properties()) }
 // defines that kafkalite accepts (checking their values' types) but does
 // not use: replication, throttling and some tiered storage settings.
 func UnusedTopicProperties() []string { return props.SortedKeys(ignoredTopicProps) }
+
+// maxSegmentTime is how long a segment's records may span before it rolls
+// (Kafka's LogConfig.maxSegmentMs): segment.ms, or max.compaction.lag.ms
+// for a compacted topic when that is shorter.
+func (c TopicConfig) maxSegmentTime() time.Duration {
+	if c.CleanupPolicy.Compact && c.MaxCompactionLag > 0 {
+		return min(c.MaxCompactionLag, c.SegmentRollTime)
+	}
+	return c.SegmentRollTime
+}
 
 // localRetention returns the local retention in force: local.retention.ms
 // and local.retention.bytes, or the topic's retention where they are -2.

@@ -127,7 +127,8 @@ type RollParams struct {
 	LastOffset int64
 	// SegmentBytes mirrors segment.bytes.
 	SegmentBytes int64
-	// SegmentTime mirrors segment.ms.
+	// SegmentTime mirrors segment.ms (Kafka's LogConfig.maxSegmentMs: for
+	// a compacted topic, max.compaction.lag.ms when that is shorter).
 	SegmentTime time.Duration
 	// Now is the log's clock.
 	Now time.Time
@@ -136,7 +137,7 @@ type RollParams struct {
 // ShouldRoll reports whether the log must roll a new segment before
 // appending the batch p describes (Kafka's LogSegment.shouldRoll): the batch
 // would take the segment past segment.bytes; the segment is not empty and
-// older than segment.ms less its jitter (measured between the first batch's
+// older than SegmentTime less its jitter (measured between the first batch's
 // timestamp and the incoming batch's when the first batch has one, else by
 // the clock since the segment was created or loaded); an index is full; or
 // the incoming offsets do not fit relative offsets. A clock that goes

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,7 @@ const librdkafkaVersion = "2.8.0"
 // own: a test that times out aborts its runner, and would end the rest.
 // Quick mode (-Q), random topic names, TEST_KAFKA_VERSION 4.0.0 (the
 // newest release the suite knows), timeouts doubled (a shared 2-core
-// machine).
+// machine). With -v, each failed test's failure is logged.
 var librdkafkaSuite = suite{name: "librdkafka", run: runLibrdkafka}
 
 // librdkafkaSASL are the tests that need SASL with a mechanism the build
@@ -38,6 +39,11 @@ var (
 	ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 	// A summary row: | 0001_multiobj | PASSED | 0.047s | failure, if any
 	summaryRow = regexp.MustCompile(`^\|\s*(\d{4}_\S+)\s*\|\s*([A-Z]+)\s*\|\s*[0-9.]+s\s*\|\s*(.*)$`)
+	// A failure banner, the test's name followed by its subtest's, if
+	// any, and the failure on the next line:
+	//	### Test "0081_admin (do_test_CreateAcls:1362)" failed at 0081-admin.c:1445:... ###
+	//	Test assertion failed: ...
+	failureBanner = regexp.MustCompile(`### Test "(\d{4}_[^" ]+)(?: \(([^"]*)\))?" failed at [^\n]*###\n([^\n]*)`)
 )
 
 func runLibrdkafka(t *testing.T, b broker) results {
@@ -80,30 +86,78 @@ func runLibrdkafka(t *testing.T, b broker) results {
 		cmd.Env = append(os.Environ(), "TESTS="+n, "RDKAFKA_TEST_CONF="+testConf, "TEST_KAFKA_VERSION=4.0.0",
 			"LD_LIBRARY_PATH="+filepath.Join(src, "src")+":"+filepath.Join(src, "src-cpp"))
 		out, _ := cmd.CombinedOutput()
-		text := ansiEscape.ReplaceAllString(string(out), "")
-		found := false
-		for _, l := range strings.Split(text, "\n") {
-			m := summaryRow.FindStringSubmatch(strings.TrimSpace(l))
-			if m == nil {
-				continue
-			}
-			found = true
-			switch m[2] {
-			case "PASSED":
-				got[m[1]] = result{outcome: passed}
-			case "FAILED":
-				got[m[1]] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
-			case "SKIPPED":
-				got[m[1]] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
-			}
-		}
-		if !found {
-			// The runner ended before its summary: a timeout or a crash
-			// (it names the test in its failure banner).
-			if m := regexp.MustCompile(`### Test "(` + n + `_[^"]+)" failed at [^\n]*###\n([^\n]*)`).FindStringSubmatch(text); m != nil {
-				got[m[1]] = result{outcome: failed, detail: m[2]}
-			}
+		readLibrdkafkaRunner(got, n, ansiEscape.ReplaceAllString(string(out), ""))
+	}
+	if testing.Verbose() {
+		for _, id := range got.ids(failed) {
+			t.Logf("librdkafka %s failed: %s", id, got[id].detail)
 		}
 	}
 	return got
+}
+
+// readLibrdkafkaRunner adds to got the results a runner of the tests
+// numbered n printed: its summary's rows or, when it ended before its
+// summary (a timeout or a crash), the failure its banner names, under the
+// test's name, the subtest's before the failure.
+func readLibrdkafkaRunner(got results, n, text string) {
+	found := false
+	for _, l := range strings.Split(text, "\n") {
+		m := summaryRow.FindStringSubmatch(strings.TrimSpace(l))
+		if m == nil {
+			continue
+		}
+		found = true
+		switch m[2] {
+		case "PASSED":
+			got[m[1]] = result{outcome: passed}
+		case "FAILED":
+			got[m[1]] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
+		case "SKIPPED":
+			got[m[1]] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
+		}
+	}
+	if found {
+		return
+	}
+	for _, m := range failureBanner.FindAllStringSubmatch(text, -1) {
+		if strings.HasPrefix(m[1], n+"_") {
+			detail := m[3]
+			if m[2] != "" {
+				detail = m[2] + ": " + detail
+			}
+			got[m[1]] = result{outcome: failed, detail: detail}
+			return
+		}
+	}
+}
+
+// TestReadLibrdkafkaRunner reads a runner that printed its summary and two
+// that ended at a failure, one of them in a subtest, from the runner's own
+// output.
+func TestReadLibrdkafkaRunner(t *testing.T) {
+	got := results{}
+	readLibrdkafkaRunner(got, "0086", `[0086_purge_remote          /  0.000s] ================= Running test 0086_purge_remote =================
+| <MAIN>                                   |     PASSED |   0.296s |
+| 0086_purge_local                         |    SKIPPED |   0.000s | Filtered due to negative test flags
+| 0086_purge_remote                        |     PASSED |   1.011s |
+`)
+	readLibrdkafkaRunner(got, "0012", `[0012_produce_consume        /  0.004s] TEST FAILURE
+### Test "0012_produce_consume" failed at 0012-produce_consume.c:57:dr_cb() at Sat Dec  5 23:33:31 2026: ###
+Message delivery failed: Local: Unknown partition
+### Test "<MAIN>" failed at test.c:1684:test_wait_exit() at Sat Dec  5 23:33:32 2026: ###
+3 thread(s) still active in librdkafka
+`)
+	readLibrdkafkaRunner(got, "0081", `### Test "0081_admin (do_test_CreateAcls:1362)" failed at 0081-admin.c:1445:do_test_CreateAcls() at Sat Dec  5 23:39:07 2026: ###
+Test assertion failed: "!error": Expected RD_KAFKA_RESP_ERR_NO_ERROR, not No Authorizer is configured.
+`)
+	want := results{
+		"0086_purge_local":     {outcome: notApplicable, detail: "Filtered due to negative test flags"},
+		"0086_purge_remote":    {outcome: passed},
+		"0012_produce_consume": {outcome: failed, detail: "Message delivery failed: Local: Unknown partition"},
+		"0081_admin":           {outcome: failed, detail: `do_test_CreateAcls:1362: Test assertion failed: "!error": Expected RD_KAFKA_RESP_ERR_NO_ERROR, not No Authorizer is configured.`},
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
