@@ -55,4 +55,10 @@
 // kfake, and writes docs/clients-report-card.md:
 //
 //	go test -run TestReportCard -card -timeout 90m
+//
+// Each cell's results (suite and target, with the commit and date it ran
+// on) are kept in testdata/card.json, so that -card-only runs some cells
+// again and writes the card with the others' results as they were:
+//
+//	go test -run TestReportCard -card-only librdkafka/kafkalite,kgo/kafka -timeout 60m
 package suites
