@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,15 +23,6 @@ const librdkafkaVersion = "2.8.0"
 // machine).
 var librdkafkaSuite = suite{name: "librdkafka", run: runLibrdkafka}
 
-// librdkafkaSASL are the tests that need SASL with a mechanism the build
-// (.ci/suites/fetch's, without OpenSSL) has, PLAIN: against the
-// kafkaserver command they log in on its SASL_PLAINTEXT listener as
-// saslUser, elsewhere they skip themselves. 0142_reauthentication
-// stays on PLAINTEXT: it needs connections.max.reauth.ms set, quick mode
-// leaves out its subtests, and run in full they create topics of
-// replication factor 3.
-var librdkafkaSASL = []string{"0135"}
-
 var (
 	testFile   = regexp.MustCompile(`^(0[0-9]{3})-.*\.(c|cpp)$`)
 	ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -53,11 +43,6 @@ func runLibrdkafka(t *testing.T, b broker) results {
 		return path
 	}
 	plaintextConf := conf("test.conf", "metadata.broker.list="+b.bootstrap+"\n")
-	saslConf := plaintextConf
-	if b.sasl != "" {
-		saslConf = conf("sasl.conf", fmt.Sprintf("metadata.broker.list=%s\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=%s\nsasl.password=%s\n",
-			b.sasl, saslUser, saslPassword))
-	}
 	entries, err := os.ReadDir(tests)
 	if err != nil {
 		t.Fatal(err)
@@ -70,15 +55,13 @@ func runLibrdkafka(t *testing.T, b broker) results {
 	}
 	slices.Sort(numbers)
 	got := results{}
-	for _, n := range numbers {
+	for _, r := range librdkafkaRuns(t, b, numbers, plaintextConf, conf) {
+		n := r.test
 		cmd := exec.Command("./test-runner", "-L", "-Q", "-p1")
 		cmd.Dir = tests
-		testConf := plaintextConf
-		if slices.Contains(librdkafkaSASL, n) {
-			testConf = saslConf
-		}
-		cmd.Env = append(os.Environ(), "TESTS="+n, "RDKAFKA_TEST_CONF="+testConf, "TEST_KAFKA_VERSION=4.0.0",
+		cmd.Env = append(os.Environ(), "TESTS="+n, "RDKAFKA_TEST_CONF="+r.conf, "TEST_KAFKA_VERSION=4.0.0",
 			"LD_LIBRARY_PATH="+filepath.Join(src, "src")+":"+filepath.Join(src, "src-cpp"))
+		cmd.Env = append(cmd.Env, r.env...)
 		out, _ := cmd.CombinedOutput()
 		text := ansiEscape.ReplaceAllString(string(out), "")
 		found := false
@@ -90,18 +73,18 @@ func runLibrdkafka(t *testing.T, b broker) results {
 			found = true
 			switch m[2] {
 			case "PASSED":
-				got[m[1]] = result{outcome: passed}
+				got[m[1]+r.suffix] = result{outcome: passed}
 			case "FAILED":
-				got[m[1]] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
+				got[m[1]+r.suffix] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
 			case "SKIPPED":
-				got[m[1]] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
+				got[m[1]+r.suffix] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
 			}
 		}
 		if !found {
 			// The runner ended before its summary: a timeout or a crash
 			// (it names the test in its failure banner).
 			if m := regexp.MustCompile(`### Test "(` + n + `_[^"]+)" failed at [^\n]*###\n([^\n]*)`).FindStringSubmatch(text); m != nil {
-				got[m[1]] = result{outcome: failed, detail: m[2]}
+				got[m[1]+r.suffix] = result{outcome: failed, detail: m[2]}
 			}
 		}
 	}
