@@ -4,9 +4,10 @@
 // of tests expected to pass in testdata: a test on the list that no longer
 // passes, or a passing test missing from it, fails TestSuites.
 //
-// The command starts from a server.properties with three listeners on
+// The command starts from a server.properties with four listeners on
 // loopback: PLAINTEXT; SSL, with a CA, server and client certificates
 // made for the run (crypto/x509) and client certificates required;
+// SSL_REQUESTED, the same with client certificates requested;
 // SASL_PLAINTEXT, with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (user alice,
 // password alice-secret, kafka-python's fixture's) and OAUTHBEARER
 // (unsecured tokens). The suites' TLS and SASL tests run there; against
@@ -29,10 +30,16 @@
 //     ZooKeeper and Kafka themselves), test_sasl_integration.py's at the
 //     SASL listener.
 //   - librdkafka: librdkafka's broker tests from Debian's source package
-//     librdkafka, built by .ci/suites/fetch without OpenSSL (its SSL, SCRAM
-//     and OAUTHBEARER tests are not applicable), each test in a runner of
-//     its own; 0135_sasl_credentials logs in with PLAIN on the SASL
-//     listener.
+//     librdkafka, built by .ci/suites/fetch with OpenSSL (without
+//     Kerberos and libcurl: its GSSAPI and OIDC tests are not
+//     applicable), each test in a runner of its own. A few run more than
+//     once, each later run's results named with a suffix
+//     (librdkafkaVariants): 0097_ssl_verify on the SSL listener and on
+//     SSL_REQUESTED (/requested), with the client certificate in every
+//     encoding it loads; 0135_sasl_credentials on the SASL listener with
+//     PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 (/SCRAM-SHA-256,
+//     /SCRAM-SHA-512); 0081_admin whole and with only its SCRAM
+//     credentials subtests (/UserScramCredentials).
 //   - sarama: sarama's functional tests (the Go module proxy's sarama, the
 //     version go.mod requires, with the functional build tag) against five
 //     brokers of the kafkaserver command with replication factor 3, as

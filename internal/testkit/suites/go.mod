@@ -11,6 +11,7 @@ require (
 	github.com/IBM/sarama v1.61.1
 	github.com/kafkalite/kafkalite/internal/testkit/kafkacheck v0.0.0-00010101000000-000000000000
 	github.com/twmb/franz-go v1.22.3
+	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 
 require (

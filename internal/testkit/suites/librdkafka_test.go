@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -24,15 +23,6 @@ const librdkafkaVersion = "2.8.0"
 // newest release the suite knows), timeouts doubled (a shared 2-core
 // machine). With -v, each failed test's failure is logged.
 var librdkafkaSuite = suite{name: "librdkafka", run: runLibrdkafka}
-
-// librdkafkaSASL are the tests that need SASL with a mechanism the build
-// (.ci/suites/fetch's, without OpenSSL) has, PLAIN: against the
-// kafkaserver command they log in on its SASL_PLAINTEXT listener as
-// saslUser, elsewhere they skip themselves. 0142_reauthentication
-// stays on PLAINTEXT: it needs connections.max.reauth.ms set, quick mode
-// leaves out its subtests, and run in full they create topics of
-// replication factor 3.
-var librdkafkaSASL = []string{"0135"}
 
 var (
 	testFile   = regexp.MustCompile(`^(0[0-9]{3})-.*\.(c|cpp)$`)
@@ -59,11 +49,6 @@ func runLibrdkafka(t *testing.T, b broker) results {
 		return path
 	}
 	plaintextConf := conf("test.conf", "metadata.broker.list="+b.bootstrap+"\n")
-	saslConf := plaintextConf
-	if b.sasl != "" {
-		saslConf = conf("sasl.conf", fmt.Sprintf("metadata.broker.list=%s\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.username=%s\nsasl.password=%s\n",
-			b.sasl, saslUser, saslPassword))
-	}
 	entries, err := os.ReadDir(tests)
 	if err != nil {
 		t.Fatal(err)
@@ -76,17 +61,15 @@ func runLibrdkafka(t *testing.T, b broker) results {
 	}
 	slices.Sort(numbers)
 	got := results{}
-	for _, n := range numbers {
+	for _, r := range librdkafkaRuns(t, b, numbers, plaintextConf, conf) {
+		n := r.test
 		cmd := exec.Command("./test-runner", "-L", "-Q", "-p1")
 		cmd.Dir = tests
-		testConf := plaintextConf
-		if slices.Contains(librdkafkaSASL, n) {
-			testConf = saslConf
-		}
-		cmd.Env = append(os.Environ(), "TESTS="+n, "RDKAFKA_TEST_CONF="+testConf, "TEST_KAFKA_VERSION=4.0.0",
+		cmd.Env = append(os.Environ(), "TESTS="+n, "RDKAFKA_TEST_CONF="+r.conf, "TEST_KAFKA_VERSION=4.0.0",
 			"LD_LIBRARY_PATH="+filepath.Join(src, "src")+":"+filepath.Join(src, "src-cpp"))
+		cmd.Env = append(cmd.Env, r.env...)
 		out, _ := cmd.CombinedOutput()
-		readLibrdkafkaRunner(got, n, ansiEscape.ReplaceAllString(string(out), ""))
+		readLibrdkafkaRunner(got, n, r.suffix, ansiEscape.ReplaceAllString(string(out), ""))
 	}
 	if testing.Verbose() {
 		for _, id := range got.ids(failed) {
@@ -99,8 +82,9 @@ func runLibrdkafka(t *testing.T, b broker) results {
 // readLibrdkafkaRunner adds to got the results a runner of the tests
 // numbered n printed: its summary's rows or, when it ended before its
 // summary (a timeout or a crash), the failure its banner names, under the
-// test's name, the subtest's before the failure.
-func readLibrdkafkaRunner(got results, n, text string) {
+// test's name, the subtest's before the failure; suffix follows each
+// test's name (a run of the test with another configuration).
+func readLibrdkafkaRunner(got results, n, suffix, text string) {
 	found := false
 	for _, l := range strings.Split(text, "\n") {
 		m := summaryRow.FindStringSubmatch(strings.TrimSpace(l))
@@ -110,11 +94,11 @@ func readLibrdkafkaRunner(got results, n, text string) {
 		found = true
 		switch m[2] {
 		case "PASSED":
-			got[m[1]] = result{outcome: passed}
+			got[m[1]+suffix] = result{outcome: passed}
 		case "FAILED":
-			got[m[1]] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
+			got[m[1]+suffix] = result{outcome: failed, detail: strings.TrimSuffix(strings.TrimSpace(m[3]), "|")}
 		case "SKIPPED":
-			got[m[1]] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
+			got[m[1]+suffix] = result{outcome: notApplicable, detail: strings.TrimSpace(m[3])}
 		}
 	}
 	if found {
@@ -126,7 +110,7 @@ func readLibrdkafkaRunner(got results, n, text string) {
 			if m[2] != "" {
 				detail = m[2] + ": " + detail
 			}
-			got[m[1]] = result{outcome: failed, detail: detail}
+			got[m[1]+suffix] = result{outcome: failed, detail: detail}
 			return
 		}
 	}
@@ -137,18 +121,18 @@ func readLibrdkafkaRunner(got results, n, text string) {
 // output.
 func TestReadLibrdkafkaRunner(t *testing.T) {
 	got := results{}
-	readLibrdkafkaRunner(got, "0086", `[0086_purge_remote          /  0.000s] ================= Running test 0086_purge_remote =================
+	readLibrdkafkaRunner(got, "0086", "", `[0086_purge_remote          /  0.000s] ================= Running test 0086_purge_remote =================
 | <MAIN>                                   |     PASSED |   0.296s |
 | 0086_purge_local                         |    SKIPPED |   0.000s | Filtered due to negative test flags
 | 0086_purge_remote                        |     PASSED |   1.011s |
 `)
-	readLibrdkafkaRunner(got, "0012", `[0012_produce_consume        /  0.004s] TEST FAILURE
+	readLibrdkafkaRunner(got, "0012", "", `[0012_produce_consume        /  0.004s] TEST FAILURE
 ### Test "0012_produce_consume" failed at 0012-produce_consume.c:57:dr_cb() at Sat Dec  5 23:33:31 2026: ###
 Message delivery failed: Local: Unknown partition
 ### Test "<MAIN>" failed at test.c:1684:test_wait_exit() at Sat Dec  5 23:33:32 2026: ###
 3 thread(s) still active in librdkafka
 `)
-	readLibrdkafkaRunner(got, "0081", `### Test "0081_admin (do_test_CreateAcls:1362)" failed at 0081-admin.c:1445:do_test_CreateAcls() at Sat Dec  5 23:39:07 2026: ###
+	readLibrdkafkaRunner(got, "0081", "", `### Test "0081_admin (do_test_CreateAcls:1362)" failed at 0081-admin.c:1445:do_test_CreateAcls() at Sat Dec  5 23:39:07 2026: ###
 Test assertion failed: "!error": Expected RD_KAFKA_RESP_ERR_NO_ERROR, not No Authorizer is configured.
 `)
 	want := results{

@@ -108,9 +108,9 @@ func TestReportCard(t *testing.T) {
 // cardTargetsNote says what each target serves, and so which tests are
 // not applicable where.
 const cardTargetsNote = "Each target is one broker on loopback (sarama's: five virtual brokers of the kafkaserver command behind toxiproxy, against kafkalite only). " +
-	"The kafkaserver command serves PLAINTEXT, SSL (client certificates required) and SASL_PLAINTEXT listeners at once: kgo's tests run over TLS, " +
-	"and kgo's SCRAM and OAUTHBEARER tests, kafka-python's SASL tests (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and librdkafka's 0135_sasl_credentials (PLAIN) on its SASL listener. " +
-	"Kafka and kfake serve PLAINTEXT only, where those tests are not applicable; tests that need several brokers, and librdkafka's that need OpenSSL (its build has none), are not applicable on every target."
+	"The kafkaserver command serves PLAINTEXT, SSL (client certificates required, and a second with them requested) and SASL_PLAINTEXT listeners at once: kgo's tests run over TLS, " +
+	"and kgo's SCRAM and OAUTHBEARER tests, kafka-python's SASL tests (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) and librdkafka's 0135_sasl_credentials (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512) on its SASL listener, librdkafka's 0097_ssl_verify on both SSL listeners. " +
+	"Kafka and kfake serve PLAINTEXT only, where those tests are not applicable; tests that need several brokers, and librdkafka's that need Kerberos or an OIDC server, are not applicable on every target."
 
 // cellName is a target's name in -card-only and testdata/card.json.
 func cellName(tg target) string {

@@ -32,9 +32,10 @@ type broker struct {
 	// cluster, toxiproxy's API URL).
 	bootstrap string
 	// ssl is the SSL listener's host:port; it requires a client
-	// certificate, pki's.
-	ssl string
-	pki pki
+	// certificate, pki's. sslRequested is a second SSL listener's, which
+	// asks for one and takes a client without (ssl.client.auth=requested).
+	ssl, sslRequested string
+	pki               pki
 	// sasl is the SASL_PLAINTEXT listener's host:port: PLAIN,
 	// SCRAM-SHA-256 and SCRAM-SHA-512 for saslUser with saslPassword, and
 	// OAUTHBEARER with unsecured tokens.
@@ -69,9 +70,10 @@ func repoDir() string { return filepath.Join(moduleDir(), "..", "..", "..") }
 
 // startKafkaServer builds examples/kafkaserver and serves a directory of
 // the test with it, from a server.properties as Kafka's broker reads one,
-// on three free loopback ports: PLAINTEXT; SSL, with a CA, server and
+// on four free loopback ports: PLAINTEXT; SSL, with a CA, server and
 // client certificates made for the test (writePKI) and client
-// certificates required (ssl.client.auth); SASL_PLAINTEXT, with PLAIN's
+// certificates required (ssl.client.auth); SSL_REQUESTED, the same with
+// client certificates requested; SASL_PLAINTEXT, with PLAIN's
 // user from its JAAS setting, SCRAM's from --add-scram, and OAUTHBEARER's
 // unsecured validator. Share groups may lock records for 1 s (franz-go's
 // share tests wait out a lock; Kafka's minimum, 15 s, would make them
@@ -81,7 +83,8 @@ func startKafkaServer(t *testing.T) broker {
 	bin := build(t, filepath.Join(repoDir(), "examples", "kafkaserver"), filepath.Join(dir, "kafkaserver"))
 	p := writePKI(t, filepath.Join(dir, "pki"))
 	props := strings.Join([]string{
-		"listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+		"listeners=PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SSL_REQUESTED://127.0.0.1:0",
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL_REQUESTED:SSL",
 		"log.dirs=" + filepath.Join(dir, "kafkalite"),
 		"group.share.min.record.lock.duration.ms=1000",
 		"ssl.keystore.type=PEM",
@@ -89,6 +92,7 @@ func startKafkaServer(t *testing.T) broker {
 		"ssl.truststore.type=PEM",
 		"ssl.truststore.location=" + p.ca,
 		"ssl.client.auth=required",
+		"listener.name.ssl_requested.ssl.client.auth=requested",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
 		fmt.Sprintf(`listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_%s="%s";`, saslUser, saslPassword),
 	}, "\n") + "\n"
@@ -110,10 +114,12 @@ func startKafkaServer(t *testing.T) broker {
 			b.ssl = addr
 		case name == "SASL_PLAINTEXT":
 			b.sasl = addr
+		case name == "SSL_REQUESTED":
+			b.sslRequested = addr
 		}
 	}
-	if b.bootstrap == "" || b.ssl == "" || b.sasl == "" {
-		t.Fatalf("kafkaserver: want PLAINTEXT, SSL and SASL_PLAINTEXT listeners, the command says %q", line)
+	if b.bootstrap == "" || b.ssl == "" || b.sasl == "" || b.sslRequested == "" {
+		t.Fatalf("kafkaserver: want PLAINTEXT, SSL, SASL_PLAINTEXT and SSL_REQUESTED listeners, the command says %q", line)
 	}
 	return b
 }
