@@ -68,4 +68,7 @@
 // again and writes the card with the others' results as they were:
 //
 //	go test -run TestReportCard -card-only librdkafka/kafkalite,kgo/kafka -timeout 60m
+//
+// and -card-write writes the card from them and testdata/causes.txt,
+// running nothing.
 package suites
