@@ -28,37 +28,49 @@ type brokerRunner struct {
 	// broker, so len(ids) slots never block.
 	ended chan brokerEnd
 
-	mu      sync.Mutex
-	addrs   map[int32]string        // the address each broker listens on
-	running map[int32]bool          // served and not stopped on command
-	done    map[int32]chan struct{} // closed when the broker's ServeBroker returned
-	live    int                     // ServeBroker calls not returned
-	closed  bool                    // the server is ending: no more starts
+	mu     sync.Mutex
+	addrs  map[int32]string     // the address each broker listens on
+	runs   map[int32]*brokerRun // each broker's last start
+	live   int                  // ServeBroker calls not returned
+	closed bool                 // the server is ending: no more starts
+}
+
+// brokerRun is one start of a broker: its ServeBroker call.
+type brokerRun struct {
+	done chan struct{} // closed when ServeBroker returned
+	// stopped says a stop on command ended (or is ending) it; guarded by
+	// the runner's mu.
+	stopped bool
 }
 
 // brokerEnd is a broker's ServeBroker having returned.
 type brokerEnd struct {
-	id  int32
+	run *brokerRun
 	err error
 }
 
 func newBrokerRunner(ctx context.Context, s *server.Server) *brokerRunner {
-	n := len(s.Brokers())
-	return &brokerRunner{s: s, ctx: ctx, ended: make(chan brokerEnd, n),
-		addrs: map[int32]string{}, running: map[int32]bool{}, done: map[int32]chan struct{}{}}
+	return &brokerRunner{s: s, ctx: ctx, ended: make(chan brokerEnd, len(s.Brokers())),
+		addrs: map[int32]string{}, runs: map[int32]*brokerRun{}}
+}
+
+// running says whether broker id is served and not stopped on command.
+// REQUIRES r.mu held.
+func (r *brokerRunner) runningLocked(id int32) bool {
+	run := r.runs[id]
+	return run != nil && !run.stopped
 }
 
 // startLocked serves broker id on ln. REQUIRES r.mu held.
 func (r *brokerRunner) startLocked(id int32, ln net.Listener) {
 	r.addrs[id] = ln.Addr().String()
-	r.running[id] = true
-	done := make(chan struct{})
-	r.done[id] = done
+	run := &brokerRun{done: make(chan struct{})}
+	r.runs[id] = run
 	r.live++
 	go func() {
 		err := r.s.ServeBroker(r.ctx, id, ln)
-		close(done)
-		r.ended <- brokerEnd{id, err}
+		close(run.done)
+		r.ended <- brokerEnd{run, err}
 	}()
 }
 
@@ -78,8 +90,9 @@ func (r *brokerRunner) wait() error {
 		}
 		r.mu.Lock()
 		r.live--
-		stopped := !r.running[e.id]
-		if stopped && errors.Is(e.err, net.ErrClosed) {
+		// A run stopped on command, though its broker may be running
+		// again by now.
+		if e.run.stopped && errors.Is(e.err, net.ErrClosed) {
 			r.mu.Unlock()
 			continue
 		}
@@ -125,13 +138,22 @@ func (r *brokerRunner) stop(ctx context.Context, id int32) error {
 		r.mu.Unlock()
 		return fmt.Errorf("no broker %d (brokers %v)", id, r.s.Brokers())
 	}
-	if !r.running[id] {
+	run := r.runs[id]
+	if run == nil || run.stopped {
 		r.mu.Unlock()
 		return nil // stopped already, as docker compose stop answers
 	}
-	r.running[id] = false
-	done := r.done[id]
+	run.stopped = true
+	done := run.done
 	r.mu.Unlock()
+	// A broker whose ServeBroker has not taken its listener yet would
+	// be started again by it: stop it once it serves.
+	if err := r.awaitServing(ctx, id, run); err != nil {
+		if errors.Is(err, ctx.Err()) {
+			return err
+		}
+		return nil // it ended on its own
+	}
 	if err := r.s.StopBroker(id); err != nil {
 		return err
 	}
@@ -155,9 +177,24 @@ func (r *brokerRunner) start(ctx context.Context, id int32) error {
 	case !ok:
 		r.mu.Unlock()
 		return fmt.Errorf("no broker %d (brokers %v)", id, r.s.Brokers())
-	case r.running[id]:
+	case r.runningLocked(id):
 		r.mu.Unlock()
 		return nil // running already, as docker compose start answers
+	}
+	if prev := r.runs[id]; prev != nil {
+		// Stopped: its ServeBroker has returned (stop waits for it),
+		// unless a stop is still under way; wait for that too.
+		r.mu.Unlock()
+		select {
+		case <-prev.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		r.mu.Lock()
+		if r.closed || r.runs[id] != prev {
+			r.mu.Unlock()
+			return fmt.Errorf("broker %d changed state meanwhile; ask again", id)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -165,15 +202,21 @@ func (r *brokerRunner) start(ctx context.Context, id int32) error {
 		return fmt.Errorf("broker %d: %w", id, err)
 	}
 	r.startLocked(id, ln)
-	done := r.done[id]
+	run := r.runs[id]
 	r.mu.Unlock()
-	for tick := time.NewTicker(5 * time.Millisecond); r.s.BrokerAddr(id) == ""; {
+	return r.awaitServing(ctx, id, run)
+}
+
+// awaitServing returns once the server serves broker id (Metadata lists
+// it), or fails when run's ServeBroker returned first or ctx ended.
+func (r *brokerRunner) awaitServing(ctx context.Context, id int32, run *brokerRun) error {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for r.s.BrokerAddr(id) == "" {
 		select {
-		case <-done:
-			tick.Stop()
+		case <-run.done:
 			return fmt.Errorf("broker %d ended as it started", id)
 		case <-ctx.Done():
-			tick.Stop()
 			return ctx.Err()
 		case <-tick.C:
 		}
@@ -189,7 +232,7 @@ func (r *brokerRunner) list() string {
 	var b strings.Builder
 	for _, id := range r.s.Brokers() {
 		state := "stopped"
-		if r.running[id] {
+		if r.runningLocked(id) {
 			state = "running"
 		}
 		fmt.Fprintf(&b, "%d %s %s\n", id, r.addrs[id], state)

@@ -70,6 +70,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -186,7 +187,13 @@ func serveBrokers(ctx context.Context, o options, s *server.Server, d *log.Dir, 
 	for i, id := range ids {
 		r.startLocked(id, lns[i])
 	}
+	runs := maps.Clone(r.runs)
 	r.mu.Unlock()
+	for _, id := range ids {
+		if err := r.awaitServing(ctx, id, runs[id]); err != nil {
+			break // the first broker's end, or ctx's, ends the server below
+		}
+	}
 	ready(line)
 	err = r.wait() // a broker ending other than by a stop on command ends the server
 	stopControl()

@@ -234,11 +234,13 @@ func TestControl(t *testing.T) {
 	}
 	_, ctl, ok := strings.Cut(line, "; control ")
 	require.True(t, ok, line)
+	hc := &http.Client{Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
 	call := func(method, path string) (int, string) {
 		t.Helper()
 		req, err := http.NewRequest(method, "http://"+ctl+path, nil)
 		require.NoError(t, err)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := hc.Do(req)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
@@ -275,7 +277,7 @@ func TestControl(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	cancel()
 	require.NoError(t, <-served)
-	_, err = http.Get("http://" + ctl + "/brokers")
+	_, err = hc.Get("http://" + ctl + "/brokers")
 	require.Error(t, err, "the control API stopped")
 }
 
