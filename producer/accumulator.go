@@ -106,7 +106,7 @@ func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64
 		a.order = append(a.order, tp)
 	}
 	b := &producerBatch{topic: tp.topic, partition: tp.partition, log: l, created: a.now(), done: make(chan struct{}),
-		baseOffset: -1, logAppendTime: -1}
+		baseOffset: -1, logAppendTime: -1, recs: make([]recordInfo, 0, recordsIn(size, estimate))}
 	b.builder.ResetBuffer(a.header, a.level, buf)
 	a.queues[tp] = append(q, b)
 	if a.incomplete == 0 {
@@ -122,6 +122,16 @@ func (a *accumulator) append(ctx context.Context, tp tpKey, l *log.Log, ts int64
 	res.newBatch = true
 	a.nudge()
 	return res, nil
+}
+
+// recordsIn guesses how many records like one of estimate bytes a new
+// batch of size bytes will take, so that its per-record slice is made
+// once: an estimate assumes the largest offset and timestamp deltas,
+// about 12 bytes more than a batch's records take. At most 512, so that a
+// batch of a tiny first record and large others does not hold much more
+// than it uses.
+func recordsIn(size, estimate int) int {
+	return min((size-record.BatchHeaderLen)/max(estimate-12, 1)+1, 512)
 }
 
 // tryAppendLocked appends to the partition's last batch if it has room.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkalite/kafkalite/log"
@@ -60,6 +63,7 @@ func (p *Producer) send(batches []*producerBatch) {
 			b.err = fmt.Errorf("%w: batch for %s-%d waited %v", ErrDeliveryTimeout, b.topic, b.partition, age)
 		}
 	}
+	p.compress(batches)
 	switch p.cfg.Acks {
 	case AcksNone:
 		// The producer does not wait for the append: records complete
@@ -183,6 +187,39 @@ func containsLog(ls []*log.Log, l *log.Log) bool {
 		}
 	}
 	return false
+}
+
+// compress compresses a round's batches on up to GOMAXPROCS goroutines,
+// which end before it returns; seal then only writes each header, in
+// order, after the producer fields are stamped. One batch, or batches
+// without a codec, are left to seal. An error is left to seal too: Build
+// meets it again and reports it as for a batch compressed there.
+func (p *Producer) compress(batches []*producerBatch) {
+	if p.cfg.CompressionType == record.None || len(batches) < 2 {
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(batches))
+	if workers < 2 {
+		return
+	}
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(batches) {
+				return
+			}
+			if b := batches[i]; b.err == nil {
+				_ = b.builder.Compress() // an error is Build's to report
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // seal builds the batch's bytes.

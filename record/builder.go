@@ -32,6 +32,7 @@ type Builder struct {
 	own, ownRaw []byte
 	count       int32
 	built       bool
+	compressed  bool // Compress ran: buf holds header space + compressed records
 	started     bool // Reset or ResetBuffer was called
 }
 
@@ -65,6 +66,7 @@ func (b *Builder) resetFields(h BatchHeader, level int) {
 	b.hdr.LastOffsetDelta = -1
 	b.count = 0
 	b.built = false
+	b.compressed = false
 	b.started = true
 }
 
@@ -129,7 +131,7 @@ func (b *Builder) Append(timestamp int64, key, value []byte, headers []Header) e
 // recompression keep the original offsets, so deltas may have gaps.
 // timestamp must be >= 0 or -1 (no timestamp); header keys must not be nil.
 func (b *Builder) AppendWithOffsetDelta(offsetDelta int32, timestamp int64, key, value []byte, headers []Header) error {
-	if b.built || !b.started {
+	if b.built || b.compressed || !b.started {
 		return fmt.Errorf("record: Append without Reset")
 	}
 	if offsetDelta <= b.hdr.LastOffsetDelta || offsetDelta < 0 {
@@ -187,14 +189,9 @@ func (b *Builder) Build() ([]byte, error) {
 	if b.count == 0 {
 		return nil, ErrNoRecords
 	}
-	if c := b.hdr.Attributes.Compression(); c != None {
-		out, err := appendCompressed(append(b.own[:0], make([]byte, BatchHeaderLen)...), b.raw, c, b.level)
-		if err != nil {
+	if b.hdr.Attributes.Compression() != None {
+		if err := b.Compress(); err != nil {
 			return nil, err
-		}
-		b.buf, b.own = out, out
-		if b.ext == nil {
-			b.ownRaw = b.raw
 		}
 	} else if b.ext == nil {
 		b.own = b.buf
@@ -209,6 +206,32 @@ func (b *Builder) Build() ([]byte, error) {
 	binary.BigEndian.PutUint32(b.buf[offCRC:], b.hdr.CRC)
 	b.built = true
 	return b.buf, nil
+}
+
+// Compress compresses the records appended so far, the costly part of
+// [Builder.Build], leaving Build only the header and the CRC: a producer
+// compresses several batches on as many goroutines and then stamps and
+// builds them in order. No record can be appended after it. It does
+// nothing for an uncompressed batch, after Build, or a second time; it
+// fails with [ErrNoRecords] on an empty builder.
+func (b *Builder) Compress() error {
+	c := b.hdr.Attributes.Compression()
+	if c == None || b.built || b.compressed {
+		return nil
+	}
+	if b.count == 0 {
+		return ErrNoRecords
+	}
+	out, err := appendCompressed(append(b.own[:0], make([]byte, BatchHeaderLen)...), b.raw, c, b.level)
+	if err != nil {
+		return err
+	}
+	b.buf, b.own = out, out
+	if b.ext == nil {
+		b.ownRaw = b.raw
+	}
+	b.compressed = true
+	return nil
 }
 
 // SetProducer sets the batch's producer id, epoch, base sequence and

@@ -590,3 +590,54 @@ func TestResume(t *testing.T) {
 		require.ErrorIs(t, r.Resume(bad.pos, bad.n), ErrBadRecord, "%+v", bad)
 	}
 }
+
+// TestBuilderCompress: Compress then SetProducer and Build gives the bytes
+// Build alone gives, for every codec, with the builder's own buffer and a
+// caller's; no record is appended after it; an empty builder is refused.
+func TestBuilderCompress(t *testing.T) {
+	for _, c := range []Compression{None, Gzip, Snappy, LZ4, Zstd} {
+		for _, external := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/external=%v", c, external), func(t *testing.T) {
+				h := producerHeader()
+				h.Attributes = h.Attributes.WithCompression(c)
+				build := func(early bool) []byte {
+					var b Builder
+					if external {
+						b.ResetBuffer(h, DefaultLevel, make([]byte, 0, 4096))
+					} else {
+						b.Reset(h, DefaultLevel)
+					}
+					for _, r := range sampleRecords() {
+						require.NoError(t, b.Append(r.Timestamp, r.Key, r.Value, r.Headers))
+					}
+					if early {
+						require.NoError(t, b.Compress())
+						require.NoError(t, b.Compress(), "a second time does nothing")
+						if c != None {
+							require.Error(t, b.Append(1, nil, []byte("late"), nil))
+						}
+					}
+					b.SetProducer(7, 1, 100, false)
+					out, err := b.Build()
+					require.NoError(t, err)
+					require.NoError(t, b.Compress(), "after Build it does nothing")
+					return bytes.Clone(out)
+				}
+				want, got := build(false), build(true)
+				require.Equal(t, want, got)
+				hdr, recs := decodeAll(t, got)
+				require.Equal(t, int64(7), hdr.ProducerID)
+				requireSameRecords(t, withOffsets(sampleRecords(), 0), recs)
+			})
+		}
+		var empty Builder
+		h := producerHeader()
+		h.Attributes = h.Attributes.WithCompression(c)
+		empty.Reset(h, DefaultLevel)
+		if c == None {
+			require.NoError(t, empty.Compress())
+		} else {
+			require.ErrorIs(t, empty.Compress(), ErrNoRecords)
+		}
+	}
+}
