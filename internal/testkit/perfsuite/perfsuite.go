@@ -27,10 +27,10 @@
 // The raw path is record.Builder and log.Log.Append (a call's records in
 // one batch, or in batches of 512 KiB where they are more), Log.Sync,
 // log.RecordReader and Log.ReadRecord; the client path is producer.Send
-// per record with Kafka's defaults (acks=1 for W1 and W2, acks=all and
-// idempotence for W3, each call of 1,000 followed by Flush), and a
-// consumer that assigns, seeks and polls (R1) or seeks and polls once per
-// read (R2).
+// per record with a callback counting acknowledgements and Kafka's
+// defaults (acks=1 for W1 and W2, acks=all and idempotence for W3, each
+// call of 1,000 followed by Flush), and a consumer that assigns, seeks
+// and polls (R1) or seeks and polls once per read (R2).
 package perfsuite
 
 import (
@@ -47,6 +47,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kafkalite/kafkalite/consumer"
@@ -87,6 +89,7 @@ type Options struct {
 	PointReads int                // R2's reads
 	Codec      record.Compression // for the raw and client paths; the baseline never compresses
 	Dir        string             // where files go: a fresh directory per run is made inside
+	Workloads  []Workload         // Table's workloads; nil is all of them
 }
 
 // DefaultOptions are the sizes of docs/performance.md's figures.
@@ -463,6 +466,26 @@ type client struct {
 	p  *producer.Producer
 	c  *consumer.Consumer
 	tp log.TopicPartition
+
+	// Each Send has a callback, as a user's has, counting the
+	// acknowledgements; flush checks them all.
+	cb    producer.Callback
+	sent  int64
+	acked atomic.Int64
+	mu    sync.Mutex
+	err   error // the first error a callback saw
+}
+
+// ack is the records' callback.
+func (c *client) ack(_ producer.RecordMetadata, err error) {
+	if err != nil {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+	}
+	c.acked.Add(1)
 }
 
 func newClient(ctx context.Context, dir string, codec record.Compression, acksAll bool) (*client, error) {
@@ -484,21 +507,37 @@ func newClient(ctx context.Context, dir string, codec record.Compression, acksAl
 	if err != nil {
 		return nil, errors.Join(err, p.Close(ctx), d.Close())
 	}
-	return &client{d: d, p: p, c: c, tp: log.TopicPartition{Topic: topic, Partition: 0}}, nil
+	cl := &client{d: d, p: p, c: c, tp: log.TopicPartition{Topic: topic, Partition: 0}}
+	cl.cb = cl.ack
+	return cl, nil
 }
 
 func (c *client) append(ctx context.Context, first int, vals [][]byte) error {
 	rec := producer.Record{Topic: c.tp.Topic}
 	for i, v := range vals {
 		rec.Key, rec.Value = Key(first+i), v
-		if _, err := c.p.Send(ctx, &rec, nil); err != nil {
+		if _, err := c.p.Send(ctx, &rec, c.cb); err != nil {
 			return err
 		}
+		c.sent++
 	}
 	return nil
 }
 
-func (c *client) flush(ctx context.Context, _ bool) error { return c.p.Flush(ctx) }
+func (c *client) flush(ctx context.Context, _ bool) error {
+	if err := c.p.Flush(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if n := c.acked.Load(); n != c.sent {
+		return fmt.Errorf("%w: %d records acknowledged of %d sent", ErrMismatch, n, c.sent)
+	}
+	return nil
+}
 
 func (c *client) settle(context.Context) error { return c.c.Assign([]log.TopicPartition{c.tp}) }
 
@@ -562,7 +601,11 @@ func (r Row) ClientRatio() float64 { return r.Client / r.Baseline }
 // workload. progress, if not nil, sees every run.
 func Table(ctx context.Context, o Options, reps int, progress func(Result)) ([]Row, error) {
 	var rows []Row
-	for _, w := range Workloads {
+	ws := o.Workloads
+	if ws == nil {
+		ws = Workloads
+	}
+	for _, w := range ws {
 		runs := map[Path][]Result{}
 		for range reps {
 			for _, p := range []Path{Baseline, Raw, Client} {

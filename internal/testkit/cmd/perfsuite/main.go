@@ -7,6 +7,7 @@
 //
 //	go run ./internal/testkit/cmd/perfsuite                       # uncompressed, 1,000,000 records, 3 repetitions
 //	go run ./internal/testkit/cmd/perfsuite -compression lz4 -reps 5
+//	go run ./internal/testkit/cmd/perfsuite -workloads W2 -shared=false
 //
 // It is the project's own measuring tool, not an example: a user's
 // measure of the producer is examples/perf, Kafka's producer perf test
@@ -15,10 +16,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +48,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	compression := fs.String("compression", "none", "compression.type of the raw and client paths: none, gzip, snappy, lz4, zstd")
 	fs.StringVar(&so.Dir, "dir", so.Dir, "where each run makes its directory")
 	reps := fs.Int("reps", 3, "repetitions of each workload")
+	workloads := fs.String("workloads", "", "comma-separated workloads of the table (W1,W2,W3,R1,R2; empty is all)")
+	shared := fs.Bool("shared", true, "run the shared-producer workload after the table")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,8 +58,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if so.Codec, err = record.ParseCompression(*compression); err != nil {
 		return err
 	}
+	if *workloads != "" {
+		for _, w := range strings.Split(*workloads, ",") {
+			if !slices.Contains(perfsuite.Workloads, perfsuite.Workload(w)) {
+				return fmt.Errorf("-workloads: no workload %q", w)
+			}
+			so.Workloads = append(so.Workloads, perfsuite.Workload(w))
+		}
+	}
 	if so.Records <= 0 || *reps <= 0 {
 		return fmt.Errorf("-records %d and -reps %d must be positive", so.Records, *reps)
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Join(err, f.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if cerr := f.Close(); cerr != nil {
+				fmt.Fprintln(stderr, "perfsuite: -cpuprofile:", cerr)
+			}
+		}()
 	}
 	fmt.Fprintf(stderr, "# %d records, %s, %d repetitions, load %s\n", so.Records, so.Codec, *reps, loadAverage())
 	rows, err := perfsuite.Table(ctx, so, *reps, func(r perfsuite.Result) {
@@ -62,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprint(stdout, perfsuite.Markdown(rows))
-	for range *reps {
+	for range *reps * btoi(*shared) {
 		res, err := perfsuite.Shared(ctx, so.Dir, 6, 4, so.Records, 200, so.Codec)
 		if err != nil {
 			return err
@@ -72,6 +102,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "# load after: %s\n", loadAverage())
 	return nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // loadAverage is /proc/loadavg's first three fields, where there is one.
