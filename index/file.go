@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sync"
 
 	"github.com/kafkalite/kafkalite/internal/fileio"
@@ -167,7 +168,17 @@ type indexFile struct {
 	length     int64 // the file's size in bytes
 	maxEntries int   // length / entrySize
 	entries    int   // entries in use
-	wbuf       entryBuf
+	// written is how many bytes from the file's start lie in pages known
+	// to hold data (whose blocks are allocated). A mapped index writes an entry reaching past it with
+	// WriteAt, not through the mapping: a write fault that allocates a
+	// file's first block costs milliseconds on some filesystems (ext4 on
+	// a VM here: 2–5 ms, against 6 µs for the write), and a recovery
+	// rebuilding the indexes of 1,000 partitions paid it 2,000 times. The
+	// mapping sees the written page at once where the OS has a unified
+	// buffer cache (fileio.WriteCoherent); elsewhere every write goes
+	// through the mapping.
+	written int64
+	wbuf    entryBuf
 }
 
 // roundDown returns the largest multiple of factor that is ≤ n.
@@ -240,6 +251,7 @@ func (x *indexFile) load() error {
 		return err
 	}
 	x.entries = n
+	x.written = roundUp(int64(n)*int64(x.entrySize), pageSize)
 	return nil
 }
 
@@ -342,15 +354,23 @@ func release(buf *entryBuf) {
 // for writing.
 func (x *indexFile) writeEntryLocked(n int, e []byte) error {
 	off := int64(n) * int64(x.entrySize)
-	if x.data != nil {
+	end := off + int64(x.entrySize)
+	if x.data != nil && (end <= x.written || !fileio.WriteCoherent()) {
 		copy(x.data[off:off+int64(x.entrySize)], e)
 		return nil
 	}
 	if _, err := x.f.WriteAt(e, off); err != nil {
 		return x.fail(fmt.Errorf("index: write %s at %d: %w", x.name, off, err))
 	}
+	x.written = max(x.written, roundUp(end, pageSize))
 	return nil
 }
+
+// pageSize is the OS's memory page size, the unit of written.
+var pageSize = int64(os.Getpagesize())
+
+// roundUp returns the smallest multiple of factor that is ≥ n.
+func roundUp(n, factor int64) int64 { return roundDown(n+factor-1, factor) }
 
 // largestLowerBoundLocked returns the slot of the largest entry whose key is
 // ≤ target, or −1 if the index is empty or its first key is above target.
@@ -504,6 +524,7 @@ func (x *indexFile) resizeLocked(newSize int64) (bool, error) {
 	}
 	x.length = rounded
 	x.maxEntries = int(rounded / int64(x.entrySize))
+	x.written = min(x.written, roundUp(rounded, pageSize)) // pages cut off may come back as holes
 	if err := x.mapLocked(); err != nil {
 		return false, x.fail(err)
 	}

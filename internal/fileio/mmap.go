@@ -85,7 +85,7 @@ func Map(f vfs.File, size int64, writable bool) (*Mapping, error) {
 // its reads.
 func MapGrowing(f vfs.File, size int64) (*Mapping, error) {
 	osf := OSFile(f)
-	if osf == nil || !mmapSupported || math.MaxInt == math.MaxInt32 || !writeCoherent() {
+	if osf == nil || !mmapSupported || math.MaxInt == math.MaxInt32 || !WriteCoherent() {
 		return nil, &fs.PathError{Op: "mmap", Path: f.Name(), Err: ErrNotSupported}
 	}
 	if size < 0 || size > math.MaxInt {
@@ -103,9 +103,9 @@ func MapGrowing(f vfs.File, size int64) (*Mapping, error) {
 	return m, nil
 }
 
-// writeCoherent reports whether data written with write(2) shows at once in
+// WriteCoherent reports whether data written with write(2) shows at once in
 // the shared mappings of the file (a unified buffer cache).
-func writeCoherent() bool {
+func WriteCoherent() bool {
 	switch runtime.GOOS {
 	case "openbsd", "aix":
 		return false
