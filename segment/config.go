@@ -59,3 +59,11 @@ func (c *Config) recoveryBuffer() int {
 	}
 	return 1 << 20
 }
+
+// recoveryWindow is the window of a scan over size bytes of a .log: the
+// recovery buffer, or less for a smaller file (no read reaches past its
+// end), so that the recovery of many small segments does not make and
+// clear a 1 MiB buffer for each.
+func (c *Config) recoveryWindow(size int64) int {
+	return int(min(int64(c.recoveryBuffer()), max(size, 4096)))
+}

@@ -254,7 +254,7 @@ func (r *indexRebuild) scan(s *Segment, oi *index.OffsetIndex, ti *index.TimeInd
 		bound = l
 	}
 	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base}
-	sc := newScanner(s.log.f, size, s.cfg.recoveryBuffer())
+	sc := newScanner(s.log.f, size, s.cfg.recoveryWindow(size))
 	defer sc.release()
 	prev := s.base - 1
 	scan := rebuildScan{next: s.base}

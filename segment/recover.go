@@ -84,7 +84,7 @@ func (s *Segment) Recover(opts RecoverOptions) (RecoverResult, error) {
 	}
 	res := RecoverResult{NextOffset: s.base}
 	b := indexBuilder{oi: oi, ti: ti, interval: s.cfg.IndexIntervalBytes, maxTS: record.NoTimestamp, offMax: s.base, firstTS: record.NoTimestamp}
-	sc := newScanner(s.log.f, size, s.cfg.recoveryBuffer())
+	sc := newScanner(s.log.f, size, s.cfg.recoveryWindow(size))
 	defer sc.release()
 	var pos int64
 	for pos < size {
