@@ -148,11 +148,14 @@ func (s *Server) serve(id int32, ln net.Listener) error {
 		ended <- err
 		s.served <- err
 	}()
-	for s.srv.BrokerAddr(id) == "" {
+	// The broker registers as soon as its goroutine runs: look again
+	// after 10 µs, doubling up to 1 ms (a first wait of 1 ms was most of
+	// a start in memory).
+	for wait := 10 * time.Microsecond; s.srv.BrokerAddr(id) == ""; wait = min(2*wait, time.Millisecond) {
 		select {
 		case err := <-ended:
 			return err
-		case <-time.After(time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 	return nil
