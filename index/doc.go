@@ -111,8 +111,12 @@
 // memory-mapped (read-only for [ReadOnly], read-write for [ReadWrite]), as
 // Kafka maps them. Where mapping is not supported (the memory filesystem,
 // the fault injector, systems without mmap) the same code reads and writes
-// entries with ReadAt and WriteAt. Either way an appended entry is visible
-// to lookups at once and durable only after Flush. The .txnindex is always
+// entries with ReadAt and WriteAt. A mapped index writes the entry that
+// first reaches into a page of the file with WriteAt and the rest through
+// the mapping: the write fault that allocates a file's block costs
+// milliseconds on some filesystems, a write microseconds. Either way an
+// appended entry is visible to lookups at once and durable only after
+// Flush. The .txnindex is always
 // read and written through the file.
 //
 // Nothing read from a file can make this package panic: garbage yields
