@@ -495,9 +495,16 @@ func (c *GroupCoordinator) prepareRebalanceLocked(g *group) {
 	}
 	if g.syncDone != nil {
 		// Members waiting for the leader's assignment learn they must
-		// rejoin.
+		// rejoin, and their sessions start again now, as Kafka's
+		// coordinator restarts a member's session when it answers its
+		// SyncGroup: waiting kept them alive, not their heartbeats.
 		close(g.syncDone)
 		g.syncDone = nil
+		for _, m := range g.members {
+			if m.synced {
+				m.lastHeartbeat = c.now()
+			}
+		}
 	}
 	g.state = StatePreparingRebalance
 	g.rebalanceDone = make(chan struct{})

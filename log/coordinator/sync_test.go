@@ -333,3 +333,56 @@ func TestPendingMembersBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, last, res.MemberID)
 }
+
+// TestFollowerOfASilentLeaderKeepsItsSession: a member waiting in
+// SyncGroup for a leader that never sends its assignment outlives the
+// leader, whose session ends: its SyncGroup is answered
+// REBALANCE_IN_PROGRESS and its session starts again then, as Kafka's
+// coordinator restarts a member's session when it answers its SyncGroup,
+// so it rejoins under its id and leads the next generation. (It was
+// dropped with the leader, its session counted from its SyncGroup, and
+// answered UNKNOWN_MEMBER_ID: sarama's cooperative group test saw it.)
+func TestFollowerOfASilentLeaderKeepsItsSession(t *testing.T) {
+	_, c := openCoordinator(t)
+	ctx := context.Background()
+	const session = 300 * time.Millisecond
+	join := func(id string) (joinResult, error) {
+		allowID(c, "g", id)
+		return c.join(ctx, joinRequest{GroupID: "g", MemberID: id, ClientID: "net", ProtocolType: "consumer",
+			Protocols:      []Protocol{{Name: "range", Metadata: subscriptionOf(t)}},
+			SessionTimeout: session, RebalanceTimeout: time.Minute})
+	}
+	a, err := join("a")
+	require.NoError(t, err)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a.Generation}, Assignments: map[string][]byte{"a": assignmentOf(t, 0, 1, 2, 3)}})
+	require.NoError(t, err)
+
+	type joined struct {
+		res joinResult
+		err error
+	}
+	bJoined := make(chan joined, 1)
+	go func() {
+		res, err := join("b")
+		bJoined <- joined{res, err}
+	}()
+	<-a.RebalanceStarts
+	a2, err := join("a") // the leader rejoins, then says nothing more
+	require.NoError(t, err)
+	b := <-bJoined
+	require.NoError(t, b.err)
+	require.Equal(t, "a", a2.Leader)
+	require.Equal(t, a2.Generation, b.res.Generation)
+
+	start := time.Now()
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "b", GenerationID: b.res.Generation}})
+	require.ErrorIs(t, err, ErrRebalanceInProgress, "the follower is told to rejoin, not that it is unknown")
+	require.GreaterOrEqual(t, time.Since(start), session, "answered once the leader's session ended")
+
+	res, err := join("b")
+	require.NoError(t, err, "the follower rejoins under its id")
+	require.Equal(t, "b", res.Leader, "and leads the group the silent leader left")
+	require.Greater(t, res.Generation, b.res.Generation)
+	_, err = c.SyncGroup(ctx, SyncRequest{Member: GroupMetadata{GroupID: "g", MemberID: "a", GenerationID: a2.Generation}})
+	require.ErrorIs(t, err, ErrUnknownMember, "the silent leader is gone")
+}
