@@ -114,6 +114,33 @@ func readList(path string) ([]string, error) {
 	return out, sc.Err()
 }
 
+// readFlakyNotes reads a .flaky file's notes: the comment lines just
+// above each id (after the last bare "#" line), joined, without a leading
+// "ID: ".
+func readFlakyNotes(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]string{}
+	var note []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		switch {
+		case l == "#":
+			note = nil
+		case strings.HasPrefix(l, "#"):
+			note = append(note, strings.TrimSpace(strings.TrimPrefix(l, "#")))
+		case l != "":
+			out[l] = strings.TrimPrefix(strings.Join(note, " "), l+": ")
+			note = nil
+		}
+	}
+	return out, sc.Err()
+}
+
 // compare reports, as t's errors, every expected test that did not pass
 // (a regression) and every passing test the list lacks.
 func compare(t *testing.T, s suite, got results) {
@@ -194,4 +221,24 @@ func firstLines(s string, n int) string {
 		}
 	}
 	return fmt.Sprint(strings.Join(out, " / "))
+}
+
+// TestFlakyNotes: each id of a .flaky file gets the comment just above
+// it, the file's header going to none.
+func TestFlakyNotes(t *testing.T) {
+	notes, err := readFlakyNotes(flakyFile(librdkafkaSuite))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := notes["0001_multiobj"]; !strings.HasPrefix(got, "passed run alone, did not pass in the run that wrote librdkafka.pass") {
+		t.Errorf("0001_multiobj: %q", got)
+	}
+	if got := notes["0086_purge_remote"]; !strings.HasPrefix(got, "the test purges as soon as") || strings.Contains(got, "0086_purge_remote:") {
+		t.Errorf("0086_purge_remote: %q", got)
+	}
+	for id, note := range notes {
+		if strings.Contains(note, "tests whose outcome") {
+			t.Errorf("%s took the file's header: %q", id, note)
+		}
+	}
 }
