@@ -8,7 +8,7 @@
 //	                                              │  memory: BufferPool (buffer.memory, batch.size buffers)
 //	                                              ▼
 //	                           sender goroutine: drain ready batches (full, linger.ms, Flush, Close)
-//	                                              │  seal (compression.type, CRC)
+//	                                              │  seal (compression.type on up to GOMAXPROCS goroutines, CRC)
 //	                                              ▼
 //	                           log.Log.Append ──▶ (acks=all: Sync, one per partition per round)
 //	                                              │
