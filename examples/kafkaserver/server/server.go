@@ -51,6 +51,7 @@ import (
 	"io"
 	stdlog "log/slog"
 	"math"
+	"math/bits"
 	"net"
 	"net/netip"
 	"slices"
@@ -764,14 +765,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, bl *boundListener) {
 			continue
 		}
 		out, err := s.handle(ctx, frame)
-		if cap(frame) > keptFrameBytes {
-			frame = nil
-		}
 		if err != nil {
 			s.lg.Info("kafkaserver: closing a connection", "remote", c.RemoteAddr().String(), "err", err)
 			return
 		}
 		if out == nil {
+			frame = keepFrame(frame)
 			if !s.muteQuota(ctx, st) {
 				return
 			}
@@ -784,6 +783,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, bl *boundListener) {
 			closeWrite(err)
 			return
 		}
+		// The response may hold bytes of the request: its buffer is
+		// given up once the response is written.
+		frame = keepFrame(frame)
 		if st.closeAfter {
 			_ = w.Flush()
 			return
@@ -864,6 +866,13 @@ func readFrame(r *bufio.Reader, buf []byte, limit int32) ([]byte, error) {
 	case n < 8:
 		return buf, fmt.Errorf("%w: %d bytes cannot hold a request header", ErrBadFrame, n)
 	}
+	if cap(buf) < int(n) && n > keptFrameBytes {
+		// A large request takes a buffer a request of its size left
+		// behind, if one is there: it holds no memory that was not held.
+		if b := largeFrames.get(int(n)); b != nil {
+			buf = b
+		}
+	}
 	if cap(buf) >= int(n) {
 		buf = buf[:n]
 		_, err := io.ReadFull(r, buf)
@@ -872,11 +881,16 @@ func readFrame(r *bufio.Reader, buf []byte, limit int32) ([]byte, error) {
 	// A large request's buffer grows as its bytes arrive, a step at a
 	// time, so that a size alone (a client that announces 100 MiB and
 	// sends nothing) holds no memory.
-	buf = buf[:0]
+	// Its last step takes it to a power of two, so that it serves a
+	// later request of its size from largeFrames.
+	buf, want := buf[:0], int(n)
+	if n > keptFrameBytes {
+		want = 1 << bits.Len(uint(n-1))
+	}
 	for len(buf) < int(n) {
 		step := min(int(n)-len(buf), frameStep)
 		if cap(buf)-len(buf) < step {
-			buf = slices.Grow(buf, min(int(n), max(2*cap(buf), len(buf)+step))-len(buf))
+			buf = slices.Grow(buf, min(want, max(2*cap(buf), len(buf)+step))-len(buf))
 		}
 		m, err := io.ReadFull(r, buf[len(buf):len(buf)+step])
 		buf = buf[:len(buf)+m]
@@ -889,12 +903,58 @@ func readFrame(r *bufio.Reader, buf []byte, limit int32) ([]byte, error) {
 
 // frameStep is how far a request's buffer grows ahead of the bytes read;
 // keptFrameBytes is the largest buffer a connection keeps between
-// requests (a larger one, for a large produce, is dropped once the
-// request is handled instead of staying with the connection).
+// requests (a larger one, for a large produce, goes to largeFrames once
+// its response is written instead of staying with the connection).
 const (
 	frameStep      = 1 << 20
 	keptFrameBytes = 1 << 20
 )
+
+// largeFrames keeps the buffers of requests larger than keptFrameBytes
+// between requests, for any connection, by the power of two at or below
+// their capacity: a producer sending megabyte requests would otherwise
+// have each one's buffer allocated, faulted in and copied as it grows,
+// and collected. A sync.Pool gives its buffers up to the collector, so
+// idle connections hold none of them.
+var largeFrames framePool
+
+// keepFrame returns the buffer a connection keeps for its next request:
+// frame itself up to keptFrameBytes; a larger one goes to largeFrames.
+func keepFrame(frame []byte) []byte {
+	if cap(frame) <= keptFrameBytes {
+		return frame
+	}
+	largeFrames.put(frame)
+	return nil
+}
+
+// framePool is a pool of frame buffers by the power of two of their
+// capacity.
+type framePool struct {
+	classes [32]sync.Pool // of *[]byte
+}
+
+// get returns a buffer of capacity at least n, or nil if none is kept.
+func (p *framePool) get(n int) []byte {
+	k := bits.Len(uint(n - 1)) // 1<<k >= n
+	if k >= len(p.classes) {
+		return nil
+	}
+	if b, ok := p.classes[k].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// put keeps buf for a later request of at most its capacity.
+func (p *framePool) put(buf []byte) {
+	k := bits.Len(uint(cap(buf))) - 1 // 1<<k <= cap(buf)
+	if k < 0 || k >= len(p.classes) {
+		return
+	}
+	buf = buf[:0]
+	p.classes[k].Put(&buf)
+}
 
 // header is a request header (v1, or v2 with tagged fields).
 type header struct {

@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kafkalite/kafkalite/examples/kafkaserver/servertest"
@@ -76,4 +81,47 @@ func valueBatch(t *testing.T, value string) []byte {
 		[]record.Record{{Timestamp: time.Now().UnixMilli(), Value: []byte(value)}})
 	require.NoError(t, err)
 	return b
+}
+
+// TestLargeProducesFromManyClients: clients on their own connections
+// send produce requests of several megabytes at once (four partitions'
+// batches of up to 1 MB each in a request), whose buffers the server
+// passes between connections once each response is written: every
+// record lands in its topic with its own value, in order per partition.
+func TestLargeProducesFromManyClients(t *testing.T) {
+	srv := servertest.Start(t, nil)
+	const clients, records, valueBytes = 4, 12_000, 1000
+	var wg sync.WaitGroup
+	for c := range clients {
+		topic := fmt.Sprintf("large-%d", c)
+		cl := client(t, srv.Addr, kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(200*time.Millisecond),
+			kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
+		createTopic(t, cl, topic, 4)
+		wg.Go(func() {
+			var rs []*kgo.Record
+			for i := range records {
+				v := bytes.Repeat([]byte(fmt.Sprintf("%d-%06d|", c, i)), valueBytes/10)
+				rs = append(rs, &kgo.Record{Value: v})
+			}
+			assert.NoError(t, cl.ProduceSync(context.Background(), rs...).FirstErr(), "client %d", c)
+		})
+	}
+	wg.Wait()
+	for c := range clients {
+		topic := fmt.Sprintf("large-%d", c)
+		got := consume(t, srv.Addr, topic, records)
+		next := map[int32]int{}
+		seen := map[int]bool{}
+		for _, r := range got {
+			var cc, i int
+			_, err := fmt.Sscanf(string(r.Value), "%d-%06d|", &cc, &i)
+			require.NoError(t, err)
+			require.Equal(t, c, cc, "a record of client %d in %s", cc, topic)
+			require.Equal(t, bytes.Repeat([]byte(fmt.Sprintf("%d-%06d|", c, i)), valueBytes/10), r.Value, "%s record %d", topic, i)
+			require.Greater(t, i+1, next[r.Partition], "order in %s-%d", topic, r.Partition)
+			next[r.Partition] = i + 1
+			seen[i] = true
+		}
+		require.Len(t, seen, records, topic)
+	}
 }
