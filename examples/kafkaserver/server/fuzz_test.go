@@ -109,12 +109,19 @@ func flatten(out []chunk) ([]byte, error) {
 // FuzzReadFrame feeds an arbitrary byte stream to the connection's frame
 // reader: it returns each size-prefixed frame exactly as it was written,
 // refuses a size over the limit or below a header's with a typed error,
-// never holds more than the limit, and never panics.
+// never holds more than the limit, and never panics; a large frame's
+// buffer goes to the pool and serves a later one, as on a connection.
 func FuzzReadFrame(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 8, 0, 18, 0, 3, 0, 0, 0, 1})
 	f.Add([]byte{0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0x7f, 0, 0, 0, 0, 8})
 	f.Add([]byte{0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0, 0x10, 0, 0, 1, 2, 3})
+	// Two frames over the size a connection keeps, the second smaller
+	// and of other bytes: it is read into the first one's buffer.
+	large := binary.BigEndian.AppendUint32(nil, 3<<19)
+	large = append(large, bytes.Repeat([]byte{1}, 3<<19)...)
+	large = binary.BigEndian.AppendUint32(large, 5<<18)
+	f.Add(append(large, bytes.Repeat([]byte{2}, 5<<18)...))
 	const limit = 3 << 20 // above frameStep, so that growth in steps is fuzzed
 	f.Fuzz(func(t *testing.T, stream []byte) {
 		r := bufio.NewReaderSize(bytes.NewReader(stream), 16)
@@ -136,7 +143,7 @@ func FuzzReadFrame(f *testing.F) {
 				t.Fatalf("frame at %d: got %d bytes, the stream holds %d", pos, len(frame), size)
 			}
 			pos += 4 + size
-			buf = frame
+			buf = keepFrame(frame) // as a connection does: a large buffer goes to the pool
 		}
 	})
 }

@@ -881,11 +881,11 @@ func readFrame(r *bufio.Reader, buf []byte, limit int32) ([]byte, error) {
 	// A large request's buffer grows as its bytes arrive, a step at a
 	// time, so that a size alone (a client that announces 100 MiB and
 	// sends nothing) holds no memory.
-	// Its last step takes it to a power of two, so that it serves a
-	// later request of its size from largeFrames.
+	// Its last step takes it to a power of two (never past the limit),
+	// so that it serves a later request of its size from largeFrames.
 	buf, want := buf[:0], int(n)
 	if n > keptFrameBytes {
-		want = 1 << bits.Len(uint(n-1))
+		want = min(1<<bits.Len(uint(n-1)), int(limit))
 	}
 	for len(buf) < int(n) {
 		step := min(int(n)-len(buf), frameStep)
