@@ -464,20 +464,43 @@ func (b *Broker) stop(sig syscall.Signal, wait time.Duration) {
 }
 
 // Usage is what the running broker used since it started: its peak
-// resident memory (VmHWM of /proc/PID/status) and its CPU time (utime and
-// stime of /proc/PID/stat); zero where there are no such files.
+// resident memory and its CPU time (readProcStats); zero where there are
+// no such files.
 func (b *Broker) Usage() Usage {
-	var u Usage
 	if b.cmd == nil {
-		return u
+		return Usage{}
 	}
-	proc := fmt.Sprintf("/proc/%d/", b.cmd.Process.Pid)
+	ps := readProcStats(b.cmd.Process.Pid)
+	return Usage{PeakRSS: ps.peakRSS, CPU: ps.cpu}
+}
+
+// procStats is what a running process used so far: its CPU time, its
+// peak resident memory and its resident memory now, in bytes.
+type procStats struct {
+	cpu          time.Duration
+	peakRSS, rss int64
+}
+
+// readProcStats reads a running process's procStats from Linux's /proc:
+// VmHWM and VmRSS of /proc/PID/status, utime and stime of /proc/PID/stat;
+// zero where there are no such files.
+func readProcStats(pid int) procStats {
+	var ps procStats
+	proc := fmt.Sprintf("/proc/%d/", pid)
 	if status, err := os.ReadFile(proc + "status"); err == nil {
 		for _, l := range strings.Split(string(status), "\n") {
-			if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-				if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
-					u.PeakRSS = kb * 1024
-				}
+			name, v, ok := strings.Cut(l, ":")
+			if !ok || (name != "VmHWM" && name != "VmRSS") {
+				continue
+			}
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				continue
+			}
+			if name == "VmHWM" {
+				ps.peakRSS = kb * 1024
+			} else {
+				ps.rss = kb * 1024
 			}
 		}
 	}
@@ -491,12 +514,12 @@ func (b *Broker) Usage() Usage {
 				ut, err1 := strconv.ParseInt(f[11], 10, 64)
 				st, err2 := strconv.ParseInt(f[12], 10, 64)
 				if err1 == nil && err2 == nil {
-					u.CPU = time.Duration(ut+st) * 10 * time.Millisecond
+					ps.cpu = time.Duration(ut+st) * 10 * time.Millisecond
 				}
 			}
 		}
 	}
-	return u
+	return ps
 }
 
 // Running reports whether the broker process is running.

@@ -30,6 +30,9 @@ type KgoWorkload struct {
 	RecordBytes int
 	// Acks is "1" or "all".
 	Acks string
+	// NoLinger sends each partition's batch as soon as a request can
+	// take it (kgo.ProducerLinger(0)) in place of kgo's 10 ms linger.
+	NoLinger bool
 }
 
 // KgoResult is what a KgoWorkload measured. Produce latency is per
@@ -106,6 +109,9 @@ func produceKgo(ctx context.Context, w KgoWorkload, res *KgoResult) error {
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	default:
 		return fmt.Errorf("acks %q: 1 or all", w.Acks)
+	}
+	if w.NoLinger {
+		opts = append(opts, kgo.ProducerLinger(0))
 	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {

@@ -37,6 +37,9 @@ import (
 // before it acknowledges acks=all; Kafka's broker (default log.flush.*,
 // no followers) acknowledges once the batch is in its page cache; kfake
 // keeps the records in memory only.
+//
+// Besides, the server and kfake with acks=all and kgo's linger off
+// (NoLinger), on 1 and 6 partitions.
 func TestPerfKgo(t *testing.T) {
 	k, records, _ := perfSetup(t)
 	rounds := perfRounds(t)
@@ -60,23 +63,40 @@ func TestPerfKgo(t *testing.T) {
 		peakMB float64
 	}
 	rows := map[string][]run{}
+	measure := func(round int, tg perfTarget, w KgoWorkload) {
+		addr, peak, stop := tg.start()
+		w.Bootstrap = addr
+		res, err := RunKgo(context.Background(), w)
+		require.NoError(t, err, "round %d, %s: %+v", round, tg.name, w)
+		parts := "1 partition"
+		if w.Partitions > 1 {
+			parts = fmt.Sprintf("%d partitions", w.Partitions)
+		}
+		linger := ""
+		if w.NoLinger {
+			linger = ", linger 0"
+		}
+		name := fmt.Sprintf("%s, acks=%s%s: %s", parts, w.Acks, linger, tg.name)
+		rows[name] = append(rows[name], run{res, peak()})
+		stop()
+	}
 	for round := range rounds {
 		for _, partitions := range []int32{1, 6} {
 			for _, acks := range []string{"1", "all"} {
 				for _, tg := range targets {
-					addr, peak, stop := tg.start()
-					w := KgoWorkload{Bootstrap: addr, Topic: fmt.Sprintf("kgo-%d-%s", partitions, acks),
-						Partitions: partitions, Records: records, RecordBytes: 100, Acks: acks}
-					res, err := RunKgo(context.Background(), w)
-					require.NoError(t, err, "round %d, %s: %+v", round, tg.name, w)
-					parts := "1 partition"
-					if partitions > 1 {
-						parts = fmt.Sprintf("%d partitions", partitions)
-					}
-					name := fmt.Sprintf("%s, acks=%s: %s", parts, acks, tg.name)
-					rows[name] = append(rows[name], run{res, peak()})
-					stop()
+					measure(round, tg, KgoWorkload{Topic: fmt.Sprintf("kgo-%d-%s", partitions, acks),
+						Partitions: partitions, Records: records, RecordBytes: 100, Acks: acks})
 				}
+			}
+		}
+		// Without kgo's linger, against the server and kfake: on six
+		// partitions each partition's batch fills a sixth as fast, and
+		// kgo's 10 ms linger, with one produce request in flight, bounds
+		// the rate.
+		for _, partitions := range []int32{1, 6} {
+			for _, tg := range targets[1:] {
+				measure(round, tg, KgoWorkload{Topic: fmt.Sprintf("kgo-%d-all-nolinger", partitions),
+					Partitions: partitions, Records: records, RecordBytes: 100, Acks: "all", NoLinger: true})
 			}
 		}
 	}

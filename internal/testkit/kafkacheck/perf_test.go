@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -259,16 +260,18 @@ func atof(t *testing.T, s string) float64 {
 	return f
 }
 
-// spread formats the median and the range of a measure over runs.
+// spread formats the median and the range of a measure over runs; "–"
+// where the measure does not apply to the runs (NaN, notMeasured).
 func spread[R any](rs []R, f func(R) float64, format string) string {
 	vs := make([]float64, len(rs))
 	for i, r := range rs {
 		vs[i] = f(r)
 	}
-	slices.Sort(vs)
-	if vs[len(vs)-1] == 0 {
+	vs = slices.DeleteFunc(vs, math.IsNaN)
+	if len(vs) == 0 {
 		return "–"
 	}
+	slices.Sort(vs)
 	return fmt.Sprintf(format+" ("+format+"–"+format+")", vs[len(vs)/2], vs[0], vs[len(vs)-1])
 }
 
@@ -317,16 +320,26 @@ func TestPerfServer(t *testing.T) {
 // writeRows writes a table of rows by name, sorted: records/s, MB/s and
 // latencies, and with peak the server's peak memory.
 func writeRows(sb *strings.Builder, rows map[string][]perfResult, peak bool) {
+	// A consume run has no latencies.
 	cols := []column[perfResult]{
 		{"records/s", "%.0f", func(r perfResult) float64 { return r.perSec }},
 		{"MB/s", "%.1f", func(r perfResult) float64 { return r.mbPerSec }},
-		{"avg latency ms", "%.1f", func(r perfResult) float64 { return r.avgMs }},
-		{"p99 ms", "%.0f", func(r perfResult) float64 { return r.p99Ms }},
+		{"avg latency ms", "%.1f", func(r perfResult) float64 { return notMeasured(r.avgMs) }},
+		{"p99 ms", "%.0f", func(r perfResult) float64 { return notMeasured(r.avgMs, r.p99Ms) }},
 	}
 	if peak {
-		cols = append(cols, column[perfResult]{"server peak memory MB", "%.0f", func(r perfResult) float64 { return r.brokerPeakMB }})
+		cols = append(cols, column[perfResult]{"server peak memory MB", "%.0f", func(r perfResult) float64 { return notMeasured(r.brokerPeakMB) }})
 	}
 	writeTable(sb, rows, cols)
+}
+
+// notMeasured is the last of vs, or NaN (not measured, "–" in a table)
+// when the first is zero.
+func notMeasured(vs ...float64) float64 {
+	if vs[0] == 0 {
+		return math.NaN()
+	}
+	return vs[len(vs)-1]
 }
 
 // column is a column of a table of runs: its heading, the format of its

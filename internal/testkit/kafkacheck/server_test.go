@@ -131,19 +131,7 @@ func (s *kafkaServer) peakMB() float64 {
 	if s.cmd == nil {
 		return 0
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			var kb float64
-			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb); err == nil {
-				return kb / 1000
-			}
-		}
-	}
-	return 0
+	return float64(readProcStats(s.cmd.Process.Pid).peakRSS) / 1e6
 }
 
 // stop ends the server with SIGTERM (it closes the directory cleanly) and
