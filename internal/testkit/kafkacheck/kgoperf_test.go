@@ -49,12 +49,11 @@ func TestPerfKgo(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building cmd/kfake: %s", out)
 
-	// A broker under test: start returns its bootstrap address, a func
-	// reading its peak resident memory in MB, and a func stopping it and
-	// removing its data (a run of 2,000,000 records leaves 200 MB).
-	targets := append(perfBrokers(t, k), perfTarget{"kfake", func() (string, func() float64, func()) {
+	// The brokers under test; each stop removes the broker's data (a run
+	// of 2,000,000 records leaves 200 MB).
+	targets := append(perfBrokers(t, k), perfTarget{"kfake", func(map[string]string) (string, func() procStats, func()) {
 		s := startKfake(t, kfake)
-		return s.addr, s.peakMB, func() { s.stop(t) }
+		return s.addr, func() procStats { return readProcStats(s.cmd.Process.Pid) }, func() { s.stop(t) }
 	}})
 
 	// A row's run: what the client measured, and the broker's peak.
@@ -64,7 +63,7 @@ func TestPerfKgo(t *testing.T) {
 	}
 	rows := map[string][]run{}
 	measure := func(round int, tg perfTarget, w KgoWorkload) {
-		addr, peak, stop := tg.start()
+		addr, stats, stop := tg.start(nil)
 		w.Bootstrap = addr
 		res, err := RunKgo(context.Background(), w)
 		require.NoError(t, err, "round %d, %s: %+v", round, tg.name, w)
@@ -77,7 +76,7 @@ func TestPerfKgo(t *testing.T) {
 			linger = ", linger 0"
 		}
 		name := fmt.Sprintf("%s, acks=%s%s: %s", parts, w.Acks, linger, tg.name)
-		rows[name] = append(rows[name], run{res, peak()})
+		rows[name] = append(rows[name], run{res, float64(stats().peakRSS) / 1e6})
 		stop()
 	}
 	for round := range rounds {
@@ -137,29 +136,30 @@ func startKfake(t *testing.T, bin string) *kafkaServer {
 	return s
 }
 
-// perfTarget is a broker a measurement runs against: start returns its
-// bootstrap address, a func reading its peak resident memory in MB, and
-// a func stopping it and removing its data.
+// perfTarget is a broker a measurement runs against: start runs it
+// afresh (Kafka's broker with props on top of the harness's; the others
+// ignore them) and returns its bootstrap address, a func reading what
+// its process used so far, and a func stopping it and removing its data.
 type perfTarget struct {
 	name  string
-	start func() (string, func() float64, func())
+	start func(props map[string]string) (string, func() procStats, func())
 }
 
 // perfBrokers are Kafka's broker (the harness's single node) and
-// kafkalite's wire server, each started fresh.
+// kafkalite's wire server.
 func perfBrokers(t *testing.T, k *Kafka) []perfTarget {
 	return []perfTarget{
-		{"Kafka broker", func() (string, func() float64, func()) {
-			b := k.NewBroker(t, nil)
+		{"Kafka broker", func(props map[string]string) (string, func() procStats, func()) {
+			b := k.NewBroker(t, props)
 			b.Start()
-			return b.Bootstrap(), func() float64 { return float64(b.Usage().PeakRSS) / 1e6 }, func() {
+			return b.Bootstrap(), func() procStats { return readProcStats(b.cmd.Process.Pid) }, func() {
 				b.Stop()
 				require.NoError(t, os.RemoveAll(b.Dir))
 			}
 		}},
-		{"kafkaserver", func() (string, func() float64, func()) {
+		{"kafkaserver", func(map[string]string) (string, func() procStats, func()) {
 			s := startKafkaServer(t, k)
-			return s.addr, s.peakMB, func() {
+			return s.addr, func() procStats { return readProcStats(s.cmd.Process.Pid) }, func() {
 				s.stop(t)
 				require.NoError(t, os.RemoveAll(s.dir))
 			}

@@ -52,33 +52,10 @@ func TestPerfLatency(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	// A side under test, started afresh for one acks setting: its
-	// bootstrap address, what its process used so far, and its stop.
-	type side struct {
-		name  string
-		start func(acks string) (string, func() procStats, func())
-	}
-	sides := []side{
-		{"Kafka broker", func(acks string) (string, func() procStats, func()) {
-			var props map[string]string
-			if acks == "all" {
-				props = map[string]string{"log.flush.interval.messages": "1"}
-			}
-			b := k.NewBroker(t, props)
-			b.Start()
-			return b.Bootstrap(), func() procStats { return readProcStats(b.cmd.Process.Pid) }, func() {
-				b.Stop()
-				require.NoError(t, os.RemoveAll(b.Dir))
-			}
-		}},
-		{"kafkaserver", func(string) (string, func() procStats, func()) {
-			s := startKafkaServer(t, k)
-			return s.addr, func() procStats { return readProcStats(s.cmd.Process.Pid) }, func() {
-				s.stop(t)
-				require.NoError(t, os.RemoveAll(s.dir))
-			}
-		}},
-	}
+	// Each side is started afresh for each acks; the broker fsyncs each
+	// append for acks=all.
+	sides := perfBrokers(t, k)
+	brokerProps := map[string]map[string]string{"all": {"log.flush.interval.messages": "1"}}
 	acksModes := []string{"1", "all"}
 	// The first seconds of a fixed-rate run are the tool's warm-up (its
 	// JVM compiling, the first metadata), left out of its figures.
@@ -113,7 +90,7 @@ func TestPerfLatency(t *testing.T) {
 	for range rounds {
 		for _, acks := range acksModes {
 			for _, sd := range sides {
-				addr, stats, stop := sd.start(acks)
+				addr, stats, stop := sd.start(brokerProps[acks])
 				key := sd.name + ", acks=" + acks
 				peaks[key] = append(peaks[key], produce(addr, stats, acks, -1, records, 0))
 				stop()
@@ -127,7 +104,7 @@ func TestPerfLatency(t *testing.T) {
 	for range rounds {
 		for _, sd := range sides {
 			for _, acks := range acksModes {
-				addr, stats, stop := sd.start(acks)
+				addr, stats, stop := sd.start(brokerProps[acks])
 				if acks == acksModes[0] {
 					time.Sleep(3 * time.Second)
 					idle[sd.name] = append(idle[sd.name], float64(stats().rss)/1e6)

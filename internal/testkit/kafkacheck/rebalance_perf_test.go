@@ -30,7 +30,7 @@ func TestPerfRebalance(t *testing.T) {
 	rows := map[string][]time.Duration{}
 	for round := range rounds {
 		for _, tg := range targets {
-			addr, _, stop := tg.start()
+			addr, _, stop := tg.start(nil)
 			require.NoError(t, createKgoTopic(context.Background(), addr, "rebalance", 6))
 			for _, protocol := range []string{"classic", "consumer"} {
 				d, err := timeRebalance(addr, fmt.Sprintf("rb-%s-%d", protocol, round), protocol)
